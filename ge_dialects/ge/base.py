@@ -1,0 +1,468 @@
+"""The machinery every ge op shares: properties as Python values, shape/dtype inference, the verifier
+that checks declared result types against inferred ones, and one readable assembly format.
+
+Assembly format (all ge ops but `ge.constant`):
+
+    %r = ge.conv %x, %w, B = %b {strides = array<i64: 2, 2>} : (tensor<..>, tensor<..>, tensor<..>) -> tensor<..>
+
+Required and variadic operands come first, by position; optional operands follow as `name = %v`,
+so an absent optional operand is never ambiguous. Properties go in the attribute dictionary.
+Optional results are a prefix: an op with three result definitions printed with two results has
+the first two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    AttrSizedResultSegments,
+    IRDLOperation,
+    OptOperandDef,
+    OptResultDef,
+    VarOperandDef,
+    VarResultDef,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from ge_dialects.ge.types import (
+    FORMATS,
+    FormatAttr,
+    Shape,
+    format_of,
+    numpy_dtype,
+    shape_of,
+    type_name,
+)
+
+# Property constraints, named for what they hold.
+IntProp = IntegerAttr[I64]
+FloatProp = FloatAttr[Float32Type]
+StrProp = StringAttr
+IntsProp = DenseArrayBase[I64]
+FloatsProp = DenseArrayBase[Float32Type]
+
+_SEGMENT_NAMES = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
+
+
+def to_python(attr: Attribute) -> Any:
+    """A property attribute as the Python value shape functions and kernels use."""
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return list(attr.get_values())
+    return attr
+
+
+_SAMPLES: dict[str, Attribute] = {
+    "int": IntegerAttr(0, i64),
+    "float": FloatAttr(0.0, f32),
+    "str": StringAttr(""),
+    "ints": DenseArrayBase.from_list(i64, []),
+    "floats": DenseArrayBase.from_list(f32, []),
+}
+
+
+def to_attribute(kind: str, value: Any) -> Attribute:
+    """A Python value as the attribute of a property of the given kind."""
+    if isinstance(value, Attribute):
+        return value
+    if kind == "int":
+        return IntegerAttr(int(value), i64)
+    if kind == "float":
+        return FloatAttr(float(value), f32)
+    if kind == "str":
+        return StringAttr(value.decode() if isinstance(value, bytes) else str(value))
+    if kind == "ints":
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    if kind == "floats":
+        return DenseArrayBase.from_list(f32, [float(v) for v in value])
+    raise ValueError(f"unknown property kind {kind}")
+
+
+def location_name(op: Operation) -> str | None:
+    loc = op.location
+    if isinstance(loc, NameLoc):
+        return loc.desc.data
+    return None
+
+
+def describe(op: Operation) -> str:
+    """How messages name an op: its IR name and, when imported, its model node name."""
+    name = location_name(op)
+    return f"{op.name} '{name}'" if name else op.name
+
+
+class InferArgs:
+    """What a shape function sees: operands by definition name, properties as Python values
+    (DEFAULTS filled in), constant operand values where known, and the result count."""
+
+    def __init__(
+        self,
+        op_cls: type[GeOp],
+        operands: dict[str, SSAValue | None | Sequence[SSAValue]],
+        props: dict[str, Attribute],
+        num_results: int,
+        where: str,
+    ):
+        self.op_cls = op_cls
+        self.operands = operands
+        self.props = props
+        self.num_results = num_results
+        self.where = where
+
+    @staticmethod
+    def of(op: GeOp) -> InferArgs:
+        operands = {name: getattr(op, name) for name, _ in op.get_irdl_definition().operands}
+        return InferArgs(type(op), operands, dict(op.properties), len(op.results), describe(op))
+
+    # -- diagnostics ----------------------------------------------------------------------------
+    def fail(self, message: str) -> VerifyException:
+        """Returns (for `raise`) a verification error naming the op."""
+        return VerifyException(f"{self.where}: {message}")
+
+    # -- operands -------------------------------------------------------------------------------
+    def value(self, name: str) -> SSAValue | None:
+        v = self.operands[name]
+        if v is None or isinstance(v, SSAValue):
+            return v
+        raise TypeError(f"operand group '{name}' is variadic; use values()")
+
+    def values(self, name: str) -> list[SSAValue]:
+        v = self.operands[name]
+        if v is None:
+            return []
+        if isinstance(v, SSAValue):
+            return [v]
+        return list(v)
+
+    def has(self, name: str) -> bool:
+        return self.operands.get(name) is not None
+
+    def type(self, name: str) -> TensorType:
+        v = self.value(name)
+        if v is None:
+            raise self.fail(f"operand '{name}' is missing")
+        if not isinstance(v.type, TensorType):
+            raise self.fail(f"operand '{name}' must be a tensor, got {v.type}")
+        return v.type
+
+    def shape(self, name: str) -> Shape:
+        return shape_of(self.type(name))
+
+    def rank(self, name: str) -> int:
+        return len(self.type(name).get_shape())
+
+    def dtype(self, name: str) -> Attribute:
+        return self.type(name).element_type
+
+    def fmt(self, name: str) -> FormatAttr | None:
+        return format_of(self.type(name))
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The operand's value if it is a constant the compiler can see (an inline `ge.constant`)."""
+        v = self.value(name)
+        return None if v is None else constant_value(v)
+
+    def const_ints(self, name: str) -> list[int] | None:
+        c = self.const(name)
+        return None if c is None else [int(x) for x in np.asarray(c).reshape(-1)]
+
+    # -- properties -----------------------------------------------------------------------------
+    def prop(self, name: str) -> Any:
+        if name in self.props:
+            return to_python(self.props[name])
+        return self.op_cls.DEFAULTS.get(name)
+
+    # -- checks ---------------------------------------------------------------------------------
+    def expect_dtype(self, name: str, allowed: Sequence[Attribute], what: str = "") -> Attribute:
+        t = self.dtype(name)
+        if t not in allowed:
+            names = ", ".join(type_name(a) for a in allowed)
+            raise self.fail(f"operand '{name}' has element type {type_name(t)}{what}; expected one of {names}")
+        return t
+
+    def expect_same_dtype(self, *names: str) -> Attribute:
+        present = [n for n in names if self.has(n)]
+        first = self.dtype(present[0])
+        for n in present[1:]:
+            if self.dtype(n) != first:
+                raise self.fail(
+                    f"operands '{present[0]}' and '{n}' must have one element type, "
+                    f"got {type_name(first)} and {type_name(self.dtype(n))}"
+                )
+        return first
+
+    def expect_rank(self, name: str, *ranks: int) -> int:
+        r = self.rank(name)
+        if r not in ranks:
+            want = " or ".join(str(x) for x in ranks)
+            raise self.fail(f"operand '{name}' must have rank {want}, got rank {r}")
+        return r
+
+    def normalize_axis(self, axis: int, rank: int, what: str = "axis") -> int:
+        if not -rank <= axis < max(rank, 1):
+            raise self.fail(f"{what} {axis} is out of range for rank {rank}")
+        return axis + rank if axis < 0 else axis
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The value of an SSA value defined by a constant op that holds it inline, else None."""
+    owner = value.owner
+    inline = getattr(owner, "inline_value", None)
+    return inline() if callable(inline) else None
+
+
+def _dims_compatible(a: Shape, b: Shape) -> bool:
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
+class GeOp(IRDLOperation):
+    """Base of every ge op; subclasses define operands, properties and `infer`."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    """ONNX default of each property; a property left out of the IR has its default."""
+
+    # -- properties -----------------------------------------------------------------------------
+    def p(self, name: str) -> Any:
+        """A property's Python value, or its default."""
+        attr = self.properties.get(name)
+        return to_python(attr) if attr is not None else self.DEFAULTS.get(name)
+
+    @classmethod
+    @cache
+    def property_kinds(cls) -> dict[str, str]:
+        kinds: dict[str, str] = {}
+        for name, prop in cls.get_irdl_definition().properties.items():
+            for kind, sample in _SAMPLES.items():
+                if prop.constr.verifies(sample):
+                    kinds[name] = kind
+                    break
+        return kinds
+
+    # -- inference ------------------------------------------------------------------------------
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        """Result types from operand types, properties and visible constants.
+
+        Returns one type per result the op can have (a trailing optional result included);
+        raises `a.fail(...)` when the operands or properties are invalid."""
+        raise NotImplementedError(f"{cls.name} has no shape function")
+
+    @classmethod
+    def create(
+        cls,
+        operands: dict[str, SSAValue | None | Sequence[SSAValue]],
+        props: dict[str, Any] | None = None,
+        num_results: int | None = None,
+        name: str | None = None,
+    ) -> GeOp:
+        """Builds the op with inferred result types; `props` may hold plain Python values."""
+        kinds = cls.property_kinds()
+        properties: dict[str, Attribute] = {}
+        for key, value in (props or {}).items():
+            if value is None:
+                continue
+            if key not in kinds:
+                raise VerifyException(f"{cls.name}: unknown property '{key}'")
+            properties[key] = to_attribute(kinds[key], value)
+        where = f"{cls.name} '{name}'" if name else cls.name
+        result_defs = cls.get_irdl_definition().results
+        if num_results is None:
+            num_results = sum(1 for _, d in result_defs if not isinstance(d, VarResultDef))
+        args = InferArgs(cls, operands, properties, num_results, where)
+        types = cls.infer(args)[:num_results]
+        if len(types) < num_results:
+            raise args.fail(f"can produce at most {len(types)} results, {num_results} requested")
+        op_defs = cls.get_irdl_definition().operands
+        op = cls.build(
+            operands=[operands.get(n) if not isinstance(d, VarOperandDef) or isinstance(d, OptOperandDef)
+                      else list(operands.get(n) or []) for n, d in op_defs],
+            result_types=_group_results(cls, list(types)),
+            properties=properties,
+        )
+        if name:
+            op.location = NameLoc(StringAttr(name))
+        return op
+
+    # -- verification ---------------------------------------------------------------------------
+    def verify_(self) -> None:
+        for value in (*self.operands, *self.results):
+            _verify_format(self, value)
+        args = InferArgs.of(self)
+        inferred = type(self).infer(args)
+        if len(self.results) > len(inferred):
+            raise args.fail(f"has {len(self.results)} results, at most {len(inferred)} allowed")
+        for i, (result, want) in enumerate(zip(self.results, inferred)):
+            got = result.type
+            if not isinstance(got, TensorType):
+                raise args.fail(f"result #{i} must be a tensor, got {got}")
+            if got.element_type != want.element_type or not _dims_compatible(shape_of(got), shape_of(want)):
+                raise args.fail(f"result #{i} has type {_show(got)} but its operands imply {_show(want)}")
+
+    # -- assembly format ------------------------------------------------------------------------
+    def print(self, printer: Printer) -> None:
+        positional: list[SSAValue] = []
+        named: list[tuple[str, SSAValue]] = []
+        for name, d in self.get_irdl_definition().operands:
+            v = getattr(self, name)
+            if isinstance(d, OptOperandDef):
+                if v is not None:
+                    named.append((name, v))
+            elif isinstance(d, VarOperandDef):
+                positional.extend(v)
+            else:
+                positional.append(v)
+        first = True
+        for v in positional:
+            printer.print_string(" " if first else ", ")
+            printer.print_operand(v)
+            first = False
+        for name, v in named:
+            printer.print_string(" " if first else ", ")
+            printer.print_string(f"{name} = ")
+            printer.print_operand(v)
+            first = False
+        attrs = {k: v for k, v in self.properties.items() if k not in _SEGMENT_NAMES}
+        attrs.update(self.attributes)
+        if attrs:
+            printer.print_string(" ")
+            printer.print_attr_dict(attrs)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GeOp:
+        start = parser.pos
+        positional: list[UnresolvedOperand] = []
+        named: dict[str, UnresolvedOperand] = {}
+        order: list[UnresolvedOperand] = []
+        operand = parser.parse_optional_unresolved_operand()
+        if operand is not None:
+            positional.append(operand)
+            order.append(operand)
+            while parser.parse_optional_punctuation(","):
+                keyword = parser.parse_optional_identifier()
+                if keyword is not None:
+                    parser.parse_punctuation("=")
+                    operand = parser.parse_unresolved_operand()
+                    if keyword in named:
+                        parser.raise_error(f"operand '{keyword}' given twice")
+                    named[keyword] = operand
+                else:
+                    if named:
+                        parser.raise_error("positional operands must come before named ones")
+                    operand = parser.parse_unresolved_operand()
+                    positional.append(operand)
+                order.append(operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        fn_pos = parser.pos
+        fn = parser.parse_function_type()
+        inputs, outputs = list(fn.inputs.data), list(fn.outputs.data)
+        if len(inputs) != len(order):
+            parser.raise_error(f"{len(order)} operands but {len(inputs)} operand types", fn_pos, parser.pos)
+        resolved = {id(u): v for u, v in zip(order, parser.resolve_operands(order, inputs, start))}
+
+        groups: list[SSAValue | None | list[SSAValue]] = []
+        defs = cls.get_irdl_definition().operands
+        known = {n for n, d in defs if isinstance(d, OptOperandDef)}
+        for key in named:
+            if key not in known:
+                parser.raise_error(f"{cls.name} has no optional operand '{key}'", start, parser.pos)
+        n_single = sum(1 for _, d in defs if not isinstance(d, VarOperandDef))
+        pos_iter = iter(positional)
+        for name, d in defs:
+            if isinstance(d, OptOperandDef):
+                u = named.get(name)
+                groups.append(resolved[id(u)] if u is not None else None)
+            elif isinstance(d, VarOperandDef):
+                rest = len(positional) - n_single
+                groups.append([resolved[id(next(pos_iter))] for _ in range(max(rest, 0))])
+            else:
+                u = next(pos_iter, None)
+                if u is None:
+                    parser.raise_error(f"{cls.name} expects operand '{name}'", start, parser.pos)
+                groups.append(resolved[id(u)])
+        if next(pos_iter, None) is not None:
+            parser.raise_error(f"{cls.name}: too many operands", start, parser.pos)
+
+        props_def = cls.get_irdl_definition().properties
+        properties = {k: v for k, v in attrs.items() if k in props_def}
+        attributes = {k: v for k, v in attrs.items() if k not in props_def}
+        try:
+            result_groups = _group_results(cls, outputs)
+        except VerifyException as e:
+            parser.raise_error(str(e), fn_pos, parser.pos)
+        return cls.build(
+            operands=groups, result_types=result_groups, properties=properties, attributes=attributes
+        )
+
+
+def _group_results(cls: type[GeOp], types: list[Attribute]) -> list[Attribute | None | list[Attribute]]:
+    """Splits a flat result type list over the result definitions (optional results are a prefix)."""
+    defs = cls.get_irdl_definition().results
+    n_required = sum(1 for _, d in defs if not isinstance(d, VarResultDef))
+    n_opt = sum(1 for _, d in defs if isinstance(d, OptResultDef))
+    has_var = any(isinstance(d, VarResultDef) and not isinstance(d, OptResultDef) for _, d in defs)
+    if len(types) < n_required or (not has_var and len(types) > n_required + n_opt):
+        raise VerifyException(f"{cls.name}: {len(types)} result types do not fit its results")
+    groups: list[Attribute | None | list[Attribute]] = []
+    rest = list(types)
+    spare = len(types) - n_required
+    for _, d in defs:
+        if isinstance(d, OptResultDef):
+            if spare > 0:
+                groups.append(rest.pop(0))
+                spare -= 1
+            else:
+                groups.append(None)
+        elif isinstance(d, VarResultDef):
+            groups.append(rest[:spare])
+            rest = rest[spare:]
+            spare = 0
+        else:
+            groups.append(rest.pop(0))
+    return groups
+
+
+def _verify_format(op: Operation, value: SSAValue) -> None:
+    t = value.type
+    if not isinstance(t, TensorType):
+        return
+    numpy_dtype(t.element_type)  # raises for element types ge does not have
+    fmt = format_of(t)
+    if fmt is None:
+        return
+    rank = FORMATS[fmt.origin.data]
+    if rank is not None and len(t.get_shape()) != rank:
+        raise VerifyException(
+            f"{describe(op)}: origin format {fmt.origin.data} needs rank {rank}, got {_show(t)}"
+        )
+
+
+def _show(t: Attribute) -> str:
+    return str(t)

@@ -1,0 +1,3 @@
+"""Neural-network ops: convolution, pooling, normalization, matrix products, softmax."""
+
+NN_OPS: list = []

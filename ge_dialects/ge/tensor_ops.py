@@ -1,0 +1,3 @@
+"""Data-movement and shape ops: transpose, reshape, concat, slice, gather, cast, pad, resize, ..."""
+
+TENSOR_OPS: list = []

@@ -1,0 +1,190 @@
+"""Tensor types and attributes of the ge dialect.
+
+A ge tensor is a builtin `tensor<...>` whose encoding is a `#ge.fmt<origin[, storage]>` attribute,
+the way MLIR's sparse tensors carry their encoding. GE keeps two formats per tensor: the origin
+format (what the model means, e.g. NCHW) and the storage format (how the device lays the bytes out,
+e.g. NC1HWC0). A tensor without an encoding is ND in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    NoneAttr,
+    Signedness,
+    StringAttr,
+    TensorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition, param_def
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+
+#: Element types a ge tensor may hold, by their IR spelling.
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "f32": f32,
+    "f16": f16,
+    "bf16": bf16,
+    "f64": f64,
+    "i64": i64,
+    "i32": i32,
+    "i16": i16,
+    "i8": i8,
+    "ui8": ui8,
+    "i1": i1,
+}
+
+_NUMPY_OF: dict[Attribute, np.dtype] = {
+    f32: np.dtype(np.float32),
+    f16: np.dtype(np.float16),
+    bf16: np.dtype(ml_dtypes.bfloat16),
+    f64: np.dtype(np.float64),
+    i64: np.dtype(np.int64),
+    i32: np.dtype(np.int32),
+    i16: np.dtype(np.int16),
+    i8: np.dtype(np.int8),
+    ui8: np.dtype(np.uint8),
+    i1: np.dtype(np.bool_),
+}
+_ELEMENT_OF: dict[np.dtype, Attribute] = {v: k for k, v in _NUMPY_OF.items()}
+
+FLOAT_TYPES = (f32, f16, bf16, f64)
+INT_TYPES = (i64, i32, i16, i8, ui8)
+NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
+ALL_TYPES = NUMERIC_TYPES + (i1,)
+
+#: GE's data formats (origin and storage). Ranks a format implies, where it implies one.
+FORMATS: dict[str, int | None] = {
+    "ND": None,
+    "NCHW": 4,
+    "NHWC": 4,
+    "NC1HWC0": 5,
+    "FRACTAL_Z": 4,
+    "FRACTAL_NZ": None,
+}
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    try:
+        return _NUMPY_OF[element_type]
+    except KeyError:
+        raise VerifyException(f"element type {element_type} is not a ge element type") from None
+
+
+def element_type_of(dtype: np.dtype | type) -> Attribute:
+    dtype = np.dtype(dtype)
+    try:
+        return _ELEMENT_OF[dtype]
+    except KeyError:
+        raise VerifyException(f"numpy dtype {dtype} has no ge element type") from None
+
+
+def is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, AnyFloat)
+
+
+def type_name(element_type: Attribute) -> str:
+    for name, t in ELEMENT_TYPES.items():
+        if t == element_type:
+            return name
+    return str(element_type)
+
+
+Shape = tuple[int | None, ...]
+"""A logical shape as the shape functions see it: `None` marks an unknown (`?`) dimension."""
+
+
+def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr | None = None) -> TensorType:
+    """Builds a ge tensor type; `None` dims print as `?`."""
+    dims = [DYNAMIC_INDEX if d is None else int(d) for d in shape]
+    return TensorType(element_type, dims, fmt if fmt is not None else NoneAttr())
+
+
+def shape_of(t: TensorType) -> Shape:
+    return tuple(None if d == DYNAMIC_INDEX else d for d in t.get_shape())
+
+
+def format_of(t: TensorType) -> FormatAttr | None:
+    return t.encoding if isinstance(t.encoding, FormatAttr) else None
+
+
+@irdl_attr_definition
+class FormatAttr(ParametrizedAttribute):
+    """`#ge.fmt<NCHW>` or `#ge.fmt<NCHW, NC1HWC0>`: origin format, then storage format if it differs."""
+
+    name = "ge.fmt"
+
+    origin: StringAttr = param_def()
+    storage: StringAttr = param_def()
+
+    def __init__(self, origin: str, storage: str | None = None):
+        super().__init__(StringAttr(origin), StringAttr(storage or origin))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, StringAttr]:
+        with parser.in_angle_brackets():
+            origin = parser.parse_identifier("data format")
+            storage = origin
+            if parser.parse_optional_punctuation(","):
+                storage = parser.parse_identifier("storage format")
+        return StringAttr(origin), StringAttr(storage)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.origin.data)
+            if self.storage != self.origin:
+                printer.print_string(", " + self.storage.data)
+
+    def verify(self) -> None:
+        for kind, value in (("origin", self.origin.data), ("storage", self.storage.data)):
+            if value not in FORMATS:
+                raise VerifyException(
+                    f"unknown {kind} format '{value}'; expected one of {', '.join(FORMATS)}"
+                )
+
+
+@irdl_attr_definition
+class WeightRefAttr(ParametrizedAttribute):
+    """`#ge.weight<"key">`: a constant's value lives in the module's weights sidecar under `key`."""
+
+    name = "ge.weight"
+
+    key: StringAttr = param_def()
+
+    def __init__(self, key: str):
+        super().__init__(StringAttr(key))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_str_literal("weight key")),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.key.data)
+
+    def verify(self) -> None:
+        if not self.key.data:
+            raise VerifyException("weight key must not be empty")

@@ -1,0 +1,1 @@
+"""Executes ge IR: numpy kernels per op, and the xDSL interpreter functions that call them."""

@@ -1,0 +1,91 @@
+"""xDSL interpreter functions for the ge dialect: each op runs its numpy kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.irdl import OptOperandDef, VarOperandDef
+from xdsl.utils.exceptions import InterpretationError
+
+from ge_dialects import ge
+from ge_dialects.ge.base import describe
+from ge_dialects.ge.types import numpy_dtype, shape_of
+from interpreter.kernels import load_all
+
+
+class KernelError(Exception):
+    """A kernel failed or produced a value that contradicts the op's result type."""
+
+
+def operand_groups(op: ge.GeOp, values: tuple[Any, ...]) -> dict[str, Any]:
+    """Maps the flat operand values onto the op's operand definitions by name."""
+    groups: dict[str, Any] = {}
+    it = iter(values)
+    for name, d in op.get_irdl_definition().operands:
+        present = getattr(op, name)
+        if isinstance(d, OptOperandDef):
+            groups[name] = next(it) if present is not None else None
+        elif isinstance(d, VarOperandDef):
+            groups[name] = [next(it) for _ in present]
+        else:
+            groups[name] = next(it)
+    return groups
+
+
+def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    """Runs `op`'s kernel on operand values and checks results against the op's result types."""
+    fn = load_all().get(type(op))
+    if fn is None:
+        raise KernelError(f"{describe(op)}: no kernel for {op.name}")
+    out = fn(op, operand_groups(op, values))
+    results = out if isinstance(out, tuple) else (out,)
+    results = results[: len(op.results)]
+    for i, (value, result) in enumerate(zip(results, op.results)):
+        want_dtype = numpy_dtype(result.type.element_type)
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value)
+        if value.dtype != want_dtype:
+            raise KernelError(f"{describe(op)}: result #{i} is {value.dtype}, type says {want_dtype}")
+        want = shape_of(result.type)
+        if len(want) != value.ndim or any(w is not None and w != d for w, d in zip(want, value.shape)):
+            raise KernelError(f"{describe(op)}: result #{i} has shape {value.shape}, type says {result.type}")
+    return tuple(np.asarray(v) for v in results)
+
+
+@register_impls
+class GeFunctions(InterpreterFunctions):
+    """Runs ge ops. `weights` resolves `#ge.weight<"key">` constants (the module's sidecar)."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
+        self.weights = weights if weights is not None else {}
+        self._constants: dict[ge.ConstantOp, np.ndarray] = {}
+
+    @impl(ge.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: ge.ConstantOp, args: tuple[Any, ...]):
+        value = self._constants.get(op)
+        if value is None:
+            value = op.inline_value()
+            if value is None:
+                key = op.weight_key
+                if key not in self.weights:
+                    raise InterpretationError(f"{describe(op)}: weight '{key}' is not in the weights sidecar")
+                value = np.asarray(self.weights[key])
+            self._constants[op] = value
+        return (value,)
+
+
+def _register_kernels() -> None:
+    """Adds one `@impl` per op that has a numpy kernel (the registry is the source of truth)."""
+
+    def run(self, interpreter: Interpreter, op: ge.GeOp, args: tuple[Any, ...]):
+        return run_kernel(op, args)
+
+    for op_type in load_all():
+        setattr(GeFunctions, f"run_{op_type.name.replace('.', '_')}", impl(op_type)(run))
+    register_impls(GeFunctions)
+
+
+_register_kernels()

@@ -1,0 +1,81 @@
+"""Kernels of the elementwise ops."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from ge_dialects import ge
+from interpreter.kernels import kernel
+
+
+def _float_op(fn):
+    """Runs `fn` in the input's float type (numpy would widen f16/bf16 math otherwise)."""
+
+    def run(op, ins):
+        x = ins["x"]
+        return np.asarray(fn(x), dtype=x.dtype)
+
+    return run
+
+
+kernel(ge.ReluOp)(lambda op, ins: np.maximum(ins["x"], ins["x"].dtype.type(0)))
+kernel(ge.SqrtOp)(_float_op(np.sqrt))
+kernel(ge.TanhOp)(_float_op(np.tanh))
+kernel(ge.IdentityOp)(lambda op, ins: ins["x"].copy())
+
+
+@kernel(ge.ErfOp)
+def erf(op, ins):
+    x = ins["x"]
+    if x.dtype.kind in "iu":
+        return np.asarray(special.erf(x.astype(np.float64)).round(), dtype=x.dtype)
+    return np.asarray(special.erf(x.astype(np.float32) if x.dtype.itemsize < 4 else x), dtype=x.dtype)
+
+
+@kernel(ge.SigmoidOp)
+def sigmoid(op, ins):
+    x = ins["x"]
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    return np.asarray(special.expit(wide), dtype=x.dtype)
+
+
+@kernel(ge.HardSwishOp)
+def hard_swish(op, ins):
+    x = ins["x"]
+    return np.asarray(x * np.clip(x / 6 + 0.5, 0, 1), dtype=x.dtype)
+
+
+@kernel(ge.GeluOp)
+def gelu(op, ins):
+    x = ins["x"]
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    if op.p("approximate") == "tanh":
+        inner = np.sqrt(2 / np.pi).astype(wide.dtype) * (wide + wide.dtype.type(0.044715) * wide**3)
+        y = 0.5 * wide * (1 + np.tanh(inner))
+    else:
+        y = 0.5 * wide * (1 + special.erf(wide / np.sqrt(2).astype(wide.dtype)))
+    return np.asarray(y, dtype=x.dtype)
+
+
+kernel(ge.AddOp)(lambda op, ins: np.add(ins["a"], ins["b"]))
+kernel(ge.SubOp)(lambda op, ins: np.subtract(ins["a"], ins["b"]))
+kernel(ge.MulOp)(lambda op, ins: np.multiply(ins["a"], ins["b"]))
+kernel(ge.EqualOp)(lambda op, ins: np.equal(ins["a"], ins["b"]))
+
+
+@kernel(ge.DivOp)
+def div(op, ins):
+    a, b = ins["a"], ins["b"]
+    if a.dtype.kind in "iu":
+        # ONNX integer division truncates toward zero (C semantics), numpy's // floors.
+        return np.asarray(np.trunc(a / b), dtype=a.dtype)
+    return np.divide(a, b)
+
+
+@kernel(ge.PowOp)
+def power(op, ins):
+    a, b = ins["a"], ins["b"]
+    if a.dtype.kind in "iu":
+        return np.asarray(np.power(a.astype(np.float64), b.astype(np.float64)), dtype=a.dtype)
+    return np.asarray(np.power(a, b.astype(a.dtype)), dtype=a.dtype)

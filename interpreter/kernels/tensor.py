@@ -1,0 +1,1 @@
+"""Kernels of the data-movement and shape ops."""

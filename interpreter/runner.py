@@ -1,0 +1,83 @@
+"""Runs a ge module's `main` function on named numpy inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.func import FuncFunctions
+
+from ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from interpreter.ge import GeFunctions
+
+
+class InputError(Exception):
+    """The inputs do not fit the graph: missing, extra, wrong shape or dtype."""
+
+
+def main_function(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise InputError("the module has no func.func @main")
+
+
+def _names(attrs, count: int, prefix: str) -> list[str]:
+    names = []
+    for i in range(count):
+        name = None
+        if attrs is not None:
+            d = attrs.data[i].data
+            if isinstance(d.get("ge.name"), StringAttr):
+                name = d["ge.name"].data
+        names.append(name or f"{prefix}{i}")
+    return names
+
+
+def input_names(fn: func.FuncOp) -> list[str]:
+    return _names(fn.arg_attrs, len(fn.function_type.inputs), "arg")
+
+
+def output_names(fn: func.FuncOp) -> list[str]:
+    return _names(fn.res_attrs, len(fn.function_type.outputs), "result")
+
+
+def input_signature(module: ModuleOp) -> dict[str, TensorType]:
+    fn = main_function(module)
+    return dict(zip(input_names(fn), fn.function_type.inputs.data))
+
+
+def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """The inputs in argument order, after checking each against the graph's signature."""
+    signature = input_signature(module)
+    extra = sorted(set(inputs) - set(signature))
+    if extra:
+        raise InputError(f"input '{extra[0]}' is not an input of the graph (inputs: {', '.join(signature)})")
+    ordered = []
+    for name, t in signature.items():
+        if name not in inputs:
+            raise InputError(f"input '{name}' is missing (expected {t})")
+        value = np.asarray(inputs[name])
+        want = numpy_dtype(t.element_type)
+        if value.dtype != want:
+            raise InputError(f"input '{name}' has dtype {value.dtype}, the graph expects {type_name(t.element_type)}")
+        shape = shape_of(t)
+        if len(shape) != value.ndim or any(s is not None and s != d for s, d in zip(shape, value.shape)):
+            raise InputError(f"input '{name}' has shape {list(value.shape)}, the graph expects {t}")
+        ordered.append(value)
+    return ordered
+
+
+def run(module: ModuleOp, inputs: Mapping[str, np.ndarray],
+        weights: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Executes `main` and returns its results by output name."""
+    fn = main_function(module)
+    args = check_inputs(module, inputs)
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(GeFunctions(weights))
+    results = interpreter.call_op(fn, tuple(args))
+    return dict(zip(output_names(fn), (np.asarray(r) for r in results)))
