@@ -1,0 +1,39 @@
+// RUN: ge-opt %s | ge-opt | filecheck %s
+// RUN: ge-opt %s -p cse,dce --strip-debuginfo | filecheck %s --check-prefix=OPT
+
+// Every elementwise op round-trips, node names included.
+func.func @unary(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  // CHECK: ge.relu %{{.*}} : (tensor<2x?xf32>) -> tensor<2x?xf32> loc("/relu")
+  %0 = ge.relu %x : (tensor<2x?xf32>) -> tensor<2x?xf32> loc("/relu")
+  // CHECK-NEXT: ge.sqrt
+  %1 = ge.sqrt %0 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.erf
+  %2 = ge.erf %1 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.tanh
+  %3 = ge.tanh %2 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.sigmoid
+  %4 = ge.sigmoid %3 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.hard_swish
+  %5 = ge.hard_swish %4 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.identity
+  %6 = ge.identity %5 : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // CHECK-NEXT: ge.gelu %{{.*}} {approximate = "tanh"}
+  %7 = ge.gelu %6 {approximate = "tanh"} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  // OPT: ge.gelu
+  // OPT-NOT: loc(
+  func.return %7 : tensor<2x?xf32>
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<4x1x3xf16, #ge.fmt<ND>>, %b: tensor<5x1xf16>, %e: tensor<3xi64>) -> tensor<4x5x3xi1> {
+  // CHECK: ge.add %{{.*}}, %{{.*}} : (tensor<4x1x3xf16, #ge.fmt<ND>>, tensor<5x1xf16>) -> tensor<4x5x3xf16>
+  %0 = ge.add %a, %b : (tensor<4x1x3xf16, #ge.fmt<ND>>, tensor<5x1xf16>) -> tensor<4x5x3xf16>
+  %1 = ge.sub %0, %b : (tensor<4x5x3xf16>, tensor<5x1xf16>) -> tensor<4x5x3xf16>
+  %2 = ge.mul %1, %1 : (tensor<4x5x3xf16>, tensor<4x5x3xf16>) -> tensor<4x5x3xf16>
+  %3 = ge.div %2, %b : (tensor<4x5x3xf16>, tensor<5x1xf16>) -> tensor<4x5x3xf16>
+  // CHECK: ge.pow %{{.*}}, %{{.*}} : (tensor<4x5x3xf16>, tensor<3xi64>) -> tensor<4x5x3xf16>
+  %4 = ge.pow %3, %e : (tensor<4x5x3xf16>, tensor<3xi64>) -> tensor<4x5x3xf16>
+  // CHECK: ge.equal {{.*}} -> tensor<4x5x3xi1>
+  %5 = ge.equal %4, %0 : (tensor<4x5x3xf16>, tensor<4x5x3xf16>) -> tensor<4x5x3xi1>
+  func.return %5 : tensor<4x5x3xi1>
+}

@@ -1,0 +1,1 @@
+"""Command-line drivers: thin wrappers that parse arguments and call the library."""
