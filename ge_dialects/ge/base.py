@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     NameLoc,
+    NoneAttr,
     StringAttr,
     TensorType,
     f32,
@@ -101,6 +102,11 @@ def to_attribute(kind: str, value: Any) -> Attribute:
     if kind == "floats":
         return DenseArrayBase.from_list(f32, [float(v) for v in value])
     raise ValueError(f"unknown property kind {kind}")
+
+
+def name_loc(name: str) -> NameLoc:
+    """The location that records a model node's name."""
+    return NameLoc(StringAttr(name), NoneAttr())
 
 
 def location_name(op: Operation) -> str | None:
@@ -305,7 +311,7 @@ class GeOp(IRDLOperation):
             properties=properties,
         )
         if name:
-            op.location = NameLoc(StringAttr(name))
+            op.location = name_loc(name)
         return op
 
     # -- verification ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, NameLoc, StringAttr, TensorType
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def, result_def, traits_def
 from xdsl.parser import Parser
@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.ge.base import GeOp, describe
+from ge_dialects.ge.base import GeOp, describe, name_loc
 from ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
 
 
@@ -56,14 +56,14 @@ class ConstantOp(GeOp):
         op = ConstantOp.build(properties={"value": dense_from_numpy(array)},
                               result_types=[tensor(element_type_of(array.dtype), array.shape)])
         if name:
-            op.location = NameLoc(StringAttr(name))
+            op.location = name_loc(name)
         return op
 
     @staticmethod
     def weight(key: str, result_type: TensorType, name: str | None = None) -> ConstantOp:
         op = ConstantOp.build(properties={"value": WeightRefAttr(key)}, result_types=[result_type])
         if name:
-            op.location = NameLoc(StringAttr(name))
+            op.location = name_loc(name)
         return op
 
     def inline_value(self) -> np.ndarray | None:

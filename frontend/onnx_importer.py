@@ -1,0 +1,304 @@
+"""ONNX -> ge dialect.
+
+Each ONNX node becomes one ge op: inputs map onto the op's operand definitions by position,
+attributes onto properties of the same name (`onnx_ops.py` holds the table and the few
+version adapters). Result types come from the ge ops' own shape functions. Nodes whose inputs
+are all visible constants and whose results are small (shape computations: Shape, Gather,
+Concat, Unsqueeze, ...) are evaluated at import with the interpreter's kernels, so a model
+with static shapes arrives with its shape chains resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import numpy_helper
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from frontend.onnx_ops import (
+    MAX_OPSET,
+    MIN_OPSET,
+    ONNX_DTYPES,
+    OnnxImportError,
+    adapt_node,
+    ge_op_for,
+)
+from frontend.sidecar import SidecarError, confined_path
+from ge_dialects import ge
+from ge_dialects.ge.base import constant_value
+from ge_dialects.ge.types import element_type_of, tensor
+
+FOLD_LIMIT = 4096
+"""Largest result (in elements) that import-time constant evaluation may create."""
+
+_NOT_FOLDED = ("ge.dropout",)
+
+
+def load_onnx(path: str | Path) -> onnx.ModelProto:
+    """Reads a model file; external data must sit in the model's folder."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise OnnxImportError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        model = onnx.load_model_from_string(data)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise OnnxImportError(f"{path}: not a valid ONNX model (truncated or corrupt file: {e})") from None
+    if not model.HasField("graph") or not model.graph.node and not model.graph.output:
+        raise OnnxImportError(f"{path}: not a valid ONNX model (no graph)")
+    for t in _all_tensors(model.graph):
+        if uses_external_data(t):
+            location = next((e.value for e in t.external_data if e.key == "location"), "")
+            try:
+                confined_path(path.parent, location, f"external data of '{t.name}'")
+            except SidecarError as e:
+                raise OnnxImportError(f"{path}: {e}") from None
+            try:
+                load_external_data_for_tensor(t, str(path.parent))
+            except OSError as e:
+                raise OnnxImportError(f"{path}: external data of '{t.name}' ({location}): {e.strerror}") from None
+            t.data_location = onnx.TensorProto.DEFAULT
+            del t.external_data[:]
+    return model
+
+
+def _all_tensors(graph: onnx.GraphProto):
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.TENSOR:
+                yield attr.t
+
+
+@dataclass
+class _Importer:
+    opset: int
+    inline_limit: int
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    values: dict[str, SSAValue] = field(default_factory=dict)
+
+    def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
+        if array.size <= self.inline_limit or key is None:
+            op = ge.ConstantOp.inline(array, name)
+        else:
+            self.weights[key] = array
+            op = ge.ConstantOp.weight(key, tensor(element_type_of(array.dtype), array.shape), name)
+        self.block.add_op(op)
+        return op.output
+
+    def run(self, graph: onnx.GraphProto) -> ModuleOp:
+        initializer_names = {t.name for t in graph.initializer}
+        inputs = [vi for vi in graph.input if vi.name not in initializer_names]
+        arg_types = [self.value_type(vi, "input") for vi in inputs]
+        self.block = Block(arg_types=arg_types)
+        for vi, arg in zip(inputs, self.block.args):
+            self.values[vi.name] = arg
+        for t in graph.initializer:
+            self.values[t.name] = self.constant(self.tensor_value(t), t.name, key=t.name)
+        for index, node in enumerate(graph.node):
+            self.node(node, index)
+        results = []
+        for vi in graph.output:
+            if vi.name not in self.values:
+                raise OnnxImportError(f"graph output '{vi.name}' is produced by no node")
+            results.append(self.values[vi.name])
+        self.block.add_op(func.ReturnOp(*results))
+        fn = func.FuncOp(
+            "main",
+            (arg_types, [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=_names_attr(vi.name for vi in inputs),
+            res_attrs=_names_attr(vi.name for vi in graph.output),
+        )
+        return ModuleOp([fn])
+
+    def value_type(self, vi: onnx.ValueInfoProto, what: str):
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxImportError(f"{what} '{vi.name}' is not a tensor (sequences, maps and optionals are unsupported)")
+        dtype = ONNX_DTYPES.get(tt.elem_type)
+        if dtype is None:
+            raise OnnxImportError(f"{what} '{vi.name}' has data type "
+                                  f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which ge does not support")
+        if not tt.HasField("shape"):
+            raise OnnxImportError(f"{what} '{vi.name}' has no shape (unknown rank is unsupported)")
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        return tensor(element_type_of(dtype), dims)
+
+    def tensor_value(self, t: onnx.TensorProto) -> np.ndarray:
+        if t.data_type not in ONNX_DTYPES:
+            raise OnnxImportError(f"tensor '{t.name}' has data type "
+                                  f"{onnx.TensorProto.DataType.Name(t.data_type)}, which ge does not support")
+        try:
+            array = numpy_helper.to_array(t)
+        except Exception as e:
+            raise OnnxImportError(f"tensor '{t.name}' cannot be read: {e}") from None
+        return np.ascontiguousarray(array.astype(ONNX_DTYPES[t.data_type], copy=False))
+
+    def node(self, node: onnx.NodeProto, index: int) -> None:
+        name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+        where = f"node '{name}' ({node.op_type}, opset {self.opset})"
+        if node.domain not in ("", "ai.onnx"):
+            raise OnnxImportError(f"{where}: operators of domain '{node.domain}' are not supported")
+        if node.op_type == "Constant":
+            self.values[node.output[0]] = self.constant(self.constant_node_value(node, where), name)
+            return
+        op_cls = ge_op_for(node.op_type)
+        if op_cls is None:
+            raise OnnxImportError(f"{where}: operator {node.op_type} is not supported")
+        for i, input_name in enumerate(node.input):
+            if input_name and input_name not in self.values:
+                raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
+        inputs = [self.values[n] if n else None for n in node.input]
+        attrs = {a.name: self.attribute_value(a, where) for a in node.attribute}
+        inputs, attrs = adapt_node(node.op_type, self.opset, inputs, attrs, where, self.constant_for)
+        operands = self.map_operands(op_cls, inputs, where)
+        outputs = list(node.output)
+        while outputs and not outputs[-1]:
+            outputs.pop()
+        try:
+            op = op_cls.create(operands, attrs, num_results=len(outputs), name=name)
+        except VerifyException as e:
+            raise OnnxImportError(f"{where}: {_strip_op_prefix(str(e))}") from None
+        folded = self.try_fold(op, name)
+        if folded is None:
+            self.block.add_op(op)
+            produced = list(op.results)
+        else:
+            produced = folded
+        for out_name, value in zip(outputs, produced):
+            if out_name:
+                self.values[out_name] = value
+
+    def constant_for(self, array: np.ndarray, name: str) -> SSAValue:
+        """Adapters turn attributes of older opsets into constant operands with this."""
+        return self.constant(array, name)
+
+    def map_operands(self, op_cls: type[ge.GeOp], inputs: list[SSAValue | None], where: str):
+        from xdsl.irdl import OptOperandDef, VarOperandDef
+
+        defs = op_cls.get_irdl_definition().operands
+        operands: dict[str, object] = {}
+        if any(isinstance(d, VarOperandDef) and not isinstance(d, OptOperandDef) for _, d in defs):
+            (name, _), = defs  # variadic ops (Concat) take every input
+            operands[name] = [v for v in inputs if v is not None]
+            return operands
+        if len(inputs) > len(defs):
+            raise OnnxImportError(f"{where}: {len(inputs)} inputs given, the operator takes at most {len(defs)}")
+        for (name, d), value in zip(defs, inputs + [None] * (len(defs) - len(inputs))):
+            if value is None and not isinstance(d, OptOperandDef):
+                raise OnnxImportError(f"{where}: required input '{name}' is missing")
+            operands[name] = value
+        return operands
+
+    def try_fold(self, op: ge.GeOp, name: str) -> list[SSAValue] | None:
+        """Evaluates `op` now if its inputs are visible constants and its results are small."""
+        if op.name in _NOT_FOLDED:
+            return None
+        results = None
+        if isinstance(op, _shape_op_type()):
+            results = _static_shape(op)
+        if results is None:
+            values = [constant_value(v) for v in op.operands]
+            if any(v is None for v in values):
+                return None
+            if any(not _static_and_small(r.type) for r in op.results):
+                return None
+            from interpreter.ge import run_kernel
+
+            results = run_kernel(op, tuple(values))
+        op.erase(safe_erase=False)  # detached, but its operand uses must go
+        return [self.constant(np.asarray(r), name) for r in results]
+
+    def constant_node_value(self, node: onnx.NodeProto, where: str) -> np.ndarray:
+        attr = node.attribute[0] if len(node.attribute) == 1 else None
+        if attr is None:
+            raise OnnxImportError(f"{where}: a Constant node needs exactly one value attribute")
+        if attr.name == "value":
+            return self.tensor_value(attr.t)
+        scalars = {"value_float": np.float32, "value_int": np.int64,
+                   "value_floats": np.float32, "value_ints": np.int64}
+        if attr.name in scalars:
+            return np.asarray(onnx.helper.get_attribute_value(attr), dtype=scalars[attr.name])
+        raise OnnxImportError(f"{where}: Constant attribute '{attr.name}' is not supported")
+
+    def attribute_value(self, attr: onnx.AttributeProto, where: str):
+        if attr.type == onnx.AttributeProto.TENSOR:
+            return self.tensor_value(attr.t)
+        if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS,
+                         onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TYPE_PROTO):
+            raise OnnxImportError(f"{where}: attribute '{attr.name}' of type "
+                                  f"{onnx.AttributeProto.AttributeType.Name(attr.type)} is not supported")
+        value = onnx.helper.get_attribute_value(attr)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode() for v in value]
+        return value
+
+
+def _shape_op_type():
+    return getattr(ge, "ShapeOp", ())
+
+
+def _static_shape(op) -> list[np.ndarray] | None:
+    """Shape of a tensor with a static shape is a constant, whatever the tensor's value."""
+    from ge_dialects.ge.types import shape_of
+
+    dims = shape_of(op.operands[0].type)
+    if any(d is None for d in dims):
+        return None
+    start, end = op.p("start") or 0, op.p("end")
+    rank = len(dims)
+    start = max(0, min(rank, start + rank if start < 0 else start))
+    end = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
+    return [np.asarray(dims[start:end], dtype=np.int64)]
+
+
+def _static_and_small(t) -> bool:
+    from ge_dialects.ge.types import shape_of
+
+    dims = shape_of(t)
+    return all(d is not None for d in dims) and int(np.prod(dims, dtype=np.int64)) <= FOLD_LIMIT
+
+
+def _strip_op_prefix(message: str) -> str:
+    """`ge.conv 'n': msg` -> `msg` (the importer names the node itself)."""
+    head, sep, rest = message.partition(": ")
+    return rest if sep and head.startswith("ge.") else message
+
+
+def _names_attr(names) -> ArrayAttr:
+    return ArrayAttr([DictionaryAttr({"ge.name": StringAttr(n)}) for n in names])
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions:
+        raise OnnxImportError("the model imports no version of the default ONNX operator set")
+    opset = versions[0]
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
+    return opset
+
+
+def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT
+                 ) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
+    """The model as a ge module, and the weights its `#ge.weight` constants refer to."""
+    importer = _Importer(model_opset(model), inline_limit)
+    module = importer.run(model.graph)
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise OnnxImportError(f"the imported graph does not verify: {e}") from None
+    return module, importer.weights

@@ -1,0 +1,93 @@
+"""The ONNX operator table: which ge op each ONNX operator becomes, the data types ge accepts,
+and the adapters that bring older opsets' forms to the one form each ge op has."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from ge_dialects import ge
+
+
+class OnnxImportError(Exception):
+    """The model cannot be imported; the message names the node (or file) and the reason."""
+
+
+MIN_OPSET = 13
+MAX_OPSET = onnx.defs.onnx_opset_version()
+
+ONNX_DTYPES: dict[int, np.dtype] = {
+    onnx.TensorProto.FLOAT: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT16: np.dtype(np.float16),
+    onnx.TensorProto.BFLOAT16: np.dtype(ml_dtypes.bfloat16),
+    onnx.TensorProto.DOUBLE: np.dtype(np.float64),
+    onnx.TensorProto.INT64: np.dtype(np.int64),
+    onnx.TensorProto.INT32: np.dtype(np.int32),
+    onnx.TensorProto.INT16: np.dtype(np.int16),
+    onnx.TensorProto.INT8: np.dtype(np.int8),
+    onnx.TensorProto.UINT8: np.dtype(np.uint8),
+    onnx.TensorProto.BOOL: np.dtype(np.bool_),
+}
+
+#: ONNX operator -> name of the ge op class (looked up lazily in `ge_dialects.ge`).
+ONNX_TO_GE: dict[str, str] = {
+    "Add": "AddOp", "Sub": "SubOp", "Mul": "MulOp", "Div": "DivOp", "Pow": "PowOp", "Equal": "EqualOp",
+    "Relu": "ReluOp", "Sqrt": "SqrtOp", "Erf": "ErfOp", "Tanh": "TanhOp", "Sigmoid": "SigmoidOp",
+    "HardSwish": "HardSwishOp", "Identity": "IdentityOp", "Gelu": "GeluOp",
+    "Conv": "ConvOp", "BatchNormalization": "BatchNormOp", "Clip": "ClipOp", "MaxPool": "MaxPoolOp",
+    "AveragePool": "AvgPoolOp", "GlobalAveragePool": "GlobalAvgPoolOp", "Gemm": "GemmOp",
+    "MatMul": "MatMulOp", "Softmax": "SoftmaxOp", "LayerNormalization": "LayerNormOp", "Dropout": "DropoutOp",
+    "Transpose": "TransposeOp", "Reshape": "ReshapeOp", "Flatten": "FlattenOp", "Concat": "ConcatOp",
+    "Split": "SplitOp", "Slice": "SliceOp", "Gather": "GatherOp", "Unsqueeze": "UnsqueezeOp",
+    "Squeeze": "SqueezeOp", "ReduceMean": "ReduceMeanOp", "Cast": "CastOp", "Where": "WhereOp",
+    "Expand": "ExpandOp", "Shape": "ShapeOp", "ConstantOfShape": "ConstantOfShapeOp", "Pad": "PadOp",
+    "Resize": "ResizeOp",
+}
+
+
+def ge_op_for(op_type: str) -> type[ge.GeOp] | None:
+    name = ONNX_TO_GE.get(op_type)
+    return getattr(ge, name, None) if name else None
+
+
+Inputs = list[SSAValue | None]
+Attrs = dict[str, Any]
+MakeConstant = Callable[[np.ndarray, str], SSAValue]
+
+
+def _reduce_axes_to_input(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
+    """ReduceMean before opset 18 takes `axes` as an attribute; ge takes it as an operand."""
+    axes = attrs.pop("axes", None)
+    if axes is not None:
+        inputs = [inputs[0], make_constant(np.asarray(axes, dtype=np.int64), f"{name}/axes")]
+    return inputs, attrs
+
+
+def _drop(*names: str):
+    def adapt(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
+        for n in names:
+            attrs.pop(n, None)
+        return inputs, attrs
+
+    return adapt
+
+
+#: (ONNX operator, first opset where the adapter no longer applies) -> adapter.
+ADAPTERS: dict[tuple[str, int], Callable] = {
+    ("ReduceMean", 18): _reduce_axes_to_input,
+    # `spatial` left BatchNormalization in opset 9; `is_test`-style leftovers are ignored likewise.
+    ("BatchNormalization", 14): _drop("spatial"),
+}
+
+
+def adapt_node(op_type: str, opset: int, inputs: Inputs, attrs: Attrs, where: str,
+               make_constant: MakeConstant) -> tuple[Inputs, Attrs]:
+    for (adapter_op, until), adapter in ADAPTERS.items():
+        if adapter_op == op_type and opset < until:
+            inputs, attrs = adapter(inputs, attrs, make_constant, where.split("'")[1])
+    return inputs, attrs

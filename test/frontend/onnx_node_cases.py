@@ -1,0 +1,178 @@
+"""The ONNX backend node tests for the operators ge supports.
+
+onnx no longer ships the test data files, so they are generated from the installed onnx's own
+case definitions (`onnx.backend.test.case.node`, as `backend-test-tools generate-data` does) into
+a cache folder under the temp dir, once per onnx version. Each case is then run the way a user
+would: the model file is imported, executed by the reference interpreter, and compared with the
+expected outputs.
+
+Run as a script for the per-operator table: `python test/frontend/onnx_node_cases.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from frontend.onnx_importer import import_model, load_onnx
+from frontend.onnx_ops import ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
+from interpreter.runner import run
+
+#: The operators the foundation issue lists; a case counts for the op its single node runs,
+#: or for "(expanded)" when it is a function body made only of supported operators.
+LISTED_OPS = set(ONNX_TO_GE) | {"Constant"}
+
+CACHE = Path(tempfile.gettempdir()) / f"ge-onnx-node-cases-{onnx.__version__}"
+
+
+@dataclass(frozen=True)
+class NodeCase:
+    name: str
+    op: str
+    folder: Path
+    rtol: float
+    atol: float
+
+    def unsupported_dtype(self) -> str | None:
+        """The first data type in the model that ge does not have, if any."""
+        model = onnx.load(self.folder / "model.onnx")
+        for vi in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
+            if not vi.type.HasField("tensor_type"):
+                return vi.type.WhichOneof("value")
+            t = vi.type.tensor_type.elem_type
+            if vi.type.HasField("tensor_type") and t not in ONNX_DTYPES:
+                return onnx.TensorProto.DataType.Name(t)
+        for node in model.graph.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type not in ONNX_DTYPES:
+                    return onnx.TensorProto.DataType.Name(attr.t.data_type)
+                if node.op_type == "Cast" and attr.name == "to" and attr.i not in ONNX_DTYPES:
+                    return onnx.TensorProto.DataType.Name(attr.i)
+        return None
+
+
+def _write_case(case, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(case.model.SerializeToString())
+    for i, (inputs, outputs) in enumerate(case.data_sets):
+        data = folder / f"test_data_set_{i}"
+        data.mkdir(exist_ok=True)
+        for kind, values, infos in (("input", inputs, case.model.graph.input),
+                                    ("output", outputs, case.model.graph.output)):
+            for j, value in enumerate(values):
+                proto = value if isinstance(value, onnx.TensorProto) else numpy_helper.from_array(
+                    np.asarray(value), infos[j].name)
+                (data / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
+
+
+def _case_op(model: onnx.ModelProto) -> str | None:
+    types = {n.op_type for n in model.graph.node}
+    if not types <= LISTED_OPS or any(n.domain not in ("", "ai.onnx") for n in model.graph.node):
+        return None
+    if len(model.graph.node) == 1:
+        return model.graph.node[0].op_type
+    return "(expanded)"
+
+
+def collect() -> list[NodeCase]:
+    """Every node case of a listed operator, generated into the cache on first use."""
+    index = CACHE / "index.txt"
+    if not index.exists():
+        from onnx.backend.test.case import node
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cases = node.collect_testcases(None)
+        tmp = Path(tempfile.mkdtemp(prefix="ge-onnx-node-", dir=tempfile.gettempdir()))
+        lines = []
+        for case in cases:
+            op = _case_op(case.model) if case.model is not None else None
+            if op is None or not case.data_sets:
+                continue
+            _write_case(case, tmp / case.name)
+            lines.append(f"{case.name}\t{op}\t{case.rtol}\t{case.atol}")
+        (tmp / "index.txt").write_text("\n".join(lines) + "\n")
+        try:
+            os.replace(tmp, CACHE)
+        except OSError:  # another process filled the cache first
+            pass
+    out = []
+    for line in index.read_text().splitlines():
+        name, op, rtol, atol = line.split("\t")
+        out.append(NodeCase(name, op, CACHE / name, float(rtol), float(atol)))
+    return out
+
+
+def _load_pb(path: Path) -> np.ndarray:
+    t = onnx.TensorProto()
+    t.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def check(case: NodeCase) -> None:
+    """Imports the case's model file, runs every data set, compares with the expected outputs."""
+    model = load_onnx(case.folder / "model.onnx")
+    module, weights = import_model(model)
+    inputs_names = [vi.name for vi in model.graph.input if vi.name not in {t.name for t in model.graph.initializer}]
+    for data in sorted(case.folder.glob("test_data_set_*")):
+        inputs = {n: _load_pb(data / f"input_{j}.pb") for j, n in enumerate(inputs_names)}
+        outputs = run(module, inputs, weights)
+        for j, vi in enumerate(model.graph.output):
+            want = _load_pb(data / f"output_{j}.pb")
+            got = outputs[vi.name]
+            assert got.shape == want.shape, f"{vi.name}: shape {got.shape} != expected {want.shape}"
+            assert got.dtype == want.dtype, f"{vi.name}: dtype {got.dtype} != expected {want.dtype}"
+            if want.dtype.kind in "iub":
+                np.testing.assert_array_equal(got, want, err_msg=vi.name)
+            else:
+                np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                           rtol=case.rtol, atol=case.atol, err_msg=vi.name)
+
+
+def check_unsupported(case: NodeCase) -> None:
+    """A model with a data type ge lacks must be refused at import with a clear message."""
+    try:
+        import_model(load_onnx(case.folder / "model.onnx"))
+    except OnnxImportError as e:
+        assert any(w in str(e) for w in ("data type", "not supported", "not a tensor")), str(e)
+        return
+    raise AssertionError("a model with an unsupported data type was imported")
+
+
+def table() -> int:
+    passed, total, unsupported = Counter(), Counter(), Counter()
+    failures = []
+    for case in collect():
+        if case.unsupported_dtype():
+            unsupported[case.op] += 1
+            continue
+        total[case.op] += 1
+        try:
+            check(case)
+            passed[case.op] += 1
+        except Exception as e:  # noqa: BLE001 - the table reports every failure
+            failures.append(f"{case.name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    print(f"| op | passed | total | cases with a dtype ge lacks (refused at import) |")
+    print("|---|---|---|---|")
+    for op in sorted(set(total) | set(unsupported)):
+        print(f"| {op} | {passed[op]} | {total[op]} | {unsupported[op]} |")
+    p, t, u = sum(passed.values()), sum(total.values()), sum(unsupported.values())
+    print(f"| **all** | **{p}** | **{t}** | {u} |")
+    print(f"\npassed {p}/{t} = {100 * p / max(t, 1):.1f}% of cases in ge's types; "
+          f"{p}/{t + u} = {100 * p / max(t + u, 1):.1f}% of all cases of the listed ops")
+    for f in failures:
+        print("FAIL", f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(table())
