@@ -10,6 +10,7 @@ with static shapes arrives with its shape chains resolved.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,7 @@ class _Importer:
         self.block = Block(arg_types=arg_types)
         for vi, arg in zip(inputs, self.block.args):
             self.values[vi.name] = arg
+            arg.name_hint = _ssa_name(vi.name)
         for t in graph.initializer:
             self.values[t.name] = self.constant(self.tensor_value(t), t.name, key=t.name)
         for index, node in enumerate(graph.node):
@@ -276,6 +278,12 @@ def _strip_op_prefix(message: str) -> str:
     """`ge.conv 'n': msg` -> `msg` (the importer names the node itself)."""
     head, sep, rest = message.partition(": ")
     return rest if sep and head.startswith("ge.") else message
+
+
+def _ssa_name(name: str) -> str | None:
+    """An SSA name hint from an ONNX value name, when one can be made (`input.1` -> `input_1`)."""
+    hint = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return hint if hint and not hint[0].isdigit() else None
 
 
 def _names_attr(names) -> ArrayAttr:

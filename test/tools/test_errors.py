@@ -1,0 +1,147 @@
+"""Every user mistake ends in one line on stderr, a non-zero exit, no traceback, no output file."""
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+GOOD_IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
+  func.func @main(%x: tensor<2x4xf32> {ge.name = "x"}) -> (tensor<2x4xf32> {ge.name = "y"}) {
+    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>
+    %0 = ge.add %x, %w : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("/add")
+    func.return %0 : tensor<2x4xf32>
+  }
+}
+"""
+
+
+def tool(name, *args):
+    module = {"ge-opt": "tools.ge_opt", "ge-run": "tools.ge_run", "ge-translate": "tools.ge_translate"}[name]
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
+
+
+def assert_one_line_error(result, *needles):
+    assert result.returncode != 0, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def small_model(op_type="Relu", **attrs):
+    graph = helper.make_graph(
+        [helper.make_node(op_type, ["x"], ["y"], name="/the/node", **attrs)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    from frontend.sidecar import save
+
+    (tmp_path / "model.mlir").write_text(GOOD_IR)
+    save(tmp_path / "w.safetensors", {"w": np.arange(4, dtype=np.float32)})
+    np.savez(tmp_path / "in.npz", x=np.ones((2, 4), np.float32))
+    return tmp_path
+
+
+def test_good_run_writes_outputs(workdir):
+    r = tool("ge-run", workdir / "model.mlir", "--inputs", workdir / "in.npz", "-o", workdir / "out.npz")
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(workdir / "out.npz")["y"], np.ones((2, 4)) + np.arange(4))
+
+
+def test_truncated_onnx(tmp_path):
+    data = small_model().SerializeToString()
+    (tmp_path / "m.onnx").write_bytes(data[: len(data) // 2])
+    r = tool("ge-translate", "--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir")
+    assert_one_line_error(r, "m.onnx", "not a valid ONNX model")
+    assert not (tmp_path / "m.mlir").exists()
+
+
+def test_unsupported_op(tmp_path):
+    onnx.save(small_model("Softsign"), tmp_path / "m.onnx")
+    r = tool("ge-translate", "--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir")
+    assert_one_line_error(r, "node '/the/node'", "Softsign", "opset 17", "not supported")
+    assert not (tmp_path / "m.mlir").exists()
+
+
+def test_unsupported_op_in_ge_run(tmp_path):
+    onnx.save(small_model("Softsign"), tmp_path / "m.onnx")
+    assert_one_line_error(tool("ge-run", tmp_path / "m.onnx", "--random-inputs", 0), "Softsign")
+
+
+@pytest.mark.parametrize("value, needle", [
+    (np.ones((2, 5), np.float32), "has shape [2, 5]"),
+    (np.ones((2, 4), np.float64), "has dtype float64"),
+])
+def test_wrong_input_shape_or_dtype(workdir, value, needle):
+    np.savez(workdir / "bad.npz", x=value)
+    r = tool("ge-run", workdir / "model.mlir", "--inputs", workdir / "bad.npz", "-o", workdir / "out.npz")
+    assert_one_line_error(r, "input 'x'", needle)
+    assert not (workdir / "out.npz").exists()
+
+
+def test_missing_input(workdir):
+    np.savez(workdir / "empty.npz", z=np.ones(1))
+    r = tool("ge-run", workdir / "model.mlir", "--inputs", workdir / "empty.npz", "-o", workdir / "out.npz")
+    assert_one_line_error(r, "'z' is not an input")
+    np.savez(workdir / "none.npz")
+    r = tool("ge-run", workdir / "model.mlir", "--inputs", workdir / "none.npz", "-o", workdir / "out.npz")
+    assert_one_line_error(r, "input 'x' is missing")
+    assert not (workdir / "out.npz").exists()
+
+
+def test_malformed_ir(workdir):
+    (workdir / "bad.mlir").write_text(GOOD_IR.replace("ge.add %x, %w", "ge.add %x %w"))
+    for r in (tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
+              tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0)):
+        assert_one_line_error(r, "bad.mlir:4:")
+    assert not (workdir / "out.mlir").exists()
+
+
+def test_verifier_violation(workdir):
+    bad = GOOD_IR.replace("tensor<4xf32>) -> tensor<2x4xf32> loc", "tensor<4xf32>) -> tensor<2x5xf32> loc")
+    (workdir / "bad.mlir").write_text(bad.replace("func.return %0 : tensor<2x4xf32>", "func.return %0 : tensor<2x5xf32>")
+                                      .replace("(tensor<2x4xf32> {ge.name = \"y\"})", "(tensor<2x5xf32> {ge.name = \"y\"})"))
+    r = tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir")
+    assert_one_line_error(r, "ge.add '/add'", "result #0 has type tensor<2x5xf32>")
+    assert not (workdir / "out.mlir").exists()
+
+
+def test_sidecar_outside_folder(workdir):
+    (workdir / "escape.mlir").write_text(GOOD_IR.replace('"w.safetensors"', '"../w.safetensors"'))
+    r = tool("ge-run", workdir / "escape.mlir", "--inputs", workdir / "in.npz", "-o", workdir / "out.npz")
+    assert_one_line_error(r, "'../w.safetensors'", "inside")
+    assert not (workdir / "out.npz").exists()
+
+
+def test_missing_sidecar_key(workdir):
+    (workdir / "nokey.mlir").write_text(GOOD_IR.replace('#ge.weight<"w">', '#ge.weight<"v">'))
+    r = tool("ge-run", workdir / "nokey.mlir", "--inputs", workdir / "in.npz", "-o", workdir / "out.npz")
+    assert_one_line_error(r, "weight 'v' is not in the weights sidecar w.safetensors")
+    assert not (workdir / "out.npz").exists()
+
+
+def test_unknown_pass_and_option(workdir):
+    assert_one_line_error(tool("ge-opt", workdir / "model.mlir", "-p", "no-such-pass"), "no-such-pass")
+    assert_one_line_error(tool("ge-opt", workdir / "model.mlir", "-p", "cse{bogus=1}"), "bogus")
+
+
+def test_external_data_outside_folder(tmp_path):
+    model = small_model("Add")
+    model.graph.node[0].input.append("w")
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4], np.zeros(4, np.float32))
+    w.data_location = TensorProto.EXTERNAL
+    w.ClearField("float_data")
+    w.external_data.add(key="location", value="../secret.bin")
+    model.graph.initializer.append(w)
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    r = tool("ge-translate", "--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir")
+    assert_one_line_error(r, "external data of 'w'", "'../secret.bin'")
+    assert not (tmp_path / "m.mlir").exists()

@@ -1,0 +1,106 @@
+"""ge-run: execute a ge module (or an ONNX model, imported in memory) with the reference interpreter.
+
+    ge-run model.mlir --inputs in.npz -o out.npz
+    ge-run model.onnx --random-inputs 0 --print
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from xdsl.utils.exceptions import InterpretationError
+
+from frontend.onnx_importer import import_model, load_onnx
+from frontend.onnx_ops import OnnxImportError
+from frontend.sidecar import SidecarError, open_weights
+from interpreter.ge import KernelError
+from interpreter.runner import InputError, input_signature, run
+from tools.common import UserError, read_module, reported_errors, write_atomic
+from ge_dialects.ge.types import numpy_dtype, shape_of
+
+
+def load_program(path: str):
+    """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory."""
+    if path.endswith(".onnx"):
+        try:
+            return import_model(load_onnx(path))
+        except OnnxImportError as e:
+            raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
+    module = read_module(path)
+    try:
+        return module, open_weights(module, path)
+    except SidecarError as e:
+        raise UserError(f"{path}: {e}") from None
+
+
+def load_inputs(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise UserError(f"{path}: cannot read inputs ({e})") from None
+
+
+def random_inputs(module, seed: int) -> dict[str, np.ndarray]:
+    """Inputs of the graph's signature; unknown dims become 1, integers are small non-negative ids."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, t in input_signature(module).items():
+        shape = tuple(1 if d is None else d for d in shape_of(t))
+        dtype = numpy_dtype(t.element_type)
+        if dtype.kind == "f" or dtype.name == "bfloat16":
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind == "b":
+            out[name] = rng.random(shape) < 0.5
+        else:
+            out[name] = rng.integers(0, 2, shape).astype(dtype)
+    return out
+
+
+def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
+    lines = [f"ran in {seconds * 1e3:.1f} ms"]
+    for name, v in outputs.items():
+        stats = ""
+        if v.size and v.dtype.kind in "fiu" or v.dtype.name == "bfloat16":
+            f = v.astype(np.float64)
+            stats = f"  mean {f.mean():.6g}  std {f.std():.6g}  min {f.min():.6g}  max {f.max():.6g}"
+        lines.append(f"{name}: {v.dtype}{list(v.shape)}{stats}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="ge-run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("program", help="a ge IR file (.mlir) or an ONNX model (.onnx)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
+    source.add_argument("--random-inputs", metavar="SEED", type=int, help="random inputs from this seed")
+    parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
+    parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
+    args = parser.parse_args(argv)
+    with reported_errors("ge-run"):
+        module, weights = load_program(args.program)
+        inputs = load_inputs(args.inputs) if args.inputs else random_inputs(module, args.random_inputs)
+        start = time.perf_counter()
+        try:
+            outputs = run(module, inputs, weights)
+        except InputError as e:
+            raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
+        except (KernelError, InterpretationError) as e:
+            raise UserError(f"{args.program}: {e}") from None
+        seconds = time.perf_counter() - start
+        if args.output:
+            buffer = io.BytesIO()
+            np.savez(buffer, **outputs)
+            write_atomic(args.output, buffer.getvalue())
+        if args.print or not args.output:
+            print(summary(outputs, seconds))
+
+
+if __name__ == "__main__":
+    main()
