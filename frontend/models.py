@@ -152,7 +152,7 @@ class GraphBuilder:
     def initializer(self, name: str, array: np.ndarray) -> str:
         if name in self._initializers:
             raise ValueError(f"duplicate initializer {name!r}")
-        self._initializers[name] = np.ascontiguousarray(array)
+        self._initializers[name] = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
         return name
 
     def normal(self, name: str, shape: Sequence[int], std: float, mean: float = 0.0) -> str:

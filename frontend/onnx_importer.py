@@ -145,7 +145,7 @@ class _Importer:
             array = numpy_helper.to_array(t)
         except Exception as e:
             raise OnnxImportError(f"tensor '{t.name}' cannot be read: {e}") from None
-        return np.ascontiguousarray(array.astype(ONNX_DTYPES[t.data_type], copy=False))
+        return np.require(array.astype(ONNX_DTYPES[t.data_type], copy=False), requirements="C")
 
     def node(self, node: onnx.NodeProto, index: int) -> None:
         name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")

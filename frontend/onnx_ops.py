@@ -31,6 +31,9 @@ ONNX_DTYPES: dict[int, np.dtype] = {
     onnx.TensorProto.INT16: np.dtype(np.int16),
     onnx.TensorProto.INT8: np.dtype(np.int8),
     onnx.TensorProto.UINT8: np.dtype(np.uint8),
+    onnx.TensorProto.UINT16: np.dtype(np.uint16),
+    onnx.TensorProto.UINT32: np.dtype(np.uint32),
+    onnx.TensorProto.UINT64: np.dtype(np.uint64),
     onnx.TensorProto.BOOL: np.dtype(np.bool_),
 }
 
@@ -46,7 +49,7 @@ ONNX_TO_GE: dict[str, str] = {
     "Split": "SplitOp", "Slice": "SliceOp", "Gather": "GatherOp", "Unsqueeze": "UnsqueezeOp",
     "Squeeze": "SqueezeOp", "ReduceMean": "ReduceMeanOp", "Cast": "CastOp", "Where": "WhereOp",
     "Expand": "ExpandOp", "Shape": "ShapeOp", "ConstantOfShape": "ConstantOfShapeOp", "Pad": "PadOp",
-    "Resize": "ResizeOp",
+    "Resize": "ResizeOp", "Range": "RangeOp",
 }
 
 

@@ -43,7 +43,7 @@ def save(path: str | Path, weights: Mapping[str, np.ndarray]) -> None:
     tensors: dict[str, np.ndarray] = {}
     bf16_keys = []
     for key, array in weights.items():
-        array = np.ascontiguousarray(array)
+        array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
         if array.dtype == ml_dtypes.bfloat16:
             bf16_keys.append(key)
             array = array.view(np.uint16)
@@ -81,7 +81,8 @@ class WeightStore(Mapping[str, np.ndarray]):
     def spec(self, key: str) -> tuple[np.dtype, tuple[int, ...]]:
         sl = self._file.get_slice(key)
         dtype = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32,
-                 "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "U16": np.uint16}[sl.get_dtype()]
+                 "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "U16": np.uint16,
+                 "U32": np.uint32, "U64": np.uint64}[sl.get_dtype()]
         dtype = np.dtype(ml_dtypes.bfloat16) if key in self._bf16 else np.dtype(dtype)
         return dtype, tuple(sl.get_shape())
 

@@ -25,7 +25,7 @@ from ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, sh
 
 
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    array = np.ascontiguousarray(array)
+    array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
     t = tensor(element_type_of(array.dtype), array.shape)
     return DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes()))
 

@@ -10,9 +10,9 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def,
 from xdsl.traits import Commutative, Pure
 
 from ge_dialects.ge.base import GeOp, InferArgs, StrProp
-from ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape, format_of, tensor
+from ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, SIGNED_INT_TYPES, Shape, format_of, tensor
 
-SIGNED_NUMERIC = tuple(t for t in NUMERIC_TYPES if str(t) != "ui8")
+SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
 
 
 def broadcast_shapes(a: InferArgs, *shapes: Shape) -> Shape:

@@ -1,3 +1,547 @@
-"""Neural-network ops: convolution, pooling, normalization, matrix products, softmax."""
+"""Neural-network ops: convolution, pooling, normalization, matrix products, softmax, dropout.
 
-NN_OPS: list = []
+The sliding-window geometry (`Window`) lives here so the shape functions and the numpy kernels
+compute output sizes and padding from one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    AttrSizedResultSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    opt_result_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge_dialects.ge.elementwise import broadcast_shapes
+from ge_dialects.ge.types import FLOAT_TYPES, NUMERIC_TYPES, FormatAttr, Shape, tensor, ui8
+
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+MATMUL_TYPES = FLOAT_TYPES + (i64, i32)
+MAX_POOL_TYPES = FLOAT_TYPES + (i8, ui8)
+STASH_TYPES = {1: f32, 10: f16, 11: f64, 16: bf16}
+"""LayerNormalization's `stash_type` (an ONNX TensorProto data type) as a ge element type."""
+
+
+def _show(values: Sequence[int | None]) -> str:
+    return "[" + ", ".join("?" if v is None else str(v) for v in values) + "]"
+
+
+def _shape(shape: Shape) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# -- sliding windows ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    """Geometry of a window sliding over the spatial axes (conv and pooling, ONNX semantics)."""
+
+    kernel: tuple[int | None, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads: tuple[int, ...]
+    """Explicit pads in ONNX layout: all begins, then all ends (used when auto_pad is NOTSET)."""
+    auto_pad: str = "NOTSET"
+    ceil_mode: bool = False
+
+    @staticmethod
+    def of(prop: Callable[[str], Any], kernel: Sequence[int | None]) -> Window:
+        """The window an op's properties describe (`prop` reads a property or its default);
+        `kernel` is the kernel size per spatial axis."""
+        rank = len(kernel)
+        return Window(
+            kernel=tuple(kernel),
+            strides=tuple(prop("strides") or [1] * rank),
+            dilations=tuple(prop("dilations") or [1] * rank),
+            pads=tuple(prop("pads") or [0] * (2 * rank)),
+            auto_pad=prop("auto_pad") or "NOTSET",
+            ceil_mode=bool(prop("ceil_mode")),
+        )
+
+    def extent(self, axis: int) -> int:
+        """The span of the dilated kernel along a spatial axis."""
+        return (self.kernel[axis] - 1) * self.dilations[axis] + 1
+
+    def padding(self, axis: int, size: int) -> tuple[int, int]:
+        """(begin, end) padding of a spatial axis of the given input size."""
+        if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out = -(-size // self.strides[axis])
+            total = max((out - 1) * self.strides[axis] + self.extent(axis) - size, 0)
+            small = total // 2
+            return (small, total - small) if self.auto_pad == "SAME_UPPER" else (total - small, small)
+        if self.auto_pad == "VALID":
+            return 0, 0
+        return self.pads[axis], self.pads[axis + len(self.kernel)]
+
+    def out_size(self, axis: int, size: int | None) -> int | None:
+        """The output size along a spatial axis; ceil mode drops a last window that would start
+        in the end padding (as onnxruntime and PyTorch do)."""
+        if size is None or self.kernel[axis] is None:
+            return None
+        stride = self.strides[axis]
+        if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            return -(-size // stride)
+        begin, end = self.padding(axis, size)
+        span = size + begin + end - self.extent(axis)
+        if span < 0:
+            return 0  # not even one window fits
+        if not self.ceil_mode:
+            return span // stride + 1
+        out = -(-span // stride) + 1
+        return out - 1 if (out - 1) * stride >= size + begin else out
+
+    def out_sizes(self, sizes: Sequence[int | None]) -> list[int | None]:
+        return [self.out_size(i, s) for i, s in enumerate(sizes)]
+
+
+def _ints_prop(a: InferArgs, name: str, count: int, per_axis: int = 1) -> None:
+    values = a.prop(name)
+    if values is None:
+        return
+    if len(values) != count * per_axis:
+        raise a.fail(f"{name} must have {count * per_axis} values ({per_axis} per spatial axis), got {len(values)}")
+    lowest = 0 if name == "pads" else 1
+    if any(v < lowest for v in values):
+        raise a.fail(f"{name} must be {'non-negative' if lowest == 0 else 'positive'}, got {_show(values)}")
+
+
+def _window(a: InferArgs, spatial: int, kernel: Sequence[int | None]) -> Window:
+    """Checks the window properties of a conv or pool op and returns its geometry."""
+    if a.prop("auto_pad") not in AUTO_PADS:
+        raise a.fail(f"auto_pad must be one of {', '.join(AUTO_PADS)}, got \"{a.prop('auto_pad')}\"")
+    _ints_prop(a, "strides", spatial)
+    _ints_prop(a, "dilations", spatial)
+    _ints_prop(a, "pads", spatial, 2)
+    if a.prop("ceil_mode") not in (None, 0, 1):
+        raise a.fail(f"ceil_mode must be 0 or 1, got {a.prop('ceil_mode')}")
+    return Window.of(a.prop, kernel)
+
+
+def _spatial_out(a: InferArgs, window: Window, sizes: Shape) -> list[int | None]:
+    """Output spatial dims; fails when a window does not fit the (padded) input."""
+    out = window.out_sizes(sizes)
+    for i, (o, size) in enumerate(zip(out, sizes)):
+        if o is not None and o < 1:
+            begin, end = window.padding(i, size)
+            raise a.fail(
+                f"spatial axis {i} has no output: input size {size}, pads {begin}+{end}, "
+                f"kernel extent {window.extent(i)}, stride {window.strides[i]}"
+            )
+    return out
+
+
+def _spatial_input(a: InferArgs, name: str) -> Shape:
+    """Shape of an (N, C, D1, ..., Dk) operand, k >= 1."""
+    shape = a.shape(name)
+    if len(shape) < 3:
+        raise a.fail(f"operand '{name}' must have rank >= 3 (N, C and spatial dims), got rank {len(shape)}")
+    return shape
+
+
+def _pool_kernel(a: InferArgs, spatial: int) -> list[int]:
+    kernel = a.prop("kernel_shape")
+    if kernel is None:
+        raise a.fail("kernel_shape is required")
+    _ints_prop(a, "kernel_shape", spatial)
+    return kernel
+
+
+def _image_format(a: InferArgs, name: str, rank: int) -> FormatAttr | None:
+    """4-D conv-like results are NCHW unless the input says otherwise."""
+    fmt = a.fmt(name)
+    if rank == 4 and fmt is None:
+        return FormatAttr("NCHW")
+    return fmt if rank == a.rank(name) else None
+
+
+# -- convolution and pooling -------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConvOp(GeOp):
+    """ONNX Conv: N-d convolution with groups, dilations, strides and (auto) padding."""
+
+    name = "ge.conv"
+    X = operand_def(TensorType)
+    W = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    auto_pad = opt_prop_def(StrProp)
+    dilations = opt_prop_def(IntsProp)
+    group = opt_prop_def(IntProp)
+    kernel_shape = opt_prop_def(IntsProp)
+    pads = opt_prop_def(IntsProp)
+    strides = opt_prop_def(IntsProp)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("X", FLOAT_TYPES)
+        a.expect_same_dtype("X", "W", "B")
+        x = _spatial_input(a, "X")
+        w = a.shape("W")
+        if len(w) != len(x):
+            raise a.fail(f"weight rank {len(w)} does not match input rank {len(x)}")
+        out_channels = _check_conv_channels(a, x, w)
+        kernel = _conv_kernel(a, w)
+        window = _window(a, len(x) - 2, kernel)
+        shape = (x[0], out_channels, *_spatial_out(a, window, x[2:]))
+        return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
+
+
+def _check_conv_channels(a: InferArgs, x: Shape, w: Shape) -> int | None:
+    """Checks channels against group and bias; returns the output channel count."""
+    group = a.prop("group")
+    if group < 1:
+        raise a.fail(f"group must be positive, got {group}")
+    if x[1] is not None and w[1] is not None and x[1] != w[1] * group:
+        raise a.fail(f"input channels {x[1]} do not match weight channels {w[1]} x group {group}")
+    if w[0] is not None and w[0] % group:
+        raise a.fail(f"output channels {w[0]} are not divisible by group {group}")
+    if a.has("B"):
+        b = a.shape("B")
+        if len(b) != 1 or (b[0] is not None and w[0] is not None and b[0] != w[0]):
+            raise a.fail(f"bias of shape {_shape(b)} does not match {_show(w[:1])} output channels")
+    return w[0]
+
+
+def _conv_kernel(a: InferArgs, w: Shape) -> list[int | None]:
+    kernel = a.prop("kernel_shape")
+    if kernel is None:
+        return list(w[2:])
+    if len(kernel) != len(w) - 2 or any(d is not None and d != k for d, k in zip(w[2:], kernel)):
+        raise a.fail(f"kernel_shape {_show(kernel)} does not match weight spatial dims {_show(w[2:])}")
+    return kernel
+
+
+class PoolOp(GeOp):
+    """Shared shape function of the windowed pools: (N, C, D...) -> (N, C, D'...)."""
+
+    X = operand_def(TensorType)
+    Y = result_def(TensorType)
+    auto_pad = opt_prop_def(StrProp)
+    ceil_mode = opt_prop_def(IntProp)
+    dilations = opt_prop_def(IntsProp)
+    kernel_shape = opt_prop_def(IntsProp)
+    pads = opt_prop_def(IntsProp)
+    strides = opt_prop_def(IntsProp)
+    traits = traits_def(Pure())
+
+    ALLOWED: ClassVar = FLOAT_TYPES
+
+    @classmethod
+    def pool_shape(cls, a: InferArgs) -> tuple[Shape, FormatAttr | None]:
+        a.expect_dtype("X", cls.ALLOWED)
+        x = _spatial_input(a, "X")
+        window = _window(a, len(x) - 2, _pool_kernel(a, len(x) - 2))
+        shape = (x[0], x[1], *_spatial_out(a, window, x[2:]))
+        return shape, _image_format(a, "X", len(shape))
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    """ONNX MaxPool; the optional Indices are flat offsets into X (row-major, or column-major
+    over the spatial dims with storage_order=1)."""
+
+    name = "ge.max_pool"
+    Indices = opt_result_def(TensorType)
+    storage_order = opt_prop_def(IntProp)
+    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "storage_order": 0}
+    ALLOWED: ClassVar = MAX_POOL_TYPES
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        if a.prop("storage_order") not in (0, 1):
+            raise a.fail(f"storage_order must be 0 or 1, got {a.prop('storage_order')}")
+        shape, fmt = cls.pool_shape(a)
+        return [tensor(a.dtype("X"), shape, fmt), tensor(i64, shape, fmt)]
+
+
+@irdl_op_definition
+class AvgPoolOp(PoolOp):
+    """ONNX AveragePool; count_include_pad decides whether padding counts in the divisor."""
+
+    name = "ge.avg_pool"
+    count_include_pad = opt_prop_def(IntProp)
+    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "count_include_pad": 0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        if a.prop("count_include_pad") not in (0, 1):
+            raise a.fail(f"count_include_pad must be 0 or 1, got {a.prop('count_include_pad')}")
+        shape, fmt = cls.pool_shape(a)
+        return [tensor(a.dtype("X"), shape, fmt)]
+
+
+@irdl_op_definition
+class GlobalAvgPoolOp(GeOp):
+    """ONNX GlobalAveragePool: the mean over all spatial dims, kept as size-1 dims."""
+
+    name = "ge.global_avg_pool"
+    X = operand_def(TensorType)
+    Y = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("X", FLOAT_TYPES)
+        x = _spatial_input(a, "X")
+        shape = (x[0], x[1], *[1] * (len(x) - 2))
+        return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
+
+
+# -- normalization -----------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BatchNormOp(GeOp):
+    """ONNX BatchNormalization (opset 15): inference with the given statistics, or training
+    (training_mode=1) with batch statistics and updated running_mean / running_var outputs."""
+
+    name = "ge.batch_norm"
+    X = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    B = operand_def(TensorType)
+    input_mean = operand_def(TensorType)
+    input_var = operand_def(TensorType)
+    Y = result_def(TensorType)
+    running_mean = opt_result_def(TensorType)
+    running_var = opt_result_def(TensorType)
+    epsilon = opt_prop_def(FloatProp)
+    momentum = opt_prop_def(FloatProp)
+    training_mode = opt_prop_def(IntProp)
+    irdl_options = (AttrSizedResultSegments(as_property=True),)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("X", FLOAT_TYPES)
+        x = a.shape("X")
+        if len(x) < 2:
+            raise a.fail(f"operand 'X' must have rank >= 2 (N, C, ...), got rank {len(x)}")
+        for name in ("scale", "B", "input_mean", "input_var"):
+            _check_channel_vector(a, name, x[1])
+        a.expect_same_dtype("scale", "B")
+        a.expect_same_dtype("input_mean", "input_var")
+        if a.prop("training_mode") not in (0, 1):
+            raise a.fail(f"training_mode must be 0 or 1, got {a.prop('training_mode')}")
+        if a.num_results > 1 and not a.prop("training_mode"):
+            raise a.fail("running_mean and running_var are results only in training mode (training_mode = 1)")
+        stats = a.dtype("input_mean")
+        return [tensor(dtype, x, a.fmt("X")), tensor(stats, (x[1],)), tensor(stats, (x[1],))]
+
+
+def _check_channel_vector(a: InferArgs, name: str, channels: int | None) -> None:
+    a.expect_dtype(name, FLOAT_TYPES)
+    shape = a.shape(name)
+    if len(shape) != 1 or (shape[0] is not None and channels is not None and shape[0] != channels):
+        raise a.fail(f"operand '{name}' must have shape ({'?' if channels is None else channels},), "
+                     f"got {_shape(shape)}")
+
+
+@irdl_op_definition
+class LayerNormOp(GeOp):
+    """ONNX LayerNormalization: normalizes over dims axis.. (in the stash type), then scales and
+    shifts; Mean and InvStdDev keep the leading dims and have size 1 from axis on."""
+
+    name = "ge.layer_norm"
+    X = operand_def(TensorType)
+    Scale = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    Mean = opt_result_def(TensorType)
+    InvStdDev = opt_result_def(TensorType)
+    axis = opt_prop_def(IntProp)
+    epsilon = opt_prop_def(FloatProp)
+    stash_type = opt_prop_def(IntProp)
+    irdl_options = (AttrSizedResultSegments(as_property=True),)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("X", FLOAT_TYPES)
+        a.expect_same_dtype("X", "Scale", "B")
+        x = a.shape("X")
+        axis = a.normalize_axis(a.prop("axis"), len(x))
+        stash = STASH_TYPES.get(a.prop("stash_type"))
+        if stash is None:
+            raise a.fail(f"stash_type {a.prop('stash_type')} is not one of 1 (f32), 10 (f16), 11 (f64), 16 (bf16)")
+        for name in ("Scale", "B"):
+            if a.has(name):
+                _check_unidirectional(a, name, x)
+        stats = (*x[:axis], *[1] * (len(x) - axis))
+        return [tensor(dtype, x, a.fmt("X")), tensor(stash, stats), tensor(stash, stats)]
+
+
+def _check_unidirectional(a: InferArgs, name: str, target: Shape) -> None:
+    """`name` must broadcast to `target` without changing it (ONNX unidirectional broadcasting)."""
+    shape = a.shape(name)
+    tail = target[len(target) - len(shape):] if len(shape) <= len(target) else None
+    if tail is None or any(d is not None and t is not None and d not in (1, t) for d, t in zip(shape, tail)):
+        raise a.fail(f"operand '{name}' of shape {_shape(shape)} does not broadcast to {_shape(target)}")
+
+
+@irdl_op_definition
+class DropoutOp(GeOp):
+    """ONNX Dropout: identity (mask all true) unless training_mode is true and ratio nonzero."""
+
+    name = "ge.dropout"
+    data = operand_def(TensorType)
+    ratio = opt_operand_def(TensorType)
+    training_mode = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    mask = opt_result_def(TensorType)
+    seed = opt_prop_def(IntProp)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("data", FLOAT_TYPES)
+        if a.has("ratio"):
+            a.expect_dtype("ratio", FLOAT_TYPES)
+            _check_scalar(a, "ratio")
+            ratio = a.const("ratio")
+            if ratio is not None and not 0 <= float(ratio.reshape(-1)[0]) < 1:
+                raise a.fail(f"ratio {float(ratio.reshape(-1)[0])} must be in [0, 1)")
+        if a.has("training_mode"):
+            a.expect_dtype("training_mode", (i1,))
+            _check_scalar(a, "training_mode")
+        x = a.shape("data")
+        return [tensor(dtype, x, a.fmt("data")), tensor(i1, x, a.fmt("data"))]
+
+
+def _check_scalar(a: InferArgs, name: str) -> None:
+    shape = a.shape(name)
+    if len(shape) > 1 or (len(shape) == 1 and shape[0] not in (1, None)):
+        raise a.fail(f"operand '{name}' must be a scalar, got shape {_shape(shape)}")
+
+
+# -- elementwise-like --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ClipOp(GeOp):
+    """ONNX Clip: min(max(input, min), max); absent bounds do not clip."""
+
+    name = "ge.clip"
+    input = operand_def(TensorType)
+    min = opt_operand_def(TensorType)
+    max = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("input", NUMERIC_TYPES)
+        a.expect_same_dtype("input", "min", "max")
+        for name in ("min", "max"):
+            if a.has(name):
+                _check_scalar(a, name)
+        return [tensor(dtype, a.shape("input"), a.fmt("input"))]
+
+
+@irdl_op_definition
+class SoftmaxOp(GeOp):
+    """ONNX Softmax (opset 13): normalized exponentials along one axis."""
+
+    name = "ge.softmax"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntProp)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {"axis": -1}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("input", FLOAT_TYPES)
+        a.normalize_axis(a.prop("axis"), a.rank("input"))
+        return [tensor(dtype, a.shape("input"), a.fmt("input"))]
+
+
+# -- matrix products ---------------------------------------------------------------------------
+
+
+def _inner_match(a: InferArgs, k1: int | None, k2: int | None) -> None:
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise a.fail(f"inner dimensions {k1} and {k2} do not match")
+
+
+@irdl_op_definition
+class GemmOp(GeOp):
+    """ONNX Gemm: alpha * A' @ B' + beta * C, C broadcast to (M, N)."""
+
+    name = "ge.gemm"
+    A = operand_def(TensorType)
+    B = operand_def(TensorType)
+    C = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    alpha = opt_prop_def(FloatProp)
+    beta = opt_prop_def(FloatProp)
+    transA = opt_prop_def(IntProp)
+    transB = opt_prop_def(IntProp)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("A", MATMUL_TYPES)
+        a.expect_same_dtype("A", "B", "C")
+        a.expect_rank("A", 2)
+        a.expect_rank("B", 2)
+        m, k1 = a.shape("A")[:: -1 if a.prop("transA") else 1]
+        k2, n = a.shape("B")[:: -1 if a.prop("transB") else 1]
+        _inner_match(a, k1, k2)
+        if a.has("C"):
+            _check_unidirectional(a, "C", (m, n))
+        return [tensor(dtype, (m, n))]
+
+
+@irdl_op_definition
+class MatMulOp(GeOp):
+    """ONNX MatMul: numpy matmul (1-D operands promoted, batch dims broadcast)."""
+
+    name = "ge.matmul"
+    A = operand_def(TensorType)
+    B = operand_def(TensorType)
+    Y = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("A", MATMUL_TYPES)
+        a.expect_same_dtype("A", "B")
+        x, y = a.shape("A"), a.shape("B")
+        if not x or not y:
+            raise a.fail(f"operands must have rank >= 1, got shapes {_shape(x)} and {_shape(y)}")
+        _inner_match(a, x[-1], y[0] if len(y) == 1 else y[-2])
+        batch = broadcast_shapes(a, x[:-2], y[:-2])
+        rows = x[-2:-1]
+        cols = y[-1:] if len(y) > 1 else ()
+        return [tensor(dtype, (*batch, *rows, *cols))]
+
+
+NN_OPS = [
+    ConvOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp, LayerNormOp, DropoutOp,
+    ClipOp, SoftmaxOp, GemmOp, MatMulOp,
+]
+
+__all__ = [op.__name__ for op in NN_OPS] + ["NN_OPS"]

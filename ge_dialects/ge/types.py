@@ -41,6 +41,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
+ui16 = IntegerType(16, Signedness.UNSIGNED)
+ui32 = IntegerType(32, Signedness.UNSIGNED)
+ui64 = IntegerType(64, Signedness.UNSIGNED)
 
 #: Element types a ge tensor may hold, by their IR spelling.
 ELEMENT_TYPES: dict[str, Attribute] = {
@@ -53,6 +56,9 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "i16": i16,
     "i8": i8,
     "ui8": ui8,
+    "ui16": ui16,
+    "ui32": ui32,
+    "ui64": ui64,
     "i1": i1,
 }
 
@@ -66,12 +72,17 @@ _NUMPY_OF: dict[Attribute, np.dtype] = {
     i16: np.dtype(np.int16),
     i8: np.dtype(np.int8),
     ui8: np.dtype(np.uint8),
+    ui16: np.dtype(np.uint16),
+    ui32: np.dtype(np.uint32),
+    ui64: np.dtype(np.uint64),
     i1: np.dtype(np.bool_),
 }
 _ELEMENT_OF: dict[np.dtype, Attribute] = {v: k for k, v in _NUMPY_OF.items()}
 
 FLOAT_TYPES = (f32, f16, bf16, f64)
-INT_TYPES = (i64, i32, i16, i8, ui8)
+SIGNED_INT_TYPES = (i64, i32, i16, i8)
+UNSIGNED_INT_TYPES = (ui8, ui16, ui32, ui64)
+INT_TYPES = SIGNED_INT_TYPES + UNSIGNED_INT_TYPES
 NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
 ALL_TYPES = NUMERIC_TYPES + (i1,)
 

@@ -1,1 +1,288 @@
-"""Kernels of the neural-network ops."""
+"""Kernels of the neural-network ops.
+
+Low-precision floats (f16, bf16) are computed in float32 and cast back, the way onnxruntime's CPU
+kernels accumulate. Convolution is im2col + one batched matmul over the groups; pooling loops over
+kernel positions only, each step a vectorized operation on the whole output.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ge_dialects import ge
+from ge_dialects.ge.nn import STASH_TYPES, Window
+from ge_dialects.ge.types import numpy_dtype
+from interpreter.kernels import kernel
+
+
+def _compute(x: np.ndarray) -> np.ndarray:
+    """`x` in the type to compute in: float32 for f16/bf16, else unchanged."""
+    low_float = x.dtype.itemsize < 4 and x.dtype.kind not in "iub"
+    return x.astype(np.float32) if low_float else x
+
+
+# -- sliding windows ---------------------------------------------------------------------------
+
+
+def _pad(x: np.ndarray, window: Window, fill) -> tuple[np.ndarray, list[int], list[tuple[int, int]]]:
+    """Pads the spatial dims of `x` (N, C, D...) so every output window fits, including the
+    partial last windows of ceil mode. Returns the padded array, the output spatial sizes and
+    the (begin, end) explicit padding per axis (without the ceil-mode extension)."""
+    sizes = x.shape[2:]
+    out = window.out_sizes(sizes)
+    explicit = [window.padding(i, s) for i, s in enumerate(sizes)]
+    widths = [(0, 0), (0, 0)]
+    for i, (size, (begin, end)) in enumerate(zip(sizes, explicit)):
+        need = (out[i] - 1) * window.strides[i] + window.extent(i)
+        widths.append((begin, max(end, need - size - begin)))
+    if any(w != (0, 0) for w in widths):
+        x = np.pad(x, widths, constant_values=fill)
+    return x, out, explicit
+
+
+def _slice_at(xp: np.ndarray, window: Window, offsets, out: list[int]) -> np.ndarray:
+    """The strided view of `xp` that kernel position `offsets` reads for every output position."""
+    index = [slice(None), slice(None)]
+    for i, k in enumerate(offsets):
+        start = k * window.dilations[i]
+        index.append(slice(start, start + (out[i] - 1) * window.strides[i] + 1, window.strides[i]))
+    return xp[tuple(index)]
+
+
+def _kernel_positions(window: Window):
+    return itertools.product(*(range(k) for k in window.kernel))
+
+
+# -- convolution -------------------------------------------------------------------------------
+
+
+def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
+    """Columns (N, G, Cg * K, P): every input patch, one column per output position."""
+    n, c = xp.shape[:2]
+    spatial = len(out)
+    if all(k == 1 for k in window.kernel):
+        patches = _slice_at(xp, window, [0] * spatial, out)
+    else:
+        extents = [window.extent(i) for i in range(spatial)]
+        views = sliding_window_view(xp, extents, axis=tuple(range(2, 2 + spatial)))
+        index = (slice(None), slice(None),
+                 *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, window.strides)),
+                 *(slice(None, None, d) for d in window.dilations))
+        # (N, C, O..., K...) -> (N, C, K..., O...): the copy below lays out im2col rows.
+        patches = views[index].transpose(0, 1, *range(2 + spatial, 2 + 2 * spatial), *range(2, 2 + spatial))
+    return patches.reshape(n, groups, -1, int(np.prod(out)))
+
+
+@kernel(ge.ConvOp)
+def conv(op, ins):
+    x, w, b = _compute(ins["X"]), _compute(ins["W"]), ins["B"]
+    groups = op.p("group")
+    window = Window.of(op.p, w.shape[2:])
+    xp, out, _ = _pad(x, window, 0)
+    cols = _im2col(xp, window, out, groups)
+    m = w.shape[0]
+    weights = w.reshape(groups, m // groups, -1)
+    y = np.matmul(weights, cols).reshape(x.shape[0], m, *out)
+    if b is not None:
+        y += _compute(b).reshape(m, *[1] * len(out))
+    return y.astype(ins["X"].dtype, copy=False)
+
+
+# -- pooling -----------------------------------------------------------------------------------
+
+
+def _lowest(dtype: np.dtype):
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
+@kernel(ge.MaxPoolOp)
+def max_pool(op, ins):
+    x = _compute(ins["X"])
+    window = Window.of(op.p, op.p("kernel_shape"))
+    xp, out, explicit = _pad(x, window, _lowest(x.dtype))
+    if len(op.results) == 1:
+        y = None
+        for offsets in _kernel_positions(window):
+            part = _slice_at(xp, window, offsets, out)
+            y = part.copy() if y is None else np.maximum(y, part, out=y)
+        return y.astype(ins["X"].dtype, copy=False)
+    y, indices = _max_with_indices(xp, window, out, explicit, x.shape, op.p("storage_order"))
+    return y.astype(ins["X"].dtype, copy=False), indices
+
+
+def _max_with_indices(xp, window: Window, out, explicit, shape, storage_order: int):
+    """Max pooling that also tracks where each maximum came from (first one on ties), as a
+    flat index into the unpadded input (ONNX MaxPool's Indices)."""
+    spatial = shape[2:]
+    # Flat strides of the spatial dims: row-major, or column-major for storage_order=1.
+    order = range(len(spatial)) if storage_order else reversed(range(len(spatial)))
+    strides = [0] * len(spatial)
+    step = 1
+    for i in order:
+        strides[i] = step
+        step *= spatial[i]
+    base = sum(
+        ((np.arange(o) * window.strides[i] - explicit[i][0]) * strides[i]).reshape(
+            [-1 if j == i else 1 for j in range(len(out))])
+        for i, o in enumerate(out)
+    )
+    y = indices = None
+    for offsets in _kernel_positions(window):
+        part = _slice_at(xp, window, offsets, out)
+        here = base + sum(k * window.dilations[i] * strides[i] for i, k in enumerate(offsets))
+        if y is None:
+            y, indices = part.copy(), np.broadcast_to(here, part.shape).copy()
+            continue
+        better = part > y
+        y = np.where(better, part, y)
+        indices = np.where(better, here, indices)
+    n, c = shape[:2]
+    channel_base = (np.arange(n * c, dtype=np.int64) * int(np.prod(spatial))).reshape(n, c, *[1] * len(out))
+    return y, (indices + channel_base).astype(np.int64)
+
+
+@kernel(ge.AvgPoolOp)
+def avg_pool(op, ins):
+    x = _compute(ins["X"])
+    window = Window.of(op.p, op.p("kernel_shape"))
+    xp, out, explicit = _pad(x, window, 0)
+    total = None
+    for offsets in _kernel_positions(window):
+        part = _slice_at(xp, window, offsets, out)
+        total = part.copy() if total is None else np.add(total, part, out=total)
+    counts = _window_counts(xp.shape[2:], x.shape[2:], window, out, explicit, op.p("count_include_pad"))
+    return (total / counts).astype(ins["X"].dtype, copy=False)
+
+
+def _window_counts(padded, sizes, window: Window, out, explicit, include_pad: int) -> np.ndarray:
+    """How many positions each window averages: the ones inside the input, or with
+    count_include_pad the ones inside the explicitly padded input (never the ceil-mode overhang)."""
+    mask = np.zeros((1, 1, *padded), dtype=np.float32)
+    region = [slice(None), slice(None)]
+    for size, (begin, end) in zip(sizes, explicit):
+        region.append(slice(0, begin + size + end) if include_pad else slice(begin, begin + size))
+    mask[tuple(region)] = 1
+    counts = None
+    for offsets in _kernel_positions(window):
+        part = _slice_at(mask, window, offsets, out)
+        counts = part.copy() if counts is None else counts + part
+    return counts
+
+
+@kernel(ge.GlobalAvgPoolOp)
+def global_avg_pool(op, ins):
+    x = ins["X"]
+    axes = tuple(range(2, x.ndim))
+    return _compute(x).mean(axis=axes, keepdims=True).astype(x.dtype, copy=False)
+
+
+# -- normalization -----------------------------------------------------------------------------
+
+
+@kernel(ge.BatchNormOp)
+def batch_norm(op, ins):
+    x = _compute(ins["X"])
+    channel = (-1, *[1] * (x.ndim - 2))
+    scale, bias = (_compute(ins[n]).reshape(channel) for n in ("scale", "B"))
+    mean, var = _compute(ins["input_mean"]), _compute(ins["input_var"])
+    eps = op.p("epsilon")
+    if not op.p("training_mode"):
+        return _normalize(x, mean.reshape(channel), var.reshape(channel), eps, scale, bias).astype(
+            ins["X"].dtype, copy=False)
+    axes = (0, *range(2, x.ndim))
+    batch_mean, batch_var = x.mean(axis=axes), x.var(axis=axes)
+    y = _normalize(x, batch_mean.reshape(channel), batch_var.reshape(channel), eps, scale, bias)
+    momentum = op.p("momentum")
+    stats_dtype = ins["input_mean"].dtype
+    running_mean = (mean * momentum + batch_mean * (1 - momentum)).astype(stats_dtype)
+    running_var = (var * momentum + batch_var * (1 - momentum)).astype(stats_dtype)
+    return y.astype(ins["X"].dtype, copy=False), running_mean, running_var
+
+
+def _normalize(x, mean, var, eps, scale, bias) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * scale + bias, folded per channel into one multiply-add
+    (two passes over x instead of four)."""
+    factor = scale / np.sqrt(var + np.asarray(eps, dtype=var.dtype))
+    y = x * factor.astype(x.dtype, copy=False)
+    y += (bias - mean * factor).astype(x.dtype, copy=False)
+    return y
+
+
+@kernel(ge.LayerNormOp)
+def layer_norm(op, ins):
+    x = ins["X"]
+    stash = numpy_dtype(STASH_TYPES[op.p("stash_type")])
+    axis = op.p("axis") % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    wide = x.astype(stash)
+    mean = wide.mean(axis=axes, keepdims=True)
+    centered = wide - mean
+    inv_std = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + stash.type(op.p("epsilon")))
+    normalized = (centered * inv_std).astype(x.dtype)
+    y = _compute(normalized) * _compute(ins["Scale"])
+    if ins["B"] is not None:
+        y = y + _compute(ins["B"])
+    return y.astype(x.dtype, copy=False), mean.astype(stash), inv_std.astype(stash)
+
+
+@kernel(ge.DropoutOp)
+def dropout(op, ins):
+    """Identity outside training. In training, the mask draws uniform [0, 1) samples from
+    `numpy.random.RandomState(seed)` and keeps those >= ratio: the generator the ONNX test
+    data was made with, so seeded results reproduce them."""
+    x = ins["data"]
+    ratio = 0.5 if ins["ratio"] is None else float(np.asarray(ins["ratio"]).reshape(-1)[0])
+    training = ins["training_mode"] is not None and bool(np.asarray(ins["training_mode"]).reshape(-1)[0])
+    if not training or ratio == 0:
+        return x.copy(), np.ones(x.shape, dtype=np.bool_)
+    mask = np.random.RandomState(op.p("seed")).uniform(0, 1, x.shape) >= ratio
+    y = _compute(x) * mask / np.float32(1 - ratio)
+    return y.astype(x.dtype, copy=False), mask
+
+
+# -- elementwise-like --------------------------------------------------------------------------
+
+
+@kernel(ge.ClipOp)
+def clip(op, ins):
+    y = ins["input"]
+    if ins["min"] is not None:
+        y = np.maximum(y, ins["min"].reshape(()))
+    if ins["max"] is not None:
+        y = np.minimum(y, ins["max"].reshape(()))
+    return y.copy() if y is ins["input"] else y
+
+
+@kernel(ge.SoftmaxOp)
+def softmax(op, ins):
+    x = ins["input"]
+    wide = _compute(x)
+    axis = op.p("axis")
+    e = np.exp(wide - wide.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+# -- matrix products ---------------------------------------------------------------------------
+
+
+@kernel(ge.GemmOp)
+def gemm(op, ins):
+    a, b, c = _compute(ins["A"]), _compute(ins["B"]), ins["C"]
+    a = a.T if op.p("transA") else a
+    b = b.T if op.p("transB") else b
+    y = a @ b
+    alpha, beta = op.p("alpha"), op.p("beta")
+    if alpha != 1:
+        y = y * alpha
+    if c is not None and beta != 0:
+        y = y + (_compute(c) if beta == 1 else _compute(c) * beta)
+    return np.asarray(y).astype(ins["A"].dtype, copy=False)
+
+
+@kernel(ge.MatMulOp)
+def matmul(op, ins):
+    a = ins["A"]
+    return np.asarray(np.matmul(_compute(a), _compute(ins["B"]))).astype(a.dtype, copy=False)
