@@ -15,16 +15,12 @@ from onnx import TensorProto, helper
 from frontend.onnx_importer import import_model
 from interpreter.runner import run
 
+from frontend.onnx_ops import ONNX_DTYPES  # noqa: E402
+
 ort = pytest.importorskip("onnxruntime")
 
 RNG = np.random.default_rng(0)
-ONNX_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.float64): TensorProto.DOUBLE, np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.bool_): TensorProto.BOOL,
-    np.dtype(ml_dtypes.bfloat16): TensorProto.BFLOAT16,
-}
+ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 
 
 def rand(*shape: int, dtype=np.float32) -> np.ndarray:

@@ -20,16 +20,12 @@ from ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
 from ge_dialects.ge.types import shape_of
 from interpreter.runner import run
 
+from frontend.onnx_ops import ONNX_DTYPES  # noqa: E402
+
 ort = pytest.importorskip("onnxruntime")
 
 RNG = np.random.default_rng(0)
-ONNX_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
-    np.dtype(np.float64): TensorProto.DOUBLE, np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.bool_): TensorProto.BOOL,
-    np.dtype(ml_dtypes.bfloat16): TensorProto.BFLOAT16,
-}
+ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 INT_MAX, INT_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 
 
