@@ -26,6 +26,7 @@ from onnx import numpy_helper
 from frontend.onnx_importer import import_model, load_onnx
 from frontend.onnx_ops import MIN_OPSET, ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
 from interpreter.runner import run
+from onnx_oracle import assert_output_matches
 
 #: The operators the foundation issue lists; a case counts for the op its single node runs,
 #: or for "(expanded)" when it is a function body made only of supported operators.
@@ -132,14 +133,7 @@ def check(case: NodeCase) -> None:
         outputs = run(module, inputs, weights)
         for j, vi in enumerate(model.graph.output):
             want = _load_pb(data / f"output_{j}.pb")
-            got = outputs[vi.name]
-            assert got.shape == want.shape, f"{vi.name}: shape {got.shape} != expected {want.shape}"
-            assert got.dtype == want.dtype, f"{vi.name}: dtype {got.dtype} != expected {want.dtype}"
-            if want.dtype.kind in "iub":
-                np.testing.assert_array_equal(got, want, err_msg=vi.name)
-            else:
-                np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
-                                           rtol=case.rtol, atol=case.atol, err_msg=vi.name)
+            assert_output_matches(vi.name, outputs[vi.name], want, case.rtol, case.atol)
 
 
 def check_unsupported(case: NodeCase) -> None:

@@ -6,55 +6,26 @@ Each case is one ONNX node, imported with the ONNX importer and run by the inter
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from frontend.onnx_importer import import_model
 from interpreter.runner import run
-
-from frontend.onnx_ops import ONNX_DTYPES  # noqa: E402
+from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")
 
 RNG = np.random.default_rng(0)
-ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 
 
 def rand(*shape: int, dtype=np.float32) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
-def node_model(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int, **attrs) -> onnx.ModelProto:
-    """A one-node model; None inputs are left out (empty name), as ONNX marks absent optionals."""
-    names = [n if v is not None else "" for n, v in inputs.items()]
-    while names and not names[-1]:
-        names.pop()
-    out_names = [f"out{i}" for i in range(outputs)]
-    graph = helper.make_graph(
-        [helper.make_node(op_type, names, out_names, **attrs)], "g",
-        [helper.make_tensor_value_info(n, ONNX_TYPES[v.dtype], v.shape) for n, v in inputs.items() if v is not None],
-        [onnx.ValueInfoProto(name=n) for n in out_names],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-
-
 def compare(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1,
             rtol: float = 1e-4, atol: float = 1e-5, **attrs) -> None:
-    model = node_model(op_type, inputs, outputs, **attrs)
     feeds = {n: v for n, v in inputs.items() if v is not None}
-    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    module, weights = import_model(model)
-    got = run(module, feeds, weights)
-    for i, expected in enumerate(want):
-        value = got[f"out{i}"]
-        assert value.dtype == expected.dtype and value.shape == expected.shape, (value.dtype, value.shape)
-        if expected.dtype.kind in "iub":
-            np.testing.assert_array_equal(value, expected)
-        else:
-            np.testing.assert_allclose(value.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol)
+    compare_with_onnxruntime(node_model(op_type, inputs, outputs, **attrs), feeds, rtol, atol)
 
 
 CONVS = {

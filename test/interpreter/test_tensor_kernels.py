@@ -8,24 +8,19 @@ initializers (visible constants: exact dims, which must match what the kernel pr
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from frontend.onnx_importer import import_model
 from ge_dialects import ge
 from ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
 from ge_dialects.ge.types import shape_of
-from interpreter.runner import run
-
-from frontend.onnx_ops import ONNX_DTYPES  # noqa: E402
+from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")
 
 RNG = np.random.default_rng(0)
-ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 INT_MAX, INT_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 
 
@@ -37,42 +32,13 @@ def ints(*values: int, dtype=np.int64) -> np.ndarray:
     return np.array(values, dtype=dtype)
 
 
-def node_model(op_type: str, inputs: dict[str, np.ndarray | None], constants: set[str], outputs: int,
-               **attrs) -> onnx.ModelProto:
-    """A one-node model; None inputs are left out, `constants` become initializers."""
-    names = [n if v is not None else "" for n, v in inputs.items()]
-    while names and not names[-1]:
-        names.pop()
-    out_names = [f"out{i}" for i in range(outputs)]
-    graph = helper.make_graph(
-        [helper.make_node(op_type, names, out_names, **attrs)], "g",
-        [helper.make_tensor_value_info(n, ONNX_TYPES[v.dtype], v.shape)
-         for n, v in inputs.items() if v is not None and n not in constants],
-        [onnx.ValueInfoProto(name=n) for n in out_names],
-        initializer=[onnx.numpy_helper.from_array(inputs[n], n) for n in constants],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-
-
 def compare(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1, **attrs) -> None:
     """Runs the node with every input but the first as runtime values, then as constants."""
     shape_like = {n for i, (n, v) in enumerate(inputs.items()) if i > 0 and v is not None}
     for constants in (set(), shape_like):
-        model = node_model(op_type, inputs, constants, outputs, **attrs)
+        model = node_model(op_type, inputs, outputs, constants, **attrs)
         feeds = {n: v for n, v in inputs.items() if v is not None and n not in constants}
-        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        want = session.run(None, feeds)
-        module, weights = import_model(model)
-        got = run(module, feeds, weights)
-        for i, expected in enumerate(want):
-            value = got[f"out{i}"]
-            assert (value.dtype, value.shape) == (expected.dtype, expected.shape)
-            if expected.dtype.kind in "iub":
-                np.testing.assert_array_equal(value, expected)
-            else:
-                np.testing.assert_allclose(
-                    value.astype(np.float64), expected.astype(np.float64), rtol=1e-3, atol=1e-5
-                )
+        module = compare_with_onnxruntime(model, feeds, rtol=1e-3, atol=1e-5)
         if constants:
             assert_static_results(module)
 
