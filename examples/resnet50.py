@@ -44,7 +44,6 @@ def main(argv: list[str] | None = None) -> None:
     timed("import (ge-translate)", lambda: translate_onnx(str(out / "model.onnx"), str(out / "model.mlir"), 32))
     timed("optimize (ge-opt -p cse,dce)", lambda: ge_opt([str(out / "model.mlir"), "-p", "cse,dce",
                                                           "-o", str(out / "model.opt.mlir")]))
-    (out / "model.safetensors").exists() and _link_sidecar(out)
     module, weights = timed("parse IR + open sidecar", lambda: load_program(str(out / "model.opt.mlir")))
     inputs = models.random_inputs(model, seed=0)
     outputs = timed("execute (ge-run interpreter)", lambda: run(module, inputs, weights))
@@ -65,10 +64,6 @@ def main(argv: list[str] | None = None) -> None:
     err = float(np.max(np.abs(got - want) / (np.abs(want) + 1e-5)))
     print(f"onnxruntime agrees: max relative error {err:.2e} (allclose rtol 1e-4, atol 1e-5: "
           f"{np.allclose(got, want, rtol=1e-4, atol=1e-5)})")
-
-
-def _link_sidecar(out: Path) -> None:
-    """The optimized IR names the same sidecar; it sits in the same folder, so nothing to copy."""
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Region, SSAValue
+from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
 from frontend.onnx_ops import (
@@ -36,7 +37,8 @@ from frontend.onnx_ops import (
 from frontend.sidecar import SidecarError, confined_path
 from ge_dialects import ge
 from ge_dialects.ge.base import constant_value
-from ge_dialects.ge.types import element_type_of, tensor
+from ge_dialects.ge.types import element_type_of, shape_of, tensor
+from interpreter.ge import run_kernel
 
 FOLD_LIMIT = 4096
 """Largest result (in elements) that import-time constant evaluation may create."""
@@ -187,8 +189,6 @@ class _Importer:
         return self.constant(array, name)
 
     def map_operands(self, op_cls: type[ge.GeOp], inputs: list[SSAValue | None], where: str):
-        from xdsl.irdl import OptOperandDef, VarOperandDef
-
         defs = op_cls.get_irdl_definition().operands
         operands: dict[str, object] = {}
         if any(isinstance(d, VarOperandDef) and not isinstance(d, OptOperandDef) for _, d in defs):
@@ -208,7 +208,7 @@ class _Importer:
         if op.name in _NOT_FOLDED:
             return None
         results = None
-        if isinstance(op, _shape_op_type()):
+        if isinstance(op, ge.ShapeOp):
             results = _static_shape(op)
         if results is None:
             values = [constant_value(v) for v in op.operands]
@@ -216,8 +216,6 @@ class _Importer:
                 return None
             if any(not _static_and_small(r.type) for r in op.results):
                 return None
-            from interpreter.ge import run_kernel
-
             results = run_kernel(op, tuple(values))
         op.erase(safe_erase=False)  # detached, but its operand uses must go
         return [self.constant(np.asarray(r), name) for r in results]
@@ -249,14 +247,8 @@ class _Importer:
         return value
 
 
-def _shape_op_type():
-    return getattr(ge, "ShapeOp", ())
-
-
 def _static_shape(op) -> list[np.ndarray] | None:
     """Shape of a tensor with a static shape is a constant, whatever the tensor's value."""
-    from ge_dialects.ge.types import shape_of
-
     dims = shape_of(op.operands[0].type)
     if any(d is None for d in dims):
         return None
@@ -268,8 +260,6 @@ def _static_shape(op) -> list[np.ndarray] | None:
 
 
 def _static_and_small(t) -> bool:
-    from ge_dialects.ge.types import shape_of
-
     dims = shape_of(t)
     return all(d is not None for d in dims) and int(np.prod(dims, dtype=np.int64)) <= FOLD_LIMIT
 

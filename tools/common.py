@@ -69,6 +69,18 @@ def read_module(path: str) -> ModuleOp:
     return parse_module(text, path)
 
 
+def import_onnx_file(path: str, inline_limit: int | None = None):
+    """(module, weights) of an ONNX file, import errors as user errors naming the file."""
+    from frontend.onnx_importer import import_model, load_onnx
+    from frontend.onnx_ops import OnnxImportError
+
+    try:
+        model = load_onnx(path)
+        return import_model(model) if inline_limit is None else import_model(model, inline_limit)
+    except OnnxImportError as e:
+        raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
+
+
 def first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__

@@ -10,27 +10,21 @@ import argparse
 import io
 import time
 import zipfile
-from pathlib import Path
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from frontend.onnx_importer import import_model, load_onnx
-from frontend.onnx_ops import OnnxImportError
 from frontend.sidecar import SidecarError, open_weights
 from interpreter.ge import KernelError
 from interpreter.runner import InputError, input_signature, run
-from tools.common import UserError, read_module, reported_errors, write_atomic
+from tools.common import UserError, import_onnx_file, read_module, reported_errors, write_atomic
 from ge_dialects.ge.types import numpy_dtype, shape_of
 
 
 def load_program(path: str):
     """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory."""
     if path.endswith(".onnx"):
-        try:
-            return import_model(load_onnx(path))
-        except OnnxImportError as e:
-            raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
+        return import_onnx_file(path)
     module = read_module(path)
     try:
         return module, open_weights(module, path)

@@ -9,19 +9,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from frontend.onnx_importer import import_model, load_onnx
-from frontend.onnx_ops import OnnxImportError
 from frontend.sidecar import SIDECAR_ATTR, save
 from ge_dialects import ge
-from tools.common import UserError, print_module, reported_errors, write_atomic
+from tools.common import UserError, import_onnx_file, print_module, reported_errors, write_atomic
 from xdsl.dialects.builtin import StringAttr
 
 
 def translate_onnx(model_path: str, output: str | None, inline_limit: int) -> None:
-    try:
-        module, weights = import_model(load_onnx(model_path), inline_limit=inline_limit)
-    except OnnxImportError as e:
-        raise UserError(f"{model_path}: {e}" if not str(e).startswith(model_path) else str(e)) from None
+    module, weights = import_onnx_file(model_path, inline_limit)
     if weights and output is None:
         raise UserError(f"{model_path}: the model has {len(weights)} weights above the inline limit; "
                         "give -o FILE.mlir so they can be written to a sidecar beside it")

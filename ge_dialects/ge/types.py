@@ -15,10 +15,6 @@ import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IntegerType,
     NoneAttr,
     Signedness,

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 
-Kernel = Callable[[Any, dict[str, Any]], "np.ndarray | tuple[np.ndarray, ...]"]
+Kernel = Callable[[Any, dict[str, Any]], "object"]
 
 KERNELS: dict[type, Kernel] = {}
 
