@@ -6,6 +6,13 @@ For ResNet-50 (batch 1) and BERT-base (seq 128):
 - ge import: ONNX file -> ge IR text + safetensors sidecar (load, import, print, write);
 - ort session: onnxruntime InferenceSession creation on the same file (ORT_ENABLE_ALL);
 - ge interpreter / ort inference: one forward pass, median of --repeat runs after one warm-up.
+
+The interpreter's convolutions are OpenBLAS sgemm calls, so the BLAS kernel numpy loads matters:
+some machines here force `OPENBLAS_CORETYPE=Haswell` (and `OPENBLAS_L2_SIZE`) for old OpenBLAS
+builds, which slows a current numpy. The table names the kernel in use; to measure numpy's own
+choice, unset both for this command alone:
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m bench.import_and_run
 """
 
 from __future__ import annotations
@@ -54,6 +61,15 @@ def measure(name: str, folder: Path, repeat: int) -> dict[str, float]:
     return row
 
 
+def blas_kernel() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (install threadpoolctl to see it)"
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return ", ".join(f"{i['internal_api']} {i.get('architecture', '?')} x{i['num_threads']}" for i in blas) or "none"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
@@ -61,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         rows = {name: measure(name, Path(tmp), args.repeat) for name in args.models}
-    print(f"\nmedians of {args.repeat} runs (seconds)\n")
+    print(f"\nmedians of {args.repeat} runs (seconds); BLAS: {blas_kernel()}\n")
     print("| model | ge import | ort session | import / session | ge interpreter | ort inference | interpreter / ort |")
     print("|---|---|---|---|---|---|---|")
     for name, r in rows.items():

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-Kernel = Callable[[Any, dict[str, Any]], "object"]
+Kernel = Callable[[Any, dict[str, Any]], Any]
 
 KERNELS: dict[type, Kernel] = {}
 
