@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
+from ge_dialects.ge.weights import weights_of
 from ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from interpreter.ge import GeFunctions
 
@@ -73,9 +74,12 @@ def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.
 
 def run(module: ModuleOp, inputs: Mapping[str, np.ndarray],
         weights: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """Executes `main` and returns its results by output name."""
+    """Executes `main` and returns its results by output name; `weights` defaults to the module's own
+    (what a tool attached, plus what passes added)."""
     fn = main_function(module)
     args = check_inputs(module, inputs)
+    if weights is None:
+        weights = weights_of(module)
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GeFunctions(weights))

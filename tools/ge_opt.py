@@ -1,7 +1,10 @@
 """ge-opt: xdsl-opt with the project's dialects and passes.
 
 Differences from xdsl-opt: node names (locations) are printed by default (`--strip-debuginfo`
-turns them off), `-o` is written whole or not at all, and errors are one line.
+turns them off), `-o` is written whole or not at all, and errors are one line. A module's weights
+sidecar is opened for the passes that read weights, and with `-o` every weight the result refers to
+is written to a complete sidecar beside the output (`out.safetensors`). `--remarks` prints what the
+passes applied and refused.
 """
 
 from __future__ import annotations
@@ -11,10 +14,15 @@ import sys
 from io import StringIO
 from typing import IO
 
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
 from ge_dialects.ge import GE
-from passes import all_passes
+from ge_dialects.ge.weights import attach_weights, referenced_weights, weights_of
+from passes import all_passes, remarks
 from tools.common import UserError, first_line, reported_errors, write_atomic
 
 
@@ -40,6 +48,27 @@ class GeOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--strip-debuginfo", action="store_true", help="do not print locations (ONNX node names)"
         )
+        arg_parser.add_argument(
+            "--remarks", action="store_true",
+            help="print a remark (stderr) for every rewrite the passes applied or rejected",
+        )
+
+    def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is not None:
+            source = self.args.input_file or "<stdin>"
+            try:
+                attach_weights(module, open_weights(module, Path(source) if self.args.input_file else Path.cwd() / "-"))
+            except SidecarError as e:
+                raise UserError(f"{source}: {e}") from None
+        return module
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        with remarks.collected() as found:
+            super().apply_passes(prog)
+        if self.args.remarks:
+            for remark in found:
+                print(remark, file=sys.stderr)
 
     def prepare_output(self) -> IO[str]:
         self._text = _KeptText()
@@ -47,9 +76,28 @@ class GeOptMain(xDSLOptMain):
 
     def output_resulting_program(self, prog) -> str:
         self.args.print_debuginfo = not self.args.strip_debuginfo
+        self._plan_sidecar(prog)
         return super().output_resulting_program(prog).replace(" loc(unknown)", "")
 
+    def _plan_sidecar(self, module: ModuleOp) -> None:
+        """With -o, the output gets its own complete sidecar; without, new weights cannot be kept."""
+        keys = referenced_weights(module).keys()
+        if not keys:
+            return
+        created = [k for k in keys if k in weights_of(module).added]
+        if self.args.output_file is None:
+            if created:
+                raise UserError(f"the passes created {len(created)} new weights (e.g. '{created[0]}'); "
+                                "give -o FILE.mlir so they can be written to a sidecar beside it")
+            return
+        if self._sidecar is not None:
+            raise UserError("with --split-input-file, only one module may refer to weights when writing -o")
+        sidecar = Path(self.args.output_file).with_suffix(".safetensors")
+        module.attributes[SIDECAR_ATTR] = StringAttr(sidecar.name)
+        self._sidecar = (sidecar, referenced_weights(module))
+
     def run(self):
+        self._sidecar = None
         try:
             super().run()
         except ValueError as e:
@@ -61,8 +109,11 @@ class GeOptMain(xDSLOptMain):
         text = self._text.getvalue()
         if self.args.output_file is None:
             sys.stdout.write(text)
-        else:
-            write_atomic(self.args.output_file, text)
+            return
+        if self._sidecar is not None:
+            path, arrays = self._sidecar
+            write_atomic(path, lambda tmp: save(tmp, arrays))
+        write_atomic(self.args.output_file, text)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,113 @@
+"""The weights a ge module's constants refer to, for passes that read or make constants.
+
+A module's `#ge.weight<"key">` constants name arrays in its sidecar. Passes such as Conv+BN folding,
+constant folding or TransData folding read those arrays and make new ones; the new arrays live here,
+beside the module, until a tool writes them out (`ge-opt -o` writes a complete sidecar). Tools
+attach the sidecar when they read a module; a module without one sees only its inline constants.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from ge_dialects.ge.constant import ConstantOp
+from ge_dialects.ge.types import element_type_of, tensor
+
+
+class ModuleWeights(Mapping[str, np.ndarray]):
+    """The sidecar's arrays (read lazily) plus the ones passes added; added ones win."""
+
+    def __init__(self, base: Mapping[str, np.ndarray] | None = None):
+        self.base: Mapping[str, np.ndarray] = base if base is not None else {}
+        self.added: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key in self.added:
+            return self.added[key]
+        return np.asarray(self.base[key])
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.added
+        yield from (k for k in self.base if k not in self.added)
+
+    def __len__(self) -> int:
+        return len(set(self.added) | set(self.base))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.added or key in self.base
+
+    def add(self, hint: str, array: np.ndarray) -> str:
+        """Stores `array` under a new key derived from `hint` and returns the key."""
+        stem = re.sub(r"[^A-Za-z0-9_.:/-]+", "_", hint) or "w"
+        key, n = stem, 1
+        while key in self:
+            n += 1
+            key = f"{stem}.{n}"
+        self.added[key] = np.ascontiguousarray(array)
+        return key
+
+
+_WEIGHTS: weakref.WeakKeyDictionary[ModuleOp, ModuleWeights] = weakref.WeakKeyDictionary()
+
+
+def attach_weights(module: ModuleOp, weights: Mapping[str, np.ndarray] | None) -> ModuleWeights:
+    """Makes `weights` (a sidecar store or a dict) the arrays of `module`'s weight constants."""
+    table = weights if isinstance(weights, ModuleWeights) else ModuleWeights(weights)
+    _WEIGHTS[module] = table
+    return table
+
+
+def weights_of(module: ModuleOp) -> ModuleWeights:
+    """The module's weights (an empty table when none were attached)."""
+    table = _WEIGHTS.get(module)
+    if table is None:
+        table = attach_weights(module, None)
+    return table
+
+
+def module_of(op: Operation) -> ModuleOp:
+    top = op
+    while top.parent_op() is not None:
+        top = top.parent_op()
+    if not isinstance(top, ModuleOp):
+        raise ValueError(f"{op.name} is not inside a module")
+    return top
+
+
+def constant_array(value: SSAValue | Operation) -> np.ndarray | None:
+    """The value of a `ge.constant` (inline or in the weights), else None."""
+    op = value if isinstance(value, Operation) else value.owner
+    if not isinstance(op, ConstantOp):
+        return None
+    inline = op.inline_value()
+    if inline is not None:
+        return inline
+    table = weights_of(module_of(op))
+    key = op.weight_key
+    return table[key] if key in table else None
+
+
+def make_constant(module: ModuleOp, array: np.ndarray, hint: str, inline_limit: int | None = None) -> ConstantOp:
+    """A new (unattached) `ge.constant` holding `array`: inline when small, else a new weight."""
+    array = np.asarray(array)
+    limit = ConstantOp.INLINE_LIMIT if inline_limit is None else inline_limit
+    if array.size <= limit:
+        return ConstantOp.inline(array)
+    key = weights_of(module).add(hint, array)
+    return ConstantOp.weight(key, tensor(element_type_of(array.dtype), array.shape))
+
+
+def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
+    """Every array the module's weight constants refer to, by key (what a sidecar must hold)."""
+    table = weights_of(module)
+    out: dict[str, np.ndarray] = {}
+    for op in module.walk():
+        if isinstance(op, ConstantOp) and op.weight_key is not None and op.weight_key not in out:
+            out[op.weight_key] = table[op.weight_key]
+    return out
