@@ -35,6 +35,18 @@ ONNX_DTYPES: dict[int, np.dtype] = {
     onnx.TensorProto.UINT32: np.dtype(np.uint32),
     onnx.TensorProto.UINT64: np.dtype(np.uint64),
     onnx.TensorProto.BOOL: np.dtype(np.bool_),
+    # The narrow storage types (ge converts them with Cast and moves them, computes nothing in them).
+    # numpy_helper.to_array unpacks the 4- and 2-bit ones to one element per byte.
+    onnx.TensorProto.FLOAT8E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    onnx.TensorProto.FLOAT8E5M2: np.dtype(ml_dtypes.float8_e5m2),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    onnx.TensorProto.FLOAT8E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
+    onnx.TensorProto.FLOAT4E2M1: np.dtype(ml_dtypes.float4_e2m1fn),
+    onnx.TensorProto.INT4: np.dtype(ml_dtypes.int4),
+    onnx.TensorProto.UINT4: np.dtype(ml_dtypes.uint4),
+    onnx.TensorProto.INT2: np.dtype(ml_dtypes.int2),
+    onnx.TensorProto.UINT2: np.dtype(ml_dtypes.uint2),
 }
 
 #: ONNX operator -> name of the ge op class (looked up lazily in `ge_dialects.ge`).

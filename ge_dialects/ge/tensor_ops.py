@@ -278,6 +278,8 @@ def _show(shape: Shape) -> str:
 _ONNX_TYPE_SPELLINGS = {
     1: "f32", 10: "f16", 16: "bf16", 11: "f64", 7: "i64", 6: "i32", 5: "i16", 3: "i8",
     2: "ui8", 4: "ui16", 12: "ui32", 13: "ui64", 9: "i1",
+    17: "f8E4M3FN", 18: "f8E4M3FNUZ", 19: "f8E5M2", 20: "f8E5M2FNUZ", 21: "ui4", 22: "i4",
+    23: "f4E2M1FN", 24: "f8E8M0FNU", 25: "ui2", 26: "i2",
 }
 
 #: ONNX TensorProto data type number -> ge element type, for the types ge has.
@@ -286,6 +288,9 @@ ONNX_ELEMENT_TYPES: dict[int, Attribute] = {
     for number, spelling in _ONNX_TYPE_SPELLINGS.items()
     if spelling in ELEMENT_TYPES
 }
+
+#: How a cast to f8E8M0FNU rounds (ONNX's `round_mode`): away from zero, toward zero, to nearest.
+CAST_ROUND_MODES = ("up", "down", "nearest")
 
 _ONNX_TYPE_NAMES = {
     0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64",
@@ -605,7 +610,13 @@ class ReduceMeanOp(GeOp):
 
 @irdl_op_definition
 class CastOp(GeOp):
-    """Converts to the element type `to` (an ONNX TensorProto data type number)."""
+    """Converts to the element type `to` (an ONNX TensorProto data type number).
+
+    Any ge element type converts to any other, the narrow storage types (float8, float4, int4,
+    int2) included. `saturate` (0 or 1) only matters for float8 results: 1 clamps out-of-range
+    values and infinities to the largest finite value, 0 lets them overflow to inf or NaN as the
+    format has them. `round_mode` ("up", "down" or "nearest") only matters for f8E8M0FNU results.
+    """
 
     name = "ge.cast"
     input = operand_def(TensorType)
@@ -623,6 +634,10 @@ class CastOp(GeOp):
             raise a.fail("property 'to' is required")
         if to not in ONNX_ELEMENT_TYPES:
             raise a.fail(f"Cast to data type {to} ({_ONNX_TYPE_NAMES.get(to, 'unknown')}) is not supported")
+        if a.prop("saturate") not in (0, 1):
+            raise a.fail(f"saturate must be 0 or 1, got {a.prop('saturate')}")
+        if a.prop("round_mode") not in CAST_ROUND_MODES:
+            raise a.fail(f"round_mode must be one of {', '.join(CAST_ROUND_MODES)}, got '{a.prop('round_mode')}'")
         return [tensor(ONNX_ELEMENT_TYPES[to], a.shape("input"), a.fmt("input"))]
 
 

@@ -15,6 +15,12 @@ import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     IntegerType,
     NoneAttr,
     Signedness,
@@ -41,6 +47,20 @@ ui16 = IntegerType(16, Signedness.UNSIGNED)
 ui32 = IntegerType(32, Signedness.UNSIGNED)
 ui64 = IntegerType(64, Signedness.UNSIGNED)
 
+# ONNX's narrow storage formats: float8 (OCP E4M3FN and E5M2, the FNUZ variants without negative zero
+# or infinities, E8M0 scales of the MX formats), float4 E2M1, and 4- and 2-bit integers. They are
+# xDSL's builtin types (`f8E4M3FN`, `i4`, ...); numpy holds them as ml_dtypes' one-byte dtypes.
+f8E4M3FN = Float8E4M3FNType()
+f8E4M3FNUZ = Float8E4M3FNUZType()
+f8E5M2 = Float8E5M2Type()
+f8E5M2FNUZ = Float8E5M2FNUZType()
+f8E8M0FNU = Float8E8M0FNUType()
+f4E2M1FN = Float4E2M1FNType()
+i4 = IntegerType(4)
+ui4 = IntegerType(4, Signedness.UNSIGNED)
+i2 = IntegerType(2)
+ui2 = IntegerType(2, Signedness.UNSIGNED)
+
 #: Element types a ge tensor may hold, by their IR spelling.
 ELEMENT_TYPES: dict[str, Attribute] = {
     "f32": f32,
@@ -56,6 +76,16 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "ui32": ui32,
     "ui64": ui64,
     "i1": i1,
+    "f8E4M3FN": f8E4M3FN,
+    "f8E4M3FNUZ": f8E4M3FNUZ,
+    "f8E5M2": f8E5M2,
+    "f8E5M2FNUZ": f8E5M2FNUZ,
+    "f8E8M0FNU": f8E8M0FNU,
+    "f4E2M1FN": f4E2M1FN,
+    "i4": i4,
+    "ui4": ui4,
+    "i2": i2,
+    "ui2": ui2,
 }
 
 _NUMPY_OF: dict[Attribute, np.dtype] = {
@@ -72,6 +102,16 @@ _NUMPY_OF: dict[Attribute, np.dtype] = {
     ui32: np.dtype(np.uint32),
     ui64: np.dtype(np.uint64),
     i1: np.dtype(np.bool_),
+    f8E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
+    f8E4M3FNUZ: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    f8E5M2: np.dtype(ml_dtypes.float8_e5m2),
+    f8E5M2FNUZ: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    f8E8M0FNU: np.dtype(ml_dtypes.float8_e8m0fnu),
+    f4E2M1FN: np.dtype(ml_dtypes.float4_e2m1fn),
+    i4: np.dtype(ml_dtypes.int4),
+    ui4: np.dtype(ml_dtypes.uint4),
+    i2: np.dtype(ml_dtypes.int2),
+    ui2: np.dtype(ml_dtypes.uint2),
 }
 _ELEMENT_OF: dict[np.dtype, Attribute] = {v: k for k, v in _NUMPY_OF.items()}
 
@@ -81,6 +121,14 @@ UNSIGNED_INT_TYPES = (ui8, ui16, ui32, ui64)
 INT_TYPES = SIGNED_INT_TYPES + UNSIGNED_INT_TYPES
 NUMERIC_TYPES = FLOAT_TYPES + INT_TYPES
 ALL_TYPES = NUMERIC_TYPES + (i1,)
+
+#: The narrow storage types. ge holds and converts them (ge.cast, ge.constant, and ops that only move
+#: data) but computes nothing in them: they are in none of the groups above, so an op that checks its
+#: operands' element types against a group refuses them.
+FLOAT8_TYPES = (f8E4M3FN, f8E4M3FNUZ, f8E5M2, f8E5M2FNUZ)
+NARROW_FLOAT_TYPES = FLOAT8_TYPES + (f8E8M0FNU, f4E2M1FN)
+NARROW_INT_TYPES = (i4, ui4, i2, ui2)
+NARROW_TYPES = NARROW_FLOAT_TYPES + NARROW_INT_TYPES
 
 #: GE's data formats (origin and storage). Ranks a format implies, where it implies one.
 FORMATS: dict[str, int | None] = {

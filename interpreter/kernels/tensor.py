@@ -6,6 +6,7 @@ kernel cannot disagree with the types the compiler inferred.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ge_dialects import ge
@@ -21,8 +22,11 @@ from ge_dialects.ge.tensor_ops import (
     squeezed_dims,
     unsqueezed_dims,
 )
-from ge_dialects.ge.types import numpy_dtype
+from ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
 from interpreter.kernels import kernel
+
+_NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
+_NARROW_INT_DTYPES = {numpy_dtype(t) for t in NARROW_INT_TYPES}
 
 
 def _ints(values: np.ndarray | None) -> list[int] | None:
@@ -120,9 +124,55 @@ def reduce_mean(op, ins):
 
 @kernel(ge.CastOp)
 def cast(op, ins):
-    # numpy (and ml_dtypes for bf16) convert as C does: floats truncate toward zero, ints wrap.
+    # numpy (and ml_dtypes for bf16 and the narrow types) convert as C does: floats truncate toward
+    # zero, ints wrap (keep the low bits), floats round to nearest even and overflow to inf, or to
+    # NaN in formats without inf (f8E4M3FN, the FNUZ ones), or to the largest value (f4E2M1FN).
+    x = ins["input"]
+    target = op.results[0].type.element_type
+    dtype = _result_dtype(op)
+    if x.dtype == dtype:
+        return x.copy()
     with np.errstate(invalid="ignore", over="ignore"):
-        return ins["input"].astype(_result_dtype(op))
+        if x.dtype in _NARROW_DTYPES and dtype in _NARROW_DTYPES:
+            # ml_dtypes has no direct conversion between most pairs; widening first is exact.
+            x = x.astype(np.int64 if x.dtype in _NARROW_INT_DTYPES else np.float32)
+        if target == f8E8M0FNU:
+            return _to_e8m0(x, bool(op.p("saturate")), op.p("round_mode"))
+        if target in FLOAT8_TYPES and op.p("saturate"):
+            # Out-of-range values and infinities clamp to the largest finite value; NaN stays NaN.
+            # float32 (float64 for float64 and integers) holds every input exactly, so clamping
+            # there and then rounding once is the same as rounding the input itself.
+            if x.dtype not in (np.float32, np.float64):
+                x = x.astype(np.float64 if x.dtype.kind in "iub" else np.float32)
+            limit = float(ml_dtypes.finfo(dtype).max)
+            x = np.clip(x, -limit, limit)
+        return x.astype(dtype)
+
+
+def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
+    """Rounds to a power of two, ONNX's conversion to f8E8M0FNU (the exponent of the float32 input).
+
+    The biased float32 exponent is the E8M0 code; the fraction decides whether it goes one up:
+    `up` for any nonzero fraction, `nearest` when it is at least one half (beyond one half for
+    float32 subnormals), `down` never. (So, as in the reference, `up` takes every float32 subnormal,
+    2^-127 included, to 2^-126.) With `saturate` the largest code (2^127) does not go up into
+    NaN. NaN and infinities become NaN; the sign is ignored (negative inputs are undefined in ONNX).
+    The ONNX reference (`onnx.numpy_helper.to_float8e8m0`) is matched bit for bit.
+    """
+    bits = np.asarray(x.astype(np.float32)).view(np.uint32)
+    exponent = (bits >> np.uint32(23)) & np.uint32(0xFF)
+    fraction = bits & np.uint32(0x7FFFFF)
+    if round_mode == "up":
+        bump = fraction != 0
+    elif round_mode == "nearest":
+        at_least_half = (fraction & np.uint32(0x400000)) != 0
+        bump = at_least_half & (((fraction & np.uint32(0x3FFFFF)) != 0) | (exponent != 0))
+    else:
+        bump = np.zeros(bits.shape, dtype=bool)
+    if saturate:
+        bump &= exponent != 0xFE
+    code = np.where(exponent == 0xFF, 0xFF, exponent + bump.astype(np.uint32))
+    return code.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
 
 
 @kernel(ge.WhereOp)

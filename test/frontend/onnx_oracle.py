@@ -11,8 +11,10 @@ from onnx import helper
 
 from frontend.onnx_importer import import_model
 from frontend.onnx_ops import ONNX_DTYPES
+from ge_dialects.ge.types import NARROW_TYPES, numpy_dtype
 from interpreter.runner import run
 
+NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 
 
@@ -35,10 +37,14 @@ def node_model(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int,
 
 
 def assert_output_matches(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> None:
-    """Same dtype and shape; integers and bools exactly equal, floats within tolerance."""
+    """Same dtype and shape; integers and bools exactly equal, the narrow storage types (float8,
+    float4, int4, int2) bit for bit, other floats within tolerance."""
     assert got.shape == want.shape, f"{name}: shape {got.shape} != expected {want.shape}"
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != expected {want.dtype}"
-    if want.dtype.kind in "iub":
+    if want.dtype in NARROW_DTYPES:
+        # One byte per element; NaN payloads, signs of zero and NaN must all match.
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=name)
+    elif want.dtype.kind in "iub":
         np.testing.assert_array_equal(got, want, err_msg=name)
     else:
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),

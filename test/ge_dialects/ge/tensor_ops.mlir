@@ -147,3 +147,36 @@ func.func @range(%n: tensor<i64>) -> (tensor<5xi64>, tensor<?xi64>) {
   %1 = ge.range %s, %n, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   func.return %0, %1 : tensor<5xi64>, tensor<?xi64>
 }
+
+// The narrow storage types (float8, float4, int4, int2) round-trip as cast operands and results;
+// round_mode and saturate are kept.
+// CHECK-LABEL: func.func @cast_narrow_types
+func.func @cast_narrow_types(%x: tensor<4xf32>, %h: tensor<2x2xf16>) -> tensor<4xf32> {
+  // CHECK: ge.cast %{{.*}} {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %0 = ge.cast %x {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 18 : i64, saturate = 0 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FNUZ>
+  %1 = ge.cast %x {to = 18 : i64, saturate = 0 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FNUZ>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 19 : i64} : (tensor<2x2xf16>) -> tensor<2x2xf8E5M2>
+  %2 = ge.cast %h {to = 19 : i64} : (tensor<2x2xf16>) -> tensor<2x2xf8E5M2>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 20 : i64} : (tensor<2x2xf8E5M2>) -> tensor<2x2xf8E5M2FNUZ>
+  %3 = ge.cast %2 {to = 20 : i64} : (tensor<2x2xf8E5M2>) -> tensor<2x2xf8E5M2FNUZ>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 24 : i64, round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  %4 = ge.cast %x {to = 24 : i64, round_mode = "nearest"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 23 : i64} : (tensor<4xf8E8M0FNU>) -> tensor<4xf4E2M1FN>
+  %5 = ge.cast %4 {to = 23 : i64} : (tensor<4xf8E8M0FNU>) -> tensor<4xf4E2M1FN>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 22 : i64} : (tensor<4xf4E2M1FN>) -> tensor<4xi4>
+  %6 = ge.cast %5 {to = 22 : i64} : (tensor<4xf4E2M1FN>) -> tensor<4xi4>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 21 : i64} : (tensor<4xi4>) -> tensor<4xui4>
+  %7 = ge.cast %6 {to = 21 : i64} : (tensor<4xi4>) -> tensor<4xui4>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 26 : i64} : (tensor<4xui4>) -> tensor<4xi2>
+  %8 = ge.cast %7 {to = 26 : i64} : (tensor<4xui4>) -> tensor<4xi2>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 25 : i64} : (tensor<4xi2>) -> tensor<4xui2>
+  %9 = ge.cast %8 {to = 25 : i64} : (tensor<4xi2>) -> tensor<4xui2>
+  // CHECK-NEXT: ge.cast %{{.*}} {to = 1 : i64} : (tensor<4xui2>) -> tensor<4xf32>
+  %10 = ge.cast %9 {to = 1 : i64} : (tensor<4xui2>) -> tensor<4xf32>
+  // CHECK: ge.constant dense<[1.000000e+00, -4.480000e+02]> : tensor<2xf8E4M3FN>
+  %c = ge.constant dense<[1.0, -448.0]> : tensor<2xf8E4M3FN>
+  // CHECK: ge.constant dense<[-8, 7]> : tensor<2xi4>
+  %d = ge.constant dense<[-8, 7]> : tensor<2xi4>
+  func.return %10 : tensor<4xf32>
+}

@@ -502,3 +502,60 @@ func.func @range_zero_delta(%l: tensor<i64>) -> tensor<?xi64> {
   %0 = ge.range %z, %z, %z : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   func.return %0 : tensor<?xi64>
 }
+
+// -----
+
+func.func @cast_saturate_not_bool(%x: tensor<2xf32>) {
+  // CHECK: ge.cast: saturate must be 0 or 1, got 2
+  %0 = ge.cast %x {to = 17 : i64, saturate = 2 : i64} : (tensor<2xf32>) -> tensor<2xf8E4M3FN>
+  func.return
+}
+
+// -----
+
+func.func @cast_unknown_round_mode(%x: tensor<2xf32>) {
+  // CHECK: ge.cast: round_mode must be one of up, down, nearest, got 'zero'
+  %0 = ge.cast %x {to = 24 : i64, round_mode = "zero"} : (tensor<2xf32>) -> tensor<2xf8E8M0FNU>
+  func.return
+}
+
+// -----
+
+func.func @cast_wrong_narrow_result(%x: tensor<2xf32>) {
+  // CHECK: ge.cast: result #0 has type tensor<2xf8E5M2> but its operands imply tensor<2xf8E4M3FN>
+  %0 = ge.cast %x {to = 17 : i64} : (tensor<2xf32>) -> tensor<2xf8E5M2>
+  func.return
+}
+
+// -----
+
+func.func @cast_from_unknown_element_type(%x: tensor<2xi3>) {
+  // CHECK: element type i3 is not a ge element type
+  %0 = ge.cast %x {to = 1 : i64} : (tensor<2xi3>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// The narrow storage types are only held, moved and converted: ops that compute refuse them.
+func.func @add_float8(%a: tensor<4xf8E4M3FN>) {
+  // CHECK: ge.add: operand 'a' has element type f8E4M3FN; expected one of f32, f16, bf16, f64, i64, i32, i16, i8, ui8, ui16, ui32, ui64
+  %0 = ge.add %a, %a : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  func.return
+}
+
+// -----
+
+func.func @sqrt_int4(%a: tensor<4xi4>) {
+  // CHECK: ge.sqrt: operand 'x' has element type i4; expected one of f32, f16, bf16, f64
+  %0 = ge.sqrt %a : (tensor<4xi4>) -> tensor<4xi4>
+  func.return
+}
+
+// -----
+
+func.func @matmul_float4(%a: tensor<2x2xf4E2M1FN>) {
+  // CHECK: ge.matmul: operand 'A' has element type f4E2M1FN
+  %0 = ge.matmul %a, %a : (tensor<2x2xf4E2M1FN>, tensor<2x2xf4E2M1FN>) -> tensor<2x2xf4E2M1FN>
+  func.return
+}
