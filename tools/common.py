@@ -18,6 +18,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
+from ge_dialects.fused import FUSED
 from ge_dialects.ge import GE
 
 
@@ -30,6 +31,7 @@ def make_context() -> Context:
     ctx.load_dialect(builtin.Builtin)
     ctx.load_dialect(func.Func)
     ctx.load_dialect(GE)
+    ctx.load_dialect(FUSED)
     return ctx
 
 

@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from io import StringIO
 from typing import IO
 
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import PassPipeline
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
+from ge_dialects.fused import FUSED
 from ge_dialects.ge import GE
 from ge_dialects.ge.weights import attach_weights, referenced_weights, weights_of
+from xdsl.utils.exceptions import InterpretationError
+
+from interpreter.ge import KernelError
+from interpreter.runner import InputError
+from interpreter.differential import DEFAULT_TOLERANCE, DifferentialChecker, NumericsError
 from passes import all_passes, remarks
+from passes.ge_optimize import apply_ge_options
+from passes.pipeline import is_composite, notify, observed
 from tools.common import UserError, first_line, reported_errors, write_atomic
 
 
@@ -37,6 +47,7 @@ class GeOptMain(xDSLOptMain):
     def register_all_dialects(self):
         super().register_all_dialects()
         self.ctx.register_dialect("ge", lambda: GE)
+        self.ctx.register_dialect("fused", lambda: FUSED)
 
     def register_all_passes(self):
         super().register_all_passes()
@@ -47,6 +58,20 @@ class GeOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--strip-debuginfo", action="store_true", help="do not print locations (ONNX node names)"
+        )
+        arg_parser.add_argument(
+            "--verify-numerics", nargs="?", const=0, type=int, metavar="SEED",
+            help="run the interpreter (random inputs from SEED, default 0) after every pass and fail "
+                 "when a pass changes the outputs beyond its tolerance",
+        )
+        arg_parser.add_argument(
+            "--numerics-tolerance", type=float, default=DEFAULT_TOLERANCE,
+            help="largest max|after-before|/max|before| a pass may cause (default %(default)s)",
+        )
+        arg_parser.add_argument(
+            "--ge-option", action="append", default=[], metavar="NAME=VALUE",
+            help="a GE option (ge.oo.level, ge.exec.precision_mode / precision_mode, ge.socVersion) "
+                 "applied to ge-optimize; alone, it runs ge-optimize",
         )
         arg_parser.add_argument(
             "--remarks", action="store_true",
@@ -63,12 +88,42 @@ class GeOptMain(xDSLOptMain):
                 raise UserError(f"{source}: {e}") from None
         return module
 
+    def setup_pipeline(self):
+        super().setup_pipeline()
+        top_level = self.pipeline.callback
+
+        def callback(previous, module, following):
+            top_level(previous, module, following)
+            if previous is not None and not is_composite(previous):
+                notify(previous, module)
+
+        passes = apply_ge_options(self.pipeline.passes, self.args.ge_option)
+        self.pipeline = PassPipeline(passes, callback)
+
     def apply_passes(self, prog: ModuleOp) -> None:
-        with remarks.collected() as found:
-            super().apply_passes(prog)
+        with remarks.collected() as found, ExitStack() as stack:
+            checker = None
+            try:
+                if self.args.verify_numerics is not None:
+                    checker = self._numerics_checker(prog)
+                    stack.enter_context(observed(checker))
+                super().apply_passes(prog)
+            except NumericsError as e:
+                raise UserError(str(e)) from None
+            except (InputError, KernelError, InterpretationError) as e:
+                raise UserError(f"--verify-numerics: {first_line(e)}") from None
+            finally:
+                for report in checker.reports if checker else ():
+                    print(report, file=sys.stderr)
         if self.args.remarks:
             for remark in found:
                 print(remark, file=sys.stderr)
+
+    def _numerics_checker(self, module: ModuleOp) -> DifferentialChecker:
+        from tools.ge_run import random_inputs
+
+        inputs = random_inputs(module, self.args.verify_numerics)
+        return DifferentialChecker.start(module, inputs, self.args.numerics_tolerance)
 
     def prepare_output(self) -> IO[str]:
         self._text = _KeptText()

@@ -281,12 +281,18 @@ class GeOp(IRDLOperation):
     @classmethod
     def create(
         cls,
-        operands: dict[str, SSAValue | None | Sequence[SSAValue]],
+        operands: dict[str, SSAValue | None | Sequence[SSAValue]] | Sequence[SSAValue] = (),
         props: dict[str, Any] | None = None,
         num_results: int | None = None,
         name: str | None = None,
+        **generic: Any,
     ) -> GeOp:
-        """Builds the op with inferred result types; `props` may hold plain Python values."""
+        """Builds the op with inferred result types; `props` may hold plain Python values.
+
+        Called with xDSL's generic keywords (`result_types=...`, as `clone` does) it is xDSL's
+        `Operation.create`."""
+        if not isinstance(operands, dict):
+            return super().create(operands=operands, **generic)
         kinds = cls.property_kinds()
         properties: dict[str, Attribute] = {}
         for key, value in (props or {}).items():

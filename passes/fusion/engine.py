@@ -1,0 +1,357 @@
+"""The fusion engine: turns a table of `FusionRule`s into `fused.group` kernels.
+
+A rule is data: an anchor (op names), followers (steps along the anchor's consumer chain),
+producers (steps back from the anchor's operands), constraints, and a benefit function. For each
+rule in table order and each anchor in program order the engine grows a candidate group, then
+checks, in this order:
+  1. the rule's own constraints (dtypes, formats, shapes, training vs inference);
+  2. no cycle: no path leaves the group and comes back into it (the group would depend on itself);
+  3. no serialization: the estimated critical path of the graph does not get longer (a group waits
+     for all its inputs, so absorbing an op whose other input comes from a long parallel branch
+     delays the whole kernel);
+  4. the working set of a minimal tile fits the on-chip buffer (UB) of the target;
+  5. a positive benefit (time saved by the estimate in cost.py).
+Each candidate that reaches the checks leaves a remark: applied with its benefit, or rejected with
+the reason. Rules are applied by outlining the members into a `fused.group`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from ge_dialects import fused
+from ge_dialects.ge.types import format_of, numpy_dtype, shape_of
+from passes import remarks
+from passes.fusion.cost import FREE_OPS, CostModel, nbytes
+
+PASS_NAME = "fuse-ops"
+TRAINING_ATTR = "ge.training"
+"""A module with this unit attribute is a training graph; inference-only rules skip it."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a chain: up to `max_count` consecutive ops named in `ops`, each accepted by `when`
+    (called with the op and the group value it consumes or produces)."""
+
+    ops: frozenset[str]
+    max_count: int = 1
+    when: Callable[[Operation, SSAValue], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A named condition on a whole candidate; `check` returns None when met, else the reason."""
+
+    name: str
+    check: Callable[[Candidate], str | None]
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    name: str
+    pattern: str
+    """The fused.group pattern class (see ge_dialects/fused.py PATTERN_CLASSES)."""
+    anchor: frozenset[str]
+    followers: tuple[Step, ...] = ()
+    producers: tuple[Step, ...] = ()
+    """Walked back from each operand of the anchor, one op per step, through the first operand of
+    each: ops whose results only the chain uses."""
+    constraints: tuple[Constraint, ...] = ()
+    min_ops: int = 2
+    inference_only: bool = False
+    multi_output: bool = True
+    """Members other than the last may have users outside the group (they become extra results)."""
+
+
+@dataclass
+class Candidate:
+    rule: FusionRule
+    anchor: Operation
+    members: list[Operation]
+    outputs: list[SSAValue] = field(default_factory=list)
+
+    def shrunk(self) -> Candidate | None:
+        """The candidate without its last member (a rejected chain retries its prefix)."""
+        if self.members[-1] is self.anchor:
+            return None
+        members = self.members[:-1]
+        return Candidate(self.rule, self.anchor, members, _outputs(members))
+
+    def member_set(self) -> set[Operation]:
+        return set(self.members)
+
+    def external_inputs(self) -> list[SSAValue]:
+        inside = self.member_set()
+        seen: list[SSAValue] = []
+        for op in self.members:
+            for v in op.operands:
+                if v.owner not in inside and v not in seen:
+                    seen.append(v)
+        return seen
+
+
+def ops(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+# -- growing a candidate -----------------------------------------------------------------------
+
+def grow(rule: FusionRule, anchor: Operation) -> Candidate:
+    members = [anchor]
+    block = anchor.parent_block()
+    tail = anchor.results[0] if anchor.results else None
+    for step in rule.followers:
+        count = 0
+        while tail is not None and count < step.max_count:
+            nxt = _next_follower(step, tail, members, block, rule.multi_output)
+            if nxt is None:
+                break
+            members.append(nxt)
+            tail = nxt.results[0]
+            count += 1
+    front: list[Operation] = []
+    for operand in anchor.operands:
+        value, consumer = operand, anchor
+        for step in rule.producers:
+            owner = value.owner
+            if (not isinstance(owner, Operation) or owner.parent_block() is not block
+                    or owner.name not in step.ops
+                    or any(u.operation is not consumer for r in owner.results for u in r.uses)
+                    or (step.when is not None and not step.when(owner, value))):
+                break
+            front.append(owner)
+            consumer, value = owner, owner.operands[0]
+    members = _program_order(front + members)
+    candidate = Candidate(rule, anchor, members)
+    candidate.outputs = _outputs(members)
+    return candidate
+
+
+def _next_follower(step: Step, tail: SSAValue, members: list[Operation], block: Block,
+                   multi_output: bool) -> Operation | None:
+    """The first op (program order) that consumes `tail` and fits `step`; with other users of
+    `tail` outside the group only when the rule allows extra outputs."""
+    users = {u.operation for u in tail.uses} - set(members)
+    if len(users) > 1 and not multi_output:
+        return None
+    fitting = [u for u in users if u.parent_block() is block and u.name in step.ops
+               and (step.when is None or step.when(u, tail))]
+    return min(fitting, key=_index) if fitting else None
+
+
+def _index(op: Operation) -> int:
+    block = op.parent_block()
+    return block.get_operation_index(op) if block is not None else 0
+
+
+def _program_order(ops_: list[Operation]) -> list[Operation]:
+    return sorted(set(ops_), key=_index)
+
+
+def _outputs(members: list[Operation]) -> list[SSAValue]:
+    inside = set(members)
+    out = []
+    for op in members:
+        for r in op.results:
+            if any(u.operation not in inside for u in r.uses):
+                out.append(r)
+    return out
+
+
+# -- legality ----------------------------------------------------------------------------------
+
+def creates_cycle(candidate: Candidate) -> bool:
+    """True when a path leaves the group and re-enters it."""
+    inside = candidate.member_set()
+    last = max(_index(op) for op in candidate.members)
+    stack = [u.operation for v in candidate.outputs for u in v.uses if u.operation not in inside]
+    seen: set[Operation] = set()
+    while stack:
+        op = _top_level(stack.pop(), candidate.anchor.parent_block())
+        if op is None or op in seen or _index(op) > last:
+            continue
+        if op in inside:
+            return True
+        seen.add(op)
+        stack.extend(u.operation for r in op.results for u in r.uses)
+    return False
+
+
+def _top_level(op: Operation, block: Block) -> Operation | None:
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op
+
+
+class Schedule:
+    """Earliest finish (with unlimited parallelism) and longest remaining path of every op of a block."""
+
+    def __init__(self, block: Block, cost: CostModel):
+        self.cost = cost
+        self.finish: dict[Operation, float] = {}
+        self.tail: dict[Operation, float] = {}
+        order = list(block.ops)
+        for op in order:
+            start = max((self.finish.get(v.owner, 0.0) for v in op.operands if isinstance(v.owner, Operation)),
+                        default=0.0)
+            self.finish[op] = start + self.time(op)
+        for op in reversed(order):
+            after = max((self.tail.get(_top_level(u.operation, block), 0.0) for r in op.results for u in r.uses),
+                        default=0.0)
+            self.tail[op] = self.time(op) + after
+        self.length = max(self.finish.values(), default=0.0)
+
+    def time(self, op: Operation) -> float:
+        if isinstance(op, fused.GroupOp):
+            traffic = sum(nbytes(v) for v in op.inputs) + sum(nbytes(r) for r in op.outputs)
+            return self.cost.kernel_time(op.members, traffic)
+        return self.cost.op_time(op)
+
+    def path_through(self, candidate: Candidate, group_time: float) -> float:
+        """Longest path through the group once its members run as one kernel."""
+        inside = candidate.member_set()
+        block = candidate.anchor.parent_block()
+        ready = max((self.finish.get(v.owner, 0.0) for v in candidate.external_inputs()
+                     if isinstance(v.owner, Operation)), default=0.0)
+        after = max((self.tail.get(_top_level(u.operation, block), 0.0) for v in candidate.outputs
+                     for u in v.uses if u.operation not in inside), default=0.0)
+        return ready + group_time + after
+
+
+def group_time(candidate: Candidate, cost: CostModel) -> float:
+    traffic = sum(nbytes(v) for v in candidate.external_inputs()) + sum(nbytes(v) for v in candidate.outputs)
+    return cost.kernel_time(candidate.members, traffic)
+
+
+def separate_time(candidate: Candidate, cost: CostModel) -> float:
+    return sum(cost.op_time(op) for op in candidate.members)
+
+
+ROW_OPS = {"ge.softmax": "axis", "ge.layer_norm": "axis"}
+
+
+def working_set_bytes(candidate: Candidate) -> int:
+    """Bytes a minimal tile of the group holds on chip, double-buffered.
+
+    A tile is one 32-byte block per tensor, except that a reduction needs its whole reduced row
+    (softmax and layer_norm over the trailing axes, attention over a row of scores)."""
+    row_elems = 1
+    for op in candidate.members:
+        if op.name in ROW_OPS:
+            shape = shape_of(op.operands[0].type)
+            axis = op.p(ROW_OPS[op.name])
+            axis = axis + len(shape) if axis < 0 else axis
+            row_elems = max(row_elems, math.prod(d or 1 for d in shape[axis:]))
+        elif op.name == "ge.reduce_mean":
+            row_elems = max(row_elems, math.prod(d or 1 for d in shape_of(op.operands[0].type)) //
+                            max(1, math.prod(d or 1 for d in shape_of(op.results[0].type))))
+        elif op.name == "ge.attention":
+            row_elems = max(row_elems, (shape_of(op.operands[2].type)[-2] or 1) + (shape_of(op.operands[0].type)[-1] or 1))
+    tensors = len(candidate.external_inputs()) + sum(len(op.results) for op in candidate.members)
+    itemsize = max(numpy_dtype(v.type.element_type).itemsize for op in candidate.members for v in op.results
+                   if isinstance(v.type, TensorType))
+    tile = max(row_elems * itemsize, 32)
+    return 2 * tensors * math.ceil(tile / 32) * 32
+
+
+# -- applying ----------------------------------------------------------------------------------
+
+@dataclass
+class FusionEngine:
+    rules: Sequence[FusionRule]
+    cost: CostModel
+    ub_bytes: int
+    applied: int = 0
+
+    def run(self, module: ModuleOp) -> None:
+        training = TRAINING_ATTR in module.attributes
+        for fn in module.walk():
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                self.run_block(fn.body.block, training)
+
+    def run_block(self, block: Block, training: bool) -> None:
+        for rule in self.rules:
+            if rule.inference_only and training:
+                remarks.emit(PASS_NAME, "note", rule.name, [], "skipped: inference-only rule on a training graph")
+                continue
+            schedule = Schedule(block, self.cost)
+            for op in list(block.ops):
+                if op.parent_block() is not block or op.name not in rule.anchor:
+                    continue
+                candidate: Candidate | None = grow(rule, op)
+                while candidate is not None and len(candidate.members) >= rule.min_ops:
+                    if self.try_apply(candidate, schedule):
+                        schedule = Schedule(block, self.cost)
+                        break
+                    candidate = candidate.shrunk()
+
+    def try_apply(self, c: Candidate, schedule: Schedule) -> bool:
+        rule = c.rule
+        for constraint in rule.constraints:
+            reason = constraint.check(c)
+            if reason is not None:
+                return self._reject(c, f"constraint {constraint.name}: {reason}")
+        if creates_cycle(c):
+            return self._reject(c, "would create a cycle (a path leaves the group and re-enters it)")
+        fused_time = group_time(c, self.cost)
+        benefit = separate_time(c, self.cost) - fused_time
+        through = schedule.path_through(c, fused_time)
+        if through > schedule.length * (1 + 1e-9) + 1e-12:
+            return self._reject(c, f"would serialize a parallel branch on the critical path "
+                                   f"({schedule.length * 1e6:.2f} us -> {through * 1e6:.2f} us)", benefit)
+        ws = working_set_bytes(c)
+        if ws > self.ub_bytes:
+            return self._reject(c, f"working set {ws} B exceeds the UB ({self.ub_bytes} B)", benefit)
+        if benefit <= 0:
+            return self._reject(c, "no benefit by the cost estimate", benefit)
+        group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
+        restore_order(group.parent_block())
+        self.applied += 1
+        remarks.emit(PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel",
+                     benefit * 1e6)
+        return True
+
+    def _reject(self, c: Candidate, reason: str, benefit: float | None = None) -> bool:
+        remarks.emit(PASS_NAME, "rejected", c.rule.name, c.members, reason,
+                     None if benefit is None else benefit * 1e6)
+        return False
+
+
+def restore_order(block: Block) -> None:
+    """Re-sorts the block topologically (stable) if an op now comes before a value it uses."""
+    position = {op: i for i, op in enumerate(block.ops)}
+    if all(position.get(_top_level(v.owner, block), -1) < i
+           for op, i in position.items() for v in op.operands if isinstance(v.owner, Operation)
+           and _top_level(v.owner, block) in position):
+        return
+    pending = {op: sum(1 for v in set(op.operands) if isinstance(v.owner, Operation) and v.owner in position)
+               for op in position}
+    import heapq
+
+    ready = [(i, id(op), op) for op, i in position.items() if pending[op] == 0]
+    heapq.heapify(ready)
+    order: list[Operation] = []
+    while ready:
+        _, _, op = heapq.heappop(ready)
+        order.append(op)
+        users = {u.operation for r in op.results for u in r.uses}
+        for user in users:
+            top = _top_level(user, block)
+            if top in pending and top is user:
+                pending[top] -= sum(1 for v in set(user.operands) if v.owner is op)
+                if pending[top] == 0:
+                    heapq.heappush(ready, (position[top], id(top), top))
+    terminator = block.last_op
+    for op in order:
+        if op is not terminator:
+            op.detach()
+    for op in order:
+        if op is not terminator:
+            block.insert_op_before(op, terminator)

@@ -1,0 +1,86 @@
+"""The fusion rule table: which ops make one kernel on an Ascend AI Core.
+
+GE's UB fusion groups ops by pattern class; these rules follow its classes: a Cube op with its
+elementwise epilogue, attention with the layout ops around it (what a fused attention kernel reads
+through its addressing), a reduction with elementwise neighbours, and elementwise chains. Rules are
+tried in table order, so a Cube op claims its epilogue before a chain could.
+
+Add a rule by appending a `FusionRule` here, or pass a file of your own to the pass:
+`fuse-ops{rule-file=my_rules.py}` (the file defines `RULES`, a list of FusionRule).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from ge_dialects.ge.types import format_of, is_float, shape_of
+from passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
+
+CUBE = ops("ge.conv", "ge.matmul", "ge.gemm")
+EPILOGUE_BINARY = ops("ge.add", "ge.sub", "ge.mul", "ge.div")
+ACTIVATIONS = ops("ge.relu", "ge.gelu", "ge.clip", "ge.sigmoid", "ge.tanh", "ge.hard_swish")
+ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops("ge.sqrt", "ge.erf", "ge.pow", "ge.cast", "ge.where")
+REDUCTIONS = ops("ge.softmax", "ge.layer_norm", "ge.reduce_mean")
+LAYOUT = ops("ge.transpose", "ge.reshape")
+
+
+def keeps_shape(op: Operation, value: SSAValue) -> bool:
+    """The op does not broadcast the group's tensor to a bigger one (the kernel's tiles stay put)."""
+    return shape_of(op.results[0].type) == shape_of(value.type)
+
+
+def _float_results(c: Candidate) -> str | None:
+    for op in c.members:
+        for r in op.results:
+            if not is_float(r.type.element_type):
+                return f"{op.name} yields {r.type.element_type}, a Cube epilogue works on floats"
+    return None
+
+
+def _one_storage_format(c: Candidate) -> str | None:
+    """A Vector kernel walks one layout; a format change inside the group needs a TransData."""
+    formats = set()
+    for op in c.members:
+        for r in op.results:
+            fmt = format_of(r.type)
+            if fmt is not None and len(shape_of(r.type)) == len(shape_of(c.members[-1].results[0].type)):
+                formats.add(fmt.storage.data)
+    if len(formats) > 1:
+        return f"members use storage formats {', '.join(sorted(formats))}"
+    return None
+
+
+FLOAT_ONLY = Constraint("float-dtype", _float_results)
+ONE_FORMAT = Constraint("one-storage-format", _one_storage_format)
+
+RULES: list[FusionRule] = [
+    FusionRule(
+        name="cube_epilogue",
+        pattern="cube+elementwise",
+        anchor=CUBE,
+        followers=(Step(EPILOGUE_BINARY, max_count=2, when=keeps_shape), Step(ACTIVATIONS, when=keeps_shape)),
+        constraints=(FLOAT_ONLY, ONE_FORMAT),
+    ),
+    FusionRule(
+        name="attention_layout",
+        pattern="attention",
+        anchor=ops("ge.attention"),
+        producers=(Step(ops("ge.transpose")), Step(ops("ge.reshape"))),
+        followers=(Step(ops("ge.transpose")), Step(ops("ge.reshape"))),
+    ),
+    FusionRule(
+        name="reduce_elementwise",
+        pattern="reduce+elementwise",
+        anchor=REDUCTIONS,
+        producers=(Step(ELEMENTWISE),),
+        followers=(Step(ELEMENTWISE, max_count=4, when=keeps_shape),),
+        constraints=(ONE_FORMAT,),
+    ),
+    FusionRule(
+        name="elementwise_chain",
+        pattern="elementwise",
+        anchor=ELEMENTWISE,
+        followers=(Step(ELEMENTWISE, max_count=16, when=keeps_shape),),
+        constraints=(ONE_FORMAT,),
+    ),
+]

@@ -1,0 +1,121 @@
+// RUN: ge-opt %s -p fuse-ops --split-input-file --strip-debuginfo | filecheck %s
+// RUN: ge-opt %s -p fuse-ops --split-input-file --remarks -o /dev/null 2>&1 | filecheck %s --check-prefix=REMARK
+
+// cube_epilogue: conv + bias add + relu become one Cube kernel.
+// CHECK-LABEL: func.func @conv_bias_relu
+// CHECK:      fused.group "cube+elementwise" "cube_epilogue" (%x, %w, %b)
+// CHECK-NEXT: ^{{.*}}(%{{.*}}: tensor<1x4x8x8xf32>, %{{.*}}: tensor<8x4x3x3xf32>, %{{.*}}: tensor<1x8x1x1xf32>):
+// CHECK-NEXT:   ge.conv
+// CHECK-NEXT:   ge.add
+// CHECK-NEXT:   ge.relu
+// CHECK-NEXT:   fused.yield
+// REMARK: remark: fuse-ops: applied cube_epilogue on [/conv, /bias, /relu]: fused 3 ops into one kernel
+func.func @conv_bias_relu(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<1x8x1x1xf32>) -> tensor<1x8x6x6xf32> {
+  %0 = ge.conv %x, %w : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32> loc("/conv")
+  %1 = ge.add %0, %b : (tensor<1x8x6x6xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x6x6xf32> loc("/bias")
+  %2 = ge.relu %1 : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> loc("/relu")
+  func.return %2 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// float-dtype: an integer matmul's epilogue is not fused.
+// CHECK-LABEL: func.func @int_matmul
+// CHECK-NOT:  fused.group
+// REMARK: remark: fuse-ops: rejected cube_epilogue on [/mm, /add]: constraint float-dtype: ge.matmul yields i32
+func.func @int_matmul(%a: tensor<4x8xi32>, %b: tensor<8x4xi32>, %c: tensor<4x4xi32>) -> tensor<4x4xi32> {
+  %0 = ge.matmul %a, %b : (tensor<4x8xi32>, tensor<8x4xi32>) -> tensor<4x4xi32> loc("/mm")
+  %1 = ge.add %0, %c : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi32> loc("/add")
+  func.return %1 : tensor<4x4xi32>
+}
+
+// -----
+
+// keeps-shape: an add that broadcasts the matmul result to a bigger tensor is not an epilogue.
+// CHECK-LABEL: func.func @broadcasting_add
+// CHECK-NOT:  fused.group
+func.func @broadcasting_add(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<3x4x4xf32>) -> tensor<3x4x4xf32> {
+  %0 = ge.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("/mm")
+  %1 = ge.add %0, %c : (tensor<4x4xf32>, tensor<3x4x4xf32>) -> tensor<3x4x4xf32> loc("/add")
+  func.return %1 : tensor<3x4x4xf32>
+}
+
+// -----
+
+// one-storage-format: a chain whose members use different storage formats stays apart.
+// CHECK-LABEL: func.func @mixed_formats
+// CHECK-NOT:  fused.group
+// REMARK: rejected elementwise_chain on [/relu, /sig]: constraint one-storage-format: members use storage formats NC1HWC0, NCHW
+func.func @mixed_formats(%x: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> {
+  %0 = ge.relu %x : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>> loc("/relu")
+  %1 = ge.sigmoid %0 : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/sig")
+  func.return %1 : tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// Cycle: relu's result feeds a transpose whose result the add needs, so {relu, add} would depend
+// on itself; the chain falls back to its prefix, and relu alone is not a group.
+// CHECK-LABEL: func.func @cycle
+// CHECK-NOT:  fused.group
+// REMARK: rejected elementwise_chain on [/relu, /add]: would create a cycle
+func.func @cycle(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = ge.relu %x : (tensor<8x8xf32>) -> tensor<8x8xf32> loc("/relu")
+  %1 = ge.transpose %0 : (tensor<8x8xf32>) -> tensor<8x8xf32> loc("/t")
+  %2 = ge.add %0, %1 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc("/add")
+  func.return %2 : tensor<8x8xf32>
+}
+
+// -----
+
+// Critical path: the add also waits for a two-matmul branch that runs in parallel with /m1.
+// Fusing /m1 with the add would start /m1 only after that branch: rejected. /m3 (the end of
+// the long branch) takes the add instead.
+// CHECK-LABEL: func.func @parallel_branch
+// CHECK:      %[[M1:.*]] = ge.matmul %a, %b
+// CHECK:      fused.group "cube+elementwise" "cube_epilogue" (%{{.*}}, %c, %[[M1]])
+// REMARK: rejected cube_epilogue on [/m1, /add]: would serialize a parallel branch on the critical path
+// REMARK: applied cube_epilogue on [/m3, /add]
+func.func @parallel_branch(%a: tensor<512x4096xf32>, %b: tensor<4096x512xf32>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = ge.matmul %a, %b : (tensor<512x4096xf32>, tensor<4096x512xf32>) -> tensor<512x512xf32> loc("/m1")
+  %1 = ge.matmul %a, %b : (tensor<512x4096xf32>, tensor<4096x512xf32>) -> tensor<512x512xf32> loc("/m2")
+  %2 = ge.matmul %1, %c : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32> loc("/m3")
+  %3 = ge.add %0, %2 : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32> loc("/add")
+  func.return %3 : tensor<512x512xf32>
+}
+
+// -----
+
+// Working set: a softmax row of 65536 floats does not fit the UB with its neighbour.
+// CHECK-LABEL: func.func @long_row
+// CHECK-NOT:  fused.group
+// REMARK: rejected reduce_elementwise on [/softmax, /mul]: working set {{[0-9]+}} B exceeds the UB (196608 B)
+func.func @long_row(%x: tensor<2x65536xf32>, %s: tensor<2x65536xf32>) -> tensor<2x65536xf32> {
+  %0 = ge.softmax %x : (tensor<2x65536xf32>) -> tensor<2x65536xf32> loc("/softmax")
+  %1 = ge.mul %0, %s : (tensor<2x65536xf32>, tensor<2x65536xf32>) -> tensor<2x65536xf32> loc("/mul")
+  func.return %1 : tensor<2x65536xf32>
+}
+
+// -----
+
+// ... while a short row fuses.
+// CHECK-LABEL: func.func @short_row
+// CHECK: fused.group "reduce+elementwise" "reduce_elementwise"
+func.func @short_row(%x: tensor<2x128xf32>, %s: tensor<2x128xf32>) -> tensor<2x128xf32> {
+  %0 = ge.softmax %x : (tensor<2x128xf32>) -> tensor<2x128xf32> loc("/softmax")
+  %1 = ge.mul %0, %s : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32> loc("/mul")
+  func.return %1 : tensor<2x128xf32>
+}
+
+// -----
+
+// Several users: the intermediate relu result also leaves the group as a second output.
+// CHECK-LABEL: func.func @extra_output
+// CHECK: %{{.*}}, %{{.*}} = fused.group "cube+elementwise" "cube_epilogue"
+// CHECK: fused.yield %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>
+func.func @extra_output(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = ge.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("/mm")
+  %1 = ge.add %0, %c : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("/add")
+  %2 = ge.relu %1 : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("/relu")
+  func.return %1, %2 : tensor<4x4xf32>, tensor<4x4xf32>
+}
