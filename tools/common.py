@@ -121,7 +121,9 @@ def reported_errors(tool: str) -> Iterator[None]:
     except ParseError as e:
         _die(tool, parse_error_line(e))
     except ArgSpecParseError as e:
-        _die(tool, " ".join(str(e).split("\n")[1:2]) or first_line(e))
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        where = lines[1] if len(lines) > 1 else ""
+        _die(tool, f"{where}: {lines[-1]} (in the pass pipeline)" if where else first_line(e))
     except DiagnosticException as e:
         _die(tool, first_line(e))
     except KeyboardInterrupt:

@@ -1,0 +1,103 @@
+"""fuse-ops beyond the lit cases: user rule files, errors, training graphs, numerics on real models."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import UnitAttr
+
+from frontend import models
+from frontend.onnx_importer import import_model
+from ge_dialects.ge.weights import attach_weights
+from interpreter.runner import run
+from passes import remarks
+from passes.fuse_ops import FuseOpsPass
+from passes.fusion.census import census
+from passes.fusion.engine import TRAINING_ATTR
+from tools.common import parse_module
+
+POOL_RELU = """
+func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = ge.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> loc("/pool")
+  %1 = ge.relu %0 : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> loc("/relu")
+  func.return %1 : tensor<1x4x4x4xf32>
+}
+"""
+
+USER_RULES = """
+from passes.fusion.engine import FusionRule, Step, ops
+RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops("ge.max_pool"),
+                    followers=(Step(ops("ge.relu")),), inference_only={inference_only})]
+"""
+
+
+def ge_opt(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "tools.ge_opt", *map(str, args)], input=stdin,
+                          capture_output=True, text=True)
+
+
+def one_line_error(result, needle):
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert needle in lines[0], lines[0]
+
+
+def test_user_rule_file_adds_a_rule_without_editing_the_engine(tmp_path):
+    rules = tmp_path / "my_rules.py"
+    rules.write_text(USER_RULES.format(inference_only=False))
+    result = ge_opt("-p", f'fuse-ops{{rule_file="{rules}"}}', "--remarks", stdin=POOL_RELU)
+    assert result.returncode == 0, result.stderr
+    assert 'fused.group "reduce+elementwise" "pool_relu"' in result.stdout
+    assert "applied pool_relu on [/pool, /relu]" in result.stderr
+
+
+def test_inference_only_rule_skips_training_graphs(tmp_path):
+    rules = tmp_path / "my_rules.py"
+    rules.write_text(USER_RULES.format(inference_only=True))
+    module = parse_module(POOL_RELU, "<test>")
+    module.attributes[TRAINING_ATTR] = UnitAttr()
+    with remarks.collected() as found:
+        FuseOpsPass(rules=("pool_relu",), rule_file=str(rules)).apply(None, module)
+    assert census(module).groups["pool_relu"] == 0
+    assert any("inference-only" in r.reason for r in found)
+    del module.attributes[TRAINING_ATTR]
+    FuseOpsPass(rules=("pool_relu",), rule_file=str(rules)).apply(None, module)
+    assert census(module).groups["pool_relu"] == 1
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("fuse-ops{rules=nonexistent}", "unknown rule 'nonexistent'"),
+    ("fuse-ops{target=ascend999}", "unknown target 'ascend999'"),
+    ('fuse-ops{rule_file="/nonexistent/rules.py"}', "rule file /nonexistent/rules.py"),
+])
+def test_bad_options_are_one_line_errors(spec, needle):
+    one_line_error(ge_opt("-p", spec, stdin=POOL_RELU), needle)
+
+
+def test_malformed_pipeline_is_one_line():
+    one_line_error(ge_opt("-p", "fuse-ops{rule_file=/x.py}", stdin=POOL_RELU), "pass-pipeline:1:20: Unknown token")
+
+
+def test_bad_rule_file_contents(tmp_path):
+    rules = tmp_path / "bad.py"
+    rules.write_text("RULES = 3\n")
+    one_line_error(ge_opt("-p", f'fuse-ops{{rule_file="{rules}"}}', stdin=POOL_RELU), "must define RULES")
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert_base"])
+def test_fusion_alone_keeps_outputs_bit_equal(name):
+    """Fusion only outlines: the body computes what the ops computed, so outputs are identical."""
+    model = getattr(models, name)()
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    inputs = models.random_inputs(model, 0)
+    before = run(module, inputs)
+    FuseOpsPass().apply(None, module)
+    module.verify()
+    assert sum(census(module).groups.values()) > 0
+    after = run(module, inputs)
+    for key in before:
+        np.testing.assert_array_equal(before[key], after[key])
