@@ -49,6 +49,7 @@ def ort_nodes_and_time(path: Path, folder: Path, repeat: int) -> tuple[int, floa
     for i in range(repeat):
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
         if i == 0:
             opts.optimized_model_filepath = str(out)
         start = time.perf_counter()

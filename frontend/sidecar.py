@@ -18,7 +18,8 @@ from safetensors.numpy import save_file
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from ge_dialects import ge
-from ge_dialects.ge.types import numpy_dtype, shape_of
+from ge_dialects.ge.layout import storage_shape
+from ge_dialects.ge.types import numpy_dtype
 
 SIDECAR_ATTR = "ge.weights"
 _BF16_TAG = "ge.bf16"  # safetensors' numpy API has no bfloat16: stored as u16, tagged in metadata
@@ -114,6 +115,6 @@ def open_weights(module: ModuleOp, ir_path: str | Path) -> Mapping[str, np.ndarr
             raise SidecarError(f"weight '{key}' is not in the weights sidecar {store.path.name}")
         dtype, shape = store.spec(key)
         t = op.output.type
-        if dtype != numpy_dtype(t.element_type) or shape != shape_of(t):
+        if dtype != numpy_dtype(t.element_type) or shape != storage_shape(t):  # physical for stored formats
             raise SidecarError(f"weight '{key}' in {store.path.name} is {dtype}{list(shape)}, the IR says {t}")
     return store

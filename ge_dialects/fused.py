@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -28,10 +28,19 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from ge_dialects.outlined import (
+    outline_into,
+    parse_signature,
+    parse_yield,
+    print_signature,
+    print_yield,
+    verify_body,
+)
 
 #: The pattern classes a group may have, and what each kernel looks like.
 PATTERN_CLASSES = {
@@ -53,21 +62,11 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[values])
 
     def print(self, printer: Printer) -> None:
-        if self.values:
-            printer.print_string(" ")
-            printer.print_list(self.values, printer.print_operand)
-            printer.print_string(" : ")
-            printer.print_list((v.type for v in self.values), printer.print_attribute)
+        print_yield(printer, self.values)
 
     @classmethod
     def parse(cls, parser: Parser) -> YieldOp:
-        operands = parser.parse_optional_undelimited_comma_separated_list(
-            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
-        types: list[Attribute] = []
-        if operands:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        return cls(parser.resolve_operands(operands, types, parser.pos))
+        return cls(parse_yield(parser))
 
 
 @irdl_op_definition
@@ -97,48 +96,22 @@ class GroupOp(IRDLOperation):
         if self.pattern.data not in PATTERN_CLASSES:
             raise VerifyException(f"{where}: unknown pattern class '{self.pattern.data}'; "
                                   f"expected one of {', '.join(PATTERN_CLASSES)}")
-        block = self.body.block
-        if [a.type for a in block.args] != [v.type for v in self.inputs]:
-            raise VerifyException(f"{where}: block arguments must have the types of the group's inputs")
-        last = block.last_op
-        if not isinstance(last, YieldOp):
-            raise VerifyException(f"{where}: body must end in fused.yield")
-        if [v.type for v in last.values] != [r.type for r in self.outputs]:
-            raise VerifyException(f"{where}: fused.yield types must match the group's result types")
-        if not self.members:
-            raise VerifyException(f"{where}: a group holds at least one op")
+        verify_body(where, self, self.body, YieldOp)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_string_literal(self.pattern.data)
         printer.print_string(" ")
         printer.print_string_literal(self.rule.data)
-        printer.print_string(" (")
-        printer.print_list(self.inputs, printer.print_operand)
-        printer.print_string(") : ")
-        printer.print_function_type(self.inputs.types, self.outputs.types)
-        if self.attributes:
-            printer.print_string(" attributes ")
-            printer.print_attr_dict(self.attributes)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=True)
+        print_signature(printer, self, self.body, dict(self.attributes))
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
         pattern = parser.parse_str_literal("pattern class")
         rule = parser.parse_str_literal("rule name")
-        operands: list[UnresolvedOperand] = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand)
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        fn = parser.parse_function_type()
-        inputs = parser.resolve_operands(operands, fn.inputs.data, pos)
-        attributes = {}
-        if parser.parse_optional_keyword("attributes"):
-            attributes = parser.parse_optional_attr_dict()
-        body = parser.parse_region()
-        op = cls(pattern, rule, inputs, fn.outputs.data, body)
-        op.attributes.update(attributes)
+        inputs, result_types, extra, body = parse_signature(parser)
+        op = cls(pattern, rule, inputs, result_types, body)
+        op.attributes.update(extra)
         return op
 
 
@@ -146,60 +119,17 @@ FUSED = Dialect("fused", [GroupOp, YieldOp], [])
 
 
 def outline(pattern: str, rule: str, members: Sequence[Operation], keep: Sequence[SSAValue]) -> GroupOp:
-    """Moves `members` (in program order, still in their block) into a new `fused.group`.
-
-    Values the members read from outside become the group's inputs (constants with a single
-    element are cloned into the body instead: a kernel holds scalars as immediates); `keep` are
-    the member results used outside, which become the group's results. The group is inserted
-    where the last member was; the caller restores dominance when outside users came earlier.
-    """
-    member_set = set(members)
-    inputs: list[SSAValue] = []
-    cloned_scalars: list[Operation] = []
-    for op in members:
-        for v in op.operands:
-            if v.owner in member_set or v in inputs:
-                continue
-            owner = v.owner
-            if _is_scalar_constant(owner):
-                if owner not in cloned_scalars:
-                    cloned_scalars.append(owner)
-                continue
-            inputs.append(v)
-    block = Block(arg_types=[v.type for v in inputs])
-    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-    for c in cloned_scalars:
-        clone = c.clone()
-        block.add_op(clone)
-        mapping[c.results[0]] = clone.results[0]
-    last = members[-1]
-    group = GroupOp(pattern, rule, inputs, [v.type for v in keep], Region(block))
-    group.location = members[0].location
-    last.parent_block().insert_op_after(group, last)
-    for op in members:
-        op.detach()
-        for i, v in enumerate(op.operands):
-            if v in mapping:
-                op.operands[i] = mapping[v]
-        block.add_op(op)
-    block.add_op(YieldOp(keep))
-    for old, new in zip(keep, group.outputs):
-        old.replace_uses_with_if(new, lambda use: not _inside(use.operation, group))
-    return group
+    """Moves `members` (program order, one block) into a new `fused.group` whose results are `keep`;
+    scalar constants are cloned in (a kernel holds them as immediates). The caller restores
+    dominance when outside users came before the last member."""
+    return outline_into(members, keep, lambda ins, types, body: GroupOp(pattern, rule, ins, types, body),
+                        YieldOp, is_scalar_constant)
 
 
-def _inside(op: Operation, group: GroupOp) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if parent is group:
-            return True
-        parent = parent.parent_op()
-    return False
-
-
-def _is_scalar_constant(op: Operation) -> bool:
+def is_scalar_constant(op: Operation) -> bool:
     from ge_dialects.ge.constant import ConstantOp
 
-    if not isinstance(op, ConstantOp) or op.inline_value() is None:
+    if not isinstance(op, ConstantOp):
         return False
-    return op.inline_value().size == 1
+    value = op.inline_value()
+    return value is not None and value.size == 1

@@ -12,8 +12,10 @@ from xdsl.utils.exceptions import InterpretationError
 
 from ge_dialects import ge
 from ge_dialects.ge.base import describe
+from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge_dialects.ge.types import numpy_dtype, shape_of
 from interpreter.kernels import load_all
+from interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
 
 class KernelError(Exception):
@@ -36,23 +38,52 @@ def operand_groups(op: ge.GeOp, values: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
-    """Runs `op`'s kernel on operand values and checks results against the op's result types."""
+    """Runs `op`'s kernel on operand values and checks results against the op's result types.
+
+    Values are held as stored: a value whose type has a non-trivial storage format (e.g.
+    `#ge.fmt<NCHW, NC1HWC0>`) is its physical array. Kernels compute on logical arrays, so the
+    operands of such an op are converted to logical first and its results back to their storage
+    formats; `ge.trans_data` (OPERATES_ON_STORAGE) gets the stored arrays themselves."""
     fn = load_all().get(type(op))
     if fn is None:
         raise KernelError(f"{describe(op)}: no kernel for {op.name}")
-    out = fn(op, operand_groups(op, values))
+    on_storage = getattr(type(op), "OPERATES_ON_STORAGE", False)
+    relayout = not on_storage and not all(map(is_stored_logically, (*op.operand_types, *op.result_types)))
+    try:
+        if relayout:
+            values = tuple(_logical(v, operand) for v, operand in zip(values, op.operands))
+        out = fn(op, operand_groups(op, values))
+    except LayoutError as e:
+        raise KernelError(f"{describe(op)}: {e}") from None
     results = out if isinstance(out, tuple) else (out,)
     results = results[: len(op.results)]
+    held = []
     for i, (value, result) in enumerate(zip(results, op.results)):
         want_dtype = numpy_dtype(result.type.element_type)
         if not isinstance(value, np.ndarray):
             value = np.asarray(value)
         if value.dtype != want_dtype:
             raise KernelError(f"{describe(op)}: result #{i} is {value.dtype}, type says {want_dtype}")
-        want = shape_of(result.type)
+        want = storage_shape(result.type) if on_storage else shape_of(result.type)
         if len(want) != value.ndim or any(w is not None and w != d for w, d in zip(want, value.shape)):
             raise KernelError(f"{describe(op)}: result #{i} has shape {value.shape}, type says {result.type}")
-    return tuple(np.asarray(v) for v in results)
+        if relayout and not is_stored_logically(result.type):
+            try:
+                value = to_physical(value, result.type)
+            except LayoutError as e:
+                raise KernelError(f"{describe(op)}: result #{i}: {e}") from None
+            if not matches_storage(value, result.type):
+                raise KernelError(f"{describe(op)}: result #{i} is stored with shape {value.shape}, "
+                                  f"{result.type} is stored as {list(storage_shape(result.type))}")
+        held.append(value)
+    return tuple(held)
+
+
+def _logical(value: np.ndarray, operand) -> np.ndarray:
+    """The logical array of an operand value; a constant's is converted once, not on every run."""
+    if isinstance(operand.owner, ge.ConstantOp):
+        return constant_to_logical(value, operand.type)
+    return to_logical(value, operand.type)
 
 
 @register_impls

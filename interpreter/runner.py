@@ -12,7 +12,10 @@ from xdsl.interpreters.func import FuncFunctions
 
 from ge_dialects.ge.weights import weights_of
 from ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from interpreter.fused import FusedFunctions
+from interpreter.task import TaskFunctions
 from interpreter.ge import GeFunctions
+from interpreter.layouts import to_logical, to_physical
 
 
 class InputError(Exception):
@@ -52,7 +55,9 @@ def input_signature(module: ModuleOp) -> dict[str, TensorType]:
 
 
 def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """The inputs in argument order, after checking each against the graph's signature."""
+    """The inputs in argument order, after checking each against the graph's signature.
+
+    Inputs are logical arrays (the shape in the type), whatever storage format the graph keeps them in."""
     signature = input_signature(module)
     extra = sorted(set(inputs) - set(signature))
     if extra:
@@ -77,11 +82,15 @@ def run(module: ModuleOp, inputs: Mapping[str, np.ndarray],
     """Executes `main` and returns its results by output name; `weights` defaults to the module's own
     (what a tool attached, plus what passes added)."""
     fn = main_function(module)
-    args = check_inputs(module, inputs)
+    # graph inputs and outputs are logical; a signature type with a storage format is converted here
+    args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), fn.function_type.inputs.data)]
     if weights is None:
         weights = weights_of(module)
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GeFunctions(weights))
+    interpreter.register_implementations(FusedFunctions())
+    interpreter.register_implementations(TaskFunctions())
     results = interpreter.call_op(fn, tuple(args))
-    return dict(zip(output_names(fn), (np.asarray(r) for r in results)))
+    outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, fn.function_type.outputs.data))
+    return dict(zip(output_names(fn), outputs))

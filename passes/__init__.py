@@ -1,7 +1,8 @@
 """The project's passes: one ModulePass per module, found by walking this package.
 
-Every module under `passes/` that defines a `ModulePass` subclass with a `name` contributes it;
-adding a pass is adding a module, no table to edit.
+Every module under `passes/` (graph passes) and `lowering/` (dialect-to-dialect conversions) that
+defines a `ModulePass` subclass with a `name` contributes it; adding a pass is adding a module, no
+table to edit.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from xdsl.passes import ModulePass
 
 @cache
 def _discover() -> dict[str, type[ModulePass]]:
+    import lowering
+
     found: dict[str, type[ModulePass]] = {}
-    for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+    infos = [*pkgutil.walk_packages(__path__, prefix=f"{__name__}."),
+             *pkgutil.walk_packages(lowering.__path__, prefix="lowering.")]
+    for info in infos:
         module = importlib.import_module(info.name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if (issubclass(obj, ModulePass) and obj.__module__ == module.__name__

@@ -4,3 +4,4 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))
+sys.path.insert(0, str(Path(__file__).parent / "passes"))

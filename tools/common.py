@@ -19,6 +19,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from ge_dialects.fused import FUSED
+from ge_dialects.stream import STREAM
+from ge_dialects.task import TASK
 from ge_dialects.ge import GE
 
 
@@ -32,6 +34,8 @@ def make_context() -> Context:
     ctx.load_dialect(func.Func)
     ctx.load_dialect(GE)
     ctx.load_dialect(FUSED)
+    ctx.load_dialect(TASK)
+    ctx.load_dialect(STREAM)
     return ctx
 
 

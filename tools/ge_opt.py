@@ -23,6 +23,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
 from ge_dialects.fused import FUSED
+from ge_dialects.stream import STREAM
+from ge_dialects.task import TASK
 from ge_dialects.ge import GE
 from ge_dialects.ge.weights import attach_weights, referenced_weights, weights_of
 from xdsl.utils.exceptions import InterpretationError
@@ -48,6 +50,8 @@ class GeOptMain(xDSLOptMain):
         super().register_all_dialects()
         self.ctx.register_dialect("ge", lambda: GE)
         self.ctx.register_dialect("fused", lambda: FUSED)
+        self.ctx.register_dialect("task", lambda: TASK)
+        self.ctx.register_dialect("stream", lambda: STREAM)
 
     def register_all_passes(self):
         super().register_all_passes()

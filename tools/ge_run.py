@@ -2,12 +2,18 @@
 
     ge-run model.mlir --inputs in.npz -o out.npz
     ge-run model.onnx --random-inputs 0 --print
+
+A module lowered to streams (lower-to-tasks, plan-memory, lower-to-streams) also runs on the
+modeled device: the report gives latency, the roofline bound, utilization and memory;
+`--trace` writes a Chrome/Perfetto trace, `--op-summary` a CSV per task. `--timing-only` skips
+the numbers (and the weights): for big batches and models.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import time
 import zipfile
 
@@ -15,17 +21,22 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from frontend.sidecar import SidecarError, open_weights
+from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
+from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
+from interpreter.targets import TargetError, load_target
 from interpreter.runner import InputError, input_signature, run
-from tools.common import UserError, import_onnx_file, read_module, reported_errors, write_atomic
+from tools.common import UserError, first_line, import_onnx_file, read_module, reported_errors, write_atomic
 from ge_dialects.ge.types import numpy_dtype, shape_of
 
 
-def load_program(path: str):
+def load_program(path: str, with_weights: bool = True):
     """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory."""
     if path.endswith(".onnx"):
         return import_onnx_file(path)
     module = read_module(path)
+    if not with_weights:
+        return module, {}
     try:
         return module, open_weights(module, path)
     except SidecarError as e:
@@ -67,6 +78,20 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
     return "\n".join(lines)
 
 
+def run_on_device(module, args) -> None:
+    """Simulates the lowered module on the target; prints the report and writes trace / summary."""
+    try:
+        target = load_target(args.target)
+        result = simulate_module(module, target)
+    except (TargetError, NotLowered, ValueError) as e:
+        raise UserError(f"{args.program}: {first_line(e)}") from None
+    if args.trace:
+        write_atomic(args.trace, json.dumps(chrome_trace(result)))
+    if args.op_summary:
+        write_atomic(args.op_summary, op_summary_csv(result))
+    print(report(result, memory_figures(module)))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="ge-run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -76,9 +101,21 @@ def main(argv: list[str] | None = None) -> None:
     source.add_argument("--random-inputs", metavar="SEED", type=int, help="random inputs from this seed")
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
+    device = parser.add_argument_group("modeled device (modules lowered to streams)")
+    device.add_argument("--target", default="ascend910b", help="target chip (default %(default)s)")
+    device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
+    device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
+    device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")
     args = parser.parse_args(argv)
     with reported_errors("ge-run"):
-        module, weights = load_program(args.program)
+        module, weights = load_program(args.program, with_weights=not args.timing_only)
+        if is_lowered(module):
+            run_on_device(module, args)
+        elif args.timing_only or args.trace or args.op_summary:
+            raise UserError(f"{args.program}: --timing-only, --trace and --op-summary need a module lowered to "
+                            "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')")
+        if args.timing_only:
+            return
         inputs = load_inputs(args.inputs) if args.inputs else random_inputs(module, args.random_inputs)
         start = time.perf_counter()
         try:

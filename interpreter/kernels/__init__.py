@@ -32,6 +32,6 @@ def kernel(*op_types: type) -> Callable[[Kernel], Kernel]:
 
 def load_all() -> dict[type, Kernel]:
     """Imports every kernel module (they register on import) and returns the registry."""
-    from interpreter.kernels import elementwise, nn, resize, tensor  # noqa: F401
+    from interpreter.kernels import attention, elementwise, layout, nn, resize, tensor  # noqa: F401
 
     return KERNELS

@@ -1,4 +1,10 @@
-"""Kernels of the elementwise ops."""
+"""Kernels of the elementwise ops.
+
+Narrow floats (f16, bf16): +, -, *, / and max run in the narrow type (numpy and ml_dtypes round
+each result once, as the Vector unit does); functions (sqrt, tanh, erf, sigmoid, gelu, hard_swish,
+pow) compute in f32 and round the result once (assumed to be what Ascend's f16 kernels of them do;
+see docs/mixed_precision.md).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,17 @@ from ge_dialects import ge
 from interpreter.kernels import kernel
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """`x` in the type to compute functions in: f32 for f16/bf16, else unchanged."""
+    return x.astype(np.float32) if x.dtype.itemsize < 4 and x.dtype.kind not in "iub" else x
+
+
 def _float_op(fn):
-    """Runs `fn` in the input's float type (numpy would widen f16/bf16 math otherwise)."""
+    """Runs `fn` on the input (f16/bf16 widened to f32) and rounds to the input's type once."""
 
     def run(op, ins):
         x = ins["x"]
-        return np.asarray(fn(x), dtype=x.dtype)
+        return np.asarray(fn(_wide(x)), dtype=x.dtype)
 
     return run
 
@@ -30,26 +41,26 @@ def erf(op, ins):
     x = ins["x"]
     if x.dtype.kind in "iu":
         return np.asarray(special.erf(x.astype(np.float64)).round(), dtype=x.dtype)
-    return np.asarray(special.erf(x.astype(np.float32) if x.dtype.itemsize < 4 else x), dtype=x.dtype)
+    return np.asarray(special.erf(_wide(x)), dtype=x.dtype)
 
 
 @kernel(ge.SigmoidOp)
 def sigmoid(op, ins):
     x = ins["x"]
-    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
-    return np.asarray(special.expit(wide), dtype=x.dtype)
+    return np.asarray(special.expit(_wide(x)), dtype=x.dtype)
 
 
 @kernel(ge.HardSwishOp)
 def hard_swish(op, ins):
     x = ins["x"]
-    return np.asarray(x * np.clip(x / 6 + 0.5, 0, 1), dtype=x.dtype)
+    wide = _wide(x)
+    return np.asarray(wide * np.clip(wide / 6 + 0.5, 0, 1), dtype=x.dtype)
 
 
 @kernel(ge.GeluOp)
 def gelu(op, ins):
     x = ins["x"]
-    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    wide = _wide(x)
     if op.p("approximate") == "tanh":
         inner = np.sqrt(2 / np.pi).astype(wide.dtype) * (wide + wide.dtype.type(0.044715) * wide**3)
         y = 0.5 * wide * (1 + np.tanh(inner))
@@ -78,4 +89,7 @@ def power(op, ins):
     a, b = ins["a"], ins["b"]
     if a.dtype.kind in "iu":
         return np.asarray(np.power(a.astype(np.float64), b.astype(np.float64)), dtype=a.dtype)
-    return np.asarray(np.power(a, b.astype(a.dtype)), dtype=a.dtype)
+    # f16/bf16 bases are computed in f32 (rounded once), so an f32 exponent such as 0.1 is not
+    # rounded to the base's type first.
+    wide = _wide(a)
+    return np.asarray(np.power(wide, b.astype(wide.dtype)), dtype=a.dtype)

@@ -1,8 +1,13 @@
 """Kernels of the neural-network ops.
 
-Low-precision floats (f16, bf16) are computed in float32 and cast back, the way onnxruntime's CPU
-kernels accumulate. Convolution is im2col + one batched matmul over the groups; pooling loops over
-kernel positions only, each step a vectorized operation on the whole output.
+Low-precision floats (f16, bf16) are computed in float32 and rounded back once, the way the
+hardware does it: the Cube unit (conv, gemm, matmul) multiplies f16/bf16 inputs and accumulates in
+f32 (bias included) before one rounding to the output type; softmax, layer norm, batch norm and
+pooling widen to f32 internally (as we assume Ascend's f16 kernels do, see
+docs/mixed_precision.md), so they do not overflow where f32 would not (a softmax row's sum, a
+variance). numpy has no f16 BLAS, so this is also the fast path. Convolution is im2col + one
+batched matmul over the groups; pooling loops over kernel positions only, each step a vectorized
+operation on the whole output.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from interpreter.kernels import kernel
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
-    """`x` in the type to compute in: float32 for f16/bf16, else unchanged."""
+    """`x` in the type to compute in: float32 for f16/bf16 (f32 accumulation), else unchanged."""
     low_float = x.dtype.itemsize < 4 and x.dtype.kind not in "iub"
     return x.astype(np.float32) if low_float else x
 
@@ -228,7 +233,9 @@ def layer_norm(op, ins):
     mean = wide.mean(axis=axes, keepdims=True)
     centered = wide - mean
     inv_std = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + stash.type(op.p("epsilon")))
-    normalized = (centered * inv_std).astype(x.dtype)
+    # Scale and bias are applied before the one rounding to X's type, as onnxruntime's CPU kernel
+    # does (ONNX's function body rounds the normalized value first).
+    normalized = centered * inv_std
     y = _compute(normalized) * _compute(ins["Scale"])
     if ins["B"] is not None:
         y = y + _compute(ins["B"])

@@ -20,7 +20,7 @@ func.func @arg_types(%x: tensor<2xf32>) -> tensor<2xf32> {
   }
   func.return %0 : tensor<2xf32>
 }
-// CHECK: fused.group 'r': block arguments must have the types of the group's inputs
+// CHECK: fused.group 'r': block arguments must have the types of the inputs
 
 // -----
 
@@ -32,7 +32,7 @@ func.func @yield_types(%x: tensor<2xf32>) -> tensor<2xf32> {
   }
   func.return %0 : tensor<2xf32>
 }
-// CHECK: fused.group 'r': fused.yield types must match the group's result types
+// CHECK: fused.group 'r': fused.yield types must match the result types
 
 // -----
 
@@ -43,7 +43,7 @@ func.func @empty(%x: tensor<2xf32>) -> tensor<2xf32> {
   }
   func.return %0 : tensor<2xf32>
 }
-// CHECK: fused.group 'r': a group holds at least one op
+// CHECK: fused.group 'r': the body holds no op
 
 // -----
 

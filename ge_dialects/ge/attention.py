@@ -1,0 +1,104 @@
+"""`ge.attention`: scaled dot-product attention as one op, what `recognize-attention` makes of the
+MatMul -> scale -> mask -> Softmax -> MatMul chain of the exported transformers.
+
+    out = softmax(mask(scale(q @ k^T)), axis=-1) @ v
+
+- q: [..., Sq, D]; k: [..., Sk, D], or [..., D, Sk] with `k_transposed = 1` (BERT's and GPT-2's
+  exporters fold k's transpose into the head permutation); v: [..., Sk, Dv]. Batch dims broadcast
+  like MatMul's. The result is [..., Sq, Dv].
+- scale: the constant `scale`, multiplied (`scale_op = "mul"`) or divided (`"div"`), applied where
+  the original graph applied it (`scale_on` = "scores", "q" or "k"), so the numbers match.
+- mask (optional operand) broadcasts to the scores [..., Sq, Sk]: `mask_kind = "additive"` adds it
+  (BERT's extended mask); `"keep"` is a boolean mask, scores where false become `fill` (GPT-2's
+  causal Where).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType, i1
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
+from ge_dialects.ge.elementwise import broadcast_shapes
+from ge_dialects.ge.types import FLOAT_TYPES, Shape, tensor, type_name
+
+SCALE_OPS = ("mul", "div")
+SCALE_ON = ("scores", "q", "k")
+MASK_KINDS = ("additive", "keep")
+
+
+def _show(shape: Shape) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ")"
+
+
+def _one_of(a: InferArgs, name: str, allowed: tuple) -> None:
+    if a.prop(name) not in allowed:
+        shown = ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in allowed)
+        got = a.prop(name)
+        raise a.fail(f"{name} must be one of {shown}, got " + (f'"{got}"' if isinstance(got, str) else str(got)))
+
+
+def _agree(a: InferArgs, what: str, x: int | None, y: int | None) -> None:
+    if x is not None and y is not None and x != y:
+        raise a.fail(f"{what}: {x} vs {y}")
+
+
+@irdl_op_definition
+class AttentionOp(GeOp):
+    name = "ge.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    scale = opt_prop_def(FloatProp)
+    scale_op = opt_prop_def(StrProp)
+    scale_on = opt_prop_def(StrProp)
+    k_transposed = opt_prop_def(IntProp)
+    mask_kind = opt_prop_def(StrProp)
+    fill = opt_prop_def(FloatProp)
+    traits = traits_def(Pure())
+    DEFAULTS: ClassVar = {
+        "scale": 1.0, "scale_op": "mul", "scale_on": "scores", "k_transposed": 0, "mask_kind": "additive",
+        "fill": float(np.finfo(np.float32).min),
+    }
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("q", FLOAT_TYPES)
+        a.expect_same_dtype("q", "k", "v")
+        for name in ("q", "k", "v"):
+            if a.rank(name) < 2:
+                raise a.fail(f"operand '{name}' must have rank >= 2, got rank {a.rank(name)}")
+        _one_of(a, "scale_op", SCALE_OPS)
+        _one_of(a, "scale_on", SCALE_ON)
+        _one_of(a, "k_transposed", (0, 1))
+        _one_of(a, "mask_kind", MASK_KINDS)
+        if a.prop("scale_op") == "div" and a.prop("scale") == 0:
+            raise a.fail('scale must not be 0 with scale_op = "div"')
+        q, k, v = a.shape("q"), a.shape("k"), a.shape("v")
+        k_len, k_dim = (k[-1], k[-2]) if a.prop("k_transposed") else (k[-2], k[-1])
+        _agree(a, "the head dims of q and k differ", q[-1], k_dim)
+        _agree(a, "k and v have different sequence lengths", k_len, v[-2])
+        scores = (*broadcast_shapes(a, q[:-2], k[:-2]), q[-2], k_len)
+        if a.has("mask"):
+            kind = a.prop("mask_kind")
+            want = dtype if kind == "additive" else i1
+            if a.dtype("mask") != want:
+                raise a.fail(f"the {kind} mask must have element type {type_name(want)}, "
+                             f"got {type_name(a.dtype('mask'))}")
+            mask = a.shape("mask")
+            tail = scores[len(scores) - len(mask):]
+            if len(mask) > len(scores) or any(m not in (1, s) and None not in (m, s) for m, s in zip(mask, tail)):
+                raise a.fail(f"mask of shape {_show(mask)} does not broadcast to the scores {_show(scores)}")
+        batch = broadcast_shapes(a, scores[:-2], v[:-2])
+        return [tensor(dtype, (*batch, q[-2], v[-1]))]
+
+
+ATTENTION_OPS = [AttentionOp]
+
+__all__ = ["AttentionOp", "ATTENTION_OPS"]

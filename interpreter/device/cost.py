@@ -1,0 +1,438 @@
+"""Timing model of one task on a modeled Ascend chip, from the task's work and the target file only.
+
+A task of `block_dim` blocks runs each block on one core (one AIC + r AIVs for a cube+vector kernel
+on a separated-core chip, r = vector_core / cube_core). A block streams its share of the bytes in
+tiles through a double-buffered pipeline: load (MTE2), compute (Cube, Vector, Cube->Vector hand-off),
+store (MTE3). Its time is `max(stage) + (sum(stage) - max(stage)) / tiles`: the slowest stage plus
+one tile's fill and drain. HBM bytes also flow through a shared pipe: a block given `b` bytes/s of
+HBM cannot finish before `hbm_bytes / b`. Formulas and sources: docs/device_model.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from interpreter.device.work import TaskWork, dtype_bytes
+from interpreter.targets import load_target
+
+INF = math.inf
+
+
+# --------------------------------------------------------------------------------------------------
+# Target numbers
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The numbers of one target file, in SI units (seconds, bytes, bytes/s)."""
+
+    name: str
+    clock: float
+    separated: bool  # Cube and Vector in different cores (910B)
+    cube_cores: int
+    vector_cores: int
+    ai_cpus: int
+    dma_engines: int
+    cube_mnk: tuple[int, int, int]
+    int8_k: int
+    int4_k: int
+    fp32_ratio: float
+    fp16_lanes: int
+    fp32_lanes: int
+    transcendental_cost: float
+    l0c: int
+    l1: int
+    ub: int
+    l2: int
+    hbm_bw: float
+    # per-core transfer rates, bytes/s
+    ddr_rate: float
+    l2_read_rate: float
+    l2_write_rate: float
+    l0c_to_ub_rate: float
+    store_rate: float
+    task_device_s: float
+    launch_s: float
+    record_s: float
+    wait_s: float
+    aicpu_flops: float
+    aicpu_bw: float
+    aicpu_task_s: float
+    dma_bw: float
+    dma_task_s: float
+    pools: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def vec_per_block(self) -> int:
+        """AIVs that join one AIC in a cube+vector block (1 on a unified-core chip)."""
+        return max(1, self.vector_cores // self.cube_cores) if self.separated else 1
+
+    @classmethod
+    def of(cls, target: dict[str, Any] | str | Hardware) -> Hardware:
+        if isinstance(target, Hardware):
+            return target
+        if isinstance(target, str):
+            target = load_target(target)
+        try:
+            return cls._parse(target)
+        except KeyError as e:
+            raise ValueError(f"target '{target.get('name', '?')}': missing key {e}") from None
+
+    @classmethod
+    def _parse(cls, t: dict[str, Any]) -> Hardware:
+        cores, cube, vec, buf, mte, ovh = t["cores"], t["cube"], t["vector"], t["buffers"], t["mte"], t["overheads"]
+        clock = float(cores["clock_hz"])
+        separated = bool(cores.get("separated_cube_vector", False))
+        cube_cores = int(cores["cube_core"])
+        vector_cores = int(cores["vector_core"])
+        pools = {"aic": cube_cores, "aiv": vector_cores} if separated else {"aicore": int(cores["ai_core"])}
+        pools["aicpu"] = int(cores["ai_cpu"])
+        pools["dma"] = int(t["dma"]["engines"])
+        return cls(
+            name=str(t.get("name", "?")),
+            clock=clock,
+            separated=separated,
+            cube_cores=cube_cores if separated else int(cores["ai_core"]),
+            vector_cores=vector_cores if separated else int(cores["ai_core"]),
+            ai_cpus=int(cores["ai_cpu"]),
+            dma_engines=int(t["dma"]["engines"]),
+            cube_mnk=(int(cube["m"]), int(cube["k"]), int(cube["n"])),
+            int8_k=int(cube["int8_k"]),
+            int4_k=int(cube.get("int4_k", cube["int8_k"])),
+            fp32_ratio=float(cube["fp32_ratio"]),
+            fp16_lanes=int(vec["fp16_lanes"]),
+            fp32_lanes=int(vec.get("fp32_lanes", vec["fp16_lanes"] // 2)),
+            transcendental_cost=float(vec["transcendental_cost"]),
+            l0c=int(buf["l0c"]),
+            l1=int(buf["l1"]),
+            ub=int(buf["ub"]),
+            l2=int(buf["l2"]),
+            hbm_bw=float(t["hbm"]["bandwidth"]),
+            ddr_rate=float(mte["ddr"]) * clock,
+            l2_read_rate=float(mte["l2_read"]) * clock,
+            l2_write_rate=float(mte["l2_write"]) * clock,
+            l0c_to_ub_rate=float(mte["l0c_to_ub"]) * clock,
+            store_rate=float(mte["ub_to_ddr"]) * clock,
+            task_device_s=float(ovh["task_device_s"]),
+            launch_s=float(t["host"]["launch_s"]),
+            record_s=float(t["events"]["record_s"]),
+            wait_s=float(t["events"]["wait_s"]),
+            aicpu_flops=float(t["aicpu"]["flops_per_s"]),
+            aicpu_bw=float(t["aicpu"]["bandwidth"]),
+            aicpu_task_s=float(t["aicpu"]["task_device_s"]),
+            dma_bw=float(t["dma"]["bandwidth"]),
+            dma_task_s=float(t["dma"]["task_device_s"]),
+            pools=pools,
+        )
+
+    # -- rates ------------------------------------------------------------------------------------
+
+    def cube_macs_per_cycle(self, dtype: str) -> float:
+        """MACs per cycle per Cube unit: 16x16x16 for 2-byte floats, k doubled for 1-byte types
+        (int8), quadrupled for 4-bit, times fp32_ratio for 4- and 8-byte types."""
+        m, k, n = self.cube_mnk
+        size = dtype_bytes(dtype)
+        if size <= 0.5:
+            return m * self.int4_k * n
+        if size <= 1:
+            return m * self.int8_k * n
+        if size <= 2:
+            return m * k * n
+        return m * k * n * self.fp32_ratio
+
+    def vector_lanes(self, dtype: str) -> float:
+        """Elements per cycle per Vector unit: fp16 lanes for types of at most 2 bytes, fp32 lanes for
+        4-byte types, half that for 8-byte types."""
+        size = dtype_bytes(dtype)
+        if size <= 2:
+            return self.fp16_lanes
+        if size <= 4:
+            return self.fp32_lanes
+        return self.fp32_lanes / 2
+
+    def vector_cycles(self, work: TaskWork) -> float:
+        """Vector-unit cycles of the whole task (summed over cores)."""
+        ops = work.vector_elems + self.transcendental_cost * work.transcendental_elems
+        return ops / self.vector_lanes(work.dtype)
+
+    def cube_cycles(self, work: TaskWork) -> float:
+        return work.cube_macs / self.cube_macs_per_cycle(work.dtype)
+
+    def need(self, engine: str) -> dict[str, int]:
+        """Cores of each pool one block of `engine` occupies."""
+        if engine == "aicpu":
+            return {"aicpu": 1}
+        if engine == "dma":
+            return {"dma": 1}
+        if not self.separated:
+            return {"aicore": 1}
+        if engine == "cube":
+            return {"aic": 1}
+        if engine == "vector":
+            return {"aiv": 1}
+        return {"aic": 1, "aiv": self.vec_per_block}  # cube+vector
+
+    def max_blocks(self, engine: str) -> int:
+        """Blocks of `engine` that can run at once on the whole chip."""
+        return min(self.pools[p] // c for p, c in self.need(engine).items())
+
+
+# --------------------------------------------------------------------------------------------------
+# One block
+
+
+def _unique(tensors) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in tensors:
+        out[t.name] = max(out.get(t.name, 0), int(t.nbytes))
+    return out
+
+
+@dataclass(frozen=True)
+class BlockCost:
+    """Per-block quantities of a task (bandwidth independent); `body(b)` gives a block's time when
+    it is allotted `b` bytes/s of HBM."""
+
+    engine: str
+    blocks: int
+    overhead_s: float
+    tiles: float  # tiles per block (bytes / tile size, at least 1)
+    cube_s: float  # Cube pipe time of one block
+    vector_s: float  # Vector pipe time of one block (its AIVs work in parallel)
+    c2v_write_s: float  # Cube -> Vector hand-off, producer side (L0C->UB on 910, AIC->L2 on 910B)
+    c2v_read_s: float  # consumer side (AIVs read from L2 on 910B; 0 on 910)
+    compute_s: float  # AI CPU compute of one block (0 for AI Core / DMA)
+    hbm_in: float  # bytes per block read from HBM
+    l2_in: float  # bytes per block read from L2 (resident inputs)
+    out: float  # bytes per block written (through to HBM)
+    read_rate: float  # per-core rate of HBM reads
+    l2_rate: float  # per-core rate of L2 reads
+    store_rate: float  # per-block rate of stores
+    hbm_read_bytes: int  # whole task
+    hbm_write_bytes: int
+    l2_read_bytes: int
+
+    @property
+    def hbm(self) -> float:
+        """HBM bytes per block (reads not served by L2, plus all writes)."""
+        return self.hbm_in + self.out
+
+    def stages(self, b: float) -> dict[str, float]:
+        """Stage times of one block at `b` bytes/s of HBM (`hbm` is the shared-pipe bound, not a stage)."""
+        load = self.hbm_in / min(self.read_rate, b) if self.hbm_in else 0.0
+        load += self.l2_in / self.l2_rate if self.l2_in else 0.0
+        store = self.out / min(self.store_rate, b) if self.out else 0.0
+        return {
+            "mte2": load,
+            "cube": self.cube_s,
+            "c2v": self.c2v_write_s + self.c2v_read_s,
+            "vector": self.vector_s,
+            "mte3": store,
+            "compute": self.compute_s,
+            "hbm": self.hbm / b if self.hbm else 0.0,
+        }
+
+    def body(self, b: float) -> float:
+        """Time of one block (without the task overhead) at `b` bytes/s of HBM."""
+        st = self.stages(b)
+        if self.engine == "aicpu":  # a CPU core computes and moves data in turn
+            return st["compute"] + st["mte2"] + st["mte3"]
+        if self.engine == "dma":  # a copy streams: the slowest of read, write and the HBM pipe
+            return max(st["mte2"] + st["mte3"], st["hbm"])
+        pipe = (st["mte2"], st["cube"], self.c2v_write_s, self.c2v_read_s, st["vector"], st["mte3"])
+        # the slowest resource (a stage, or the shared HBM pipe, which never exceeds sum(pipe)) plus
+        # the rest of one tile: n = 1 gives the sum (no overlap), n -> inf the slowest
+        slowest = max(max(pipe), st["hbm"])
+        return slowest + max(0.0, sum(pipe) - slowest) / self.tiles
+
+    def fill(self, b: float) -> float:
+        """The fill/drain part of `body(b)`."""
+        st = self.stages(b)
+        if self.engine in ("aicpu", "dma"):
+            return 0.0
+        pipe = (st["mte2"], st["cube"], self.c2v_write_s, self.c2v_read_s, st["vector"], st["mte3"])
+        return max(0.0, sum(pipe) - max(max(pipe), st["hbm"])) / self.tiles
+
+    def consumption(self, b: float) -> float:
+        """HBM bytes/s one block actually moves when allotted `b` (never more than `b`)."""
+        if not self.hbm:
+            return 0.0
+        t = self.body(b)
+        return self.hbm / t if t > 0 else b
+
+    @property
+    def demand(self) -> float:
+        """HBM bytes/s one block moves when HBM is not the limit."""
+        return self.consumption(INF)
+
+
+def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = frozenset()) -> BlockCost:
+    """Per-block cost of `work` on `target`; inputs named in `l2_hits` are read from L2."""
+    hw = Hardware.of(target)
+    work.check()
+    B = work.block_dim
+    ins, outs = _unique(work.inputs), _unique(work.outputs)
+    l2_bytes = sum(n for name, n in ins.items() if name in l2_hits)
+    hbm_read = sum(ins.values()) - l2_bytes
+    write = sum(outs.values())
+    hbm_in, l2_in, out = hbm_read / B, l2_bytes / B, write / B
+    common = dict(
+        engine=work.engine, blocks=B, hbm_in=hbm_in, l2_in=l2_in, out=out,
+        hbm_read_bytes=hbm_read, hbm_write_bytes=write, l2_read_bytes=l2_bytes,
+    )
+    if work.engine == "aicpu":
+        ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
+        return BlockCost(
+            overhead_s=hw.aicpu_task_s, tiles=1.0, cube_s=0.0, vector_s=0.0, c2v_write_s=0.0, c2v_read_s=0.0,
+            compute_s=ops / B / hw.aicpu_flops, read_rate=hw.aicpu_bw, l2_rate=hw.aicpu_bw,
+            store_rate=hw.aicpu_bw, **common)
+    if work.engine == "dma":
+        return BlockCost(
+            overhead_s=hw.dma_task_s, tiles=1.0, cube_s=0.0, vector_s=0.0, c2v_write_s=0.0, c2v_read_s=0.0,
+            compute_s=0.0, read_rate=hw.dma_bw, l2_rate=hw.dma_bw, store_rate=hw.dma_bw, **common)
+
+    r = hw.vec_per_block if work.engine == "cube+vector" else 1
+    cube_s = hw.cube_cycles(work) / B / hw.clock
+    vector_s = hw.vector_cycles(work) / B / hw.clock / r
+    c2v = work.cube_to_vector_bytes / B
+    if work.engine != "cube+vector" or not c2v:
+        c2v_w = c2v_r = 0.0
+    elif hw.separated:  # AIC writes its result to L2, the block's AIVs read it back
+        c2v_w, c2v_r = c2v / hw.l2_write_rate, c2v / (hw.l2_read_rate * r)
+    else:  # one core: L0C -> UB on chip
+        c2v_w, c2v_r = c2v / hw.l0c_to_ub_rate, 0.0
+    # stores of a separated cube+vector block are issued by its r AIVs
+    store_rate = hw.store_rate * r
+    # tiles: a tile of double-buffered staging is half the buffer it lives in (UB for a Vector
+    # kernel; L1 for the Cube's inputs and L0C for its results; a fused epilogue works on the Cube's
+    # result tiles, so a cube+vector kernel tiles as its Cube part). The count is kept fractional
+    # (bytes / tile, at least 1) so that more bytes never make a task faster.
+    in_blk = hbm_in + l2_in
+    if work.engine == "vector":
+        tiles = (in_blk + out) / (hw.ub / 2)
+    else:
+        tiles = max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
+    return BlockCost(
+        overhead_s=hw.task_device_s, tiles=max(1.0, tiles), cube_s=cube_s, vector_s=vector_s,
+        c2v_write_s=c2v_w, c2v_read_s=c2v_r, compute_s=0.0, read_rate=hw.ddr_rate,
+        l2_rate=hw.l2_read_rate, store_rate=store_rate, **common)
+
+
+def hbm_level(groups: list[tuple[BlockCost, int]], bandwidth: float) -> float:
+    """The per-block HBM allotment cap λ shared by running blocks (`groups` of (cost, blocks)).
+
+    Every block is allotted λ; a block moves `consumption(λ) <= λ`. λ is infinite when the blocks'
+    unconstrained demands fit `bandwidth`, else the λ at which their consumption sums to it
+    (found by bisection; consumption is non-decreasing in λ)."""
+    active = [(c, k) for c, k in groups if c.hbm and k]
+    if not active:
+        return INF
+    if sum(c.demand * k for c, k in active) <= bandwidth:
+        return INF
+    lo = bandwidth / sum(k for _, k in active)  # every block consumes <= λ: total <= bandwidth
+    hi = max(c.demand for c, _ in active) * 2 + lo
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        if sum(c.consumption(mid) * k for c, k in active) > bandwidth:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo
+
+
+# --------------------------------------------------------------------------------------------------
+# One task
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Time of one task run alone on `cores` cores with a share of HBM. Stage times are those of one
+    core over the task's waves (what a profiler's per-core pipe counters would see)."""
+
+    total_s: float  # overhead + body
+    overhead_s: float  # per-task device overhead
+    body_s: float  # all waves of blocks
+    cube_s: float
+    vector_s: float
+    mte2_s: float  # loads (HBM at the allotted rate, L2 hits at L2 rate)
+    mte3_s: float  # stores
+    c2v_s: float  # Cube -> Vector hand-off
+    compute_s: float  # AI CPU compute
+    hbm_s: float  # the task's HBM bytes at its allotted bandwidth
+    fill_s: float  # pipeline fill/drain (part of body_s)
+    cores: int  # blocks running at once
+    waves: int  # ceil(block_dim / cores)
+    tiles: float  # tiles per block (fractional: bytes / tile size, at least 1)
+    hbm_read_bytes: int
+    hbm_write_bytes: int
+    l2_read_bytes: int
+    bound_s: float  # roofline of the task on the whole chip
+
+    def ratio(self, stage: str) -> float:
+        return getattr(self, f"{stage}_s") / self.total_s if self.total_s > 0 else 0.0
+
+
+def task_bound(work: TaskWork, target, hbm_bytes: float | None = None) -> float:
+    """Roofline of one task on the whole chip: max(Cube work at peak, Vector work at peak, HBM
+    bytes at full bandwidth) (AI CPU: its compute over all AI CPUs; DMA: all channels)."""
+    hw = Hardware.of(target)
+    if hbm_bytes is None:
+        hbm_bytes = sum(_unique(work.inputs).values()) + sum(_unique(work.outputs).values())
+    mem = hbm_bytes / hw.hbm_bw
+    if work.engine == "aicpu":
+        ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
+        return max(mem, ops / (hw.aicpu_flops * hw.ai_cpus))
+    if work.engine == "dma":
+        moved = sum(_unique(work.inputs).values()) + sum(_unique(work.outputs).values())
+        return max(mem, moved / (hw.dma_bw * hw.dma_engines))
+    cube = hw.cube_cycles(work) / hw.clock / hw.cube_cores
+    vector = hw.vector_cycles(work) / hw.clock / hw.vector_cores
+    return max(cube, vector, mem)
+
+
+def task_time(work: TaskWork, target, cores: int, hbm_share: float = 1.0,
+              l2_hits: frozenset[str] | set[str] = frozenset()) -> Phases:
+    """Time of `work` run alone on `cores` cores (blocks at once; capped by block_dim and the chip)
+    with `hbm_share` (0 < share <= 1) of the HBM bandwidth; inputs in `l2_hits` are read from L2."""
+    hw = Hardware.of(target)
+    if not 0 < hbm_share <= 1:
+        raise ValueError(f"task '{work.name}': hbm_share {hbm_share} not in (0, 1]")
+    bc = block_cost(work, hw, l2_hits)
+    p = max(1, min(int(cores), work.block_dim, hw.max_blocks(work.engine)))
+    full, rem = divmod(work.block_dim, p)
+    bw = hbm_share * hw.hbm_bw
+    waves_list = [(p, full)] + ([(rem, 1)] if rem else [])
+    acc = {k: 0.0 for k in ("body", "mte2", "mte3", "hbm", "fill")}
+    for k, count in waves_list:
+        b = hbm_level([(bc, k)], bw)
+        st = bc.stages(b)
+        acc["body"] += count * bc.body(b)
+        acc["mte2"] += count * st["mte2"]
+        acc["mte3"] += count * st["mte3"]
+        acc["hbm"] += count * st["hbm"]
+        acc["fill"] += count * bc.fill(b)
+    waves = full + (1 if rem else 0)
+    return Phases(
+        total_s=bc.overhead_s + acc["body"],
+        overhead_s=bc.overhead_s,
+        body_s=acc["body"],
+        cube_s=bc.cube_s * waves,
+        vector_s=bc.vector_s * waves,
+        mte2_s=acc["mte2"],
+        mte3_s=acc["mte3"],
+        c2v_s=(bc.c2v_write_s + bc.c2v_read_s) * waves,
+        compute_s=bc.compute_s * waves,
+        hbm_s=(bc.hbm_read_bytes + bc.hbm_write_bytes) / bw,
+        fill_s=acc["fill"],
+        cores=p,
+        waves=waves,
+        tiles=bc.tiles,
+        hbm_read_bytes=bc.hbm_read_bytes,
+        hbm_write_bytes=bc.hbm_write_bytes,
+        l2_read_bytes=bc.l2_read_bytes,
+        bound_s=task_bound(work, hw, bc.hbm_read_bytes + bc.hbm_write_bytes),
+    )

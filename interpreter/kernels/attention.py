@@ -1,0 +1,41 @@
+"""Kernel of `ge.attention`: the same steps, in the same order, as the MatMul -> scale -> mask ->
+Softmax -> MatMul chain it replaces (the scale applied where the graph applied it), so the results
+match the unfused graph's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ge_dialects import ge
+from interpreter.kernels import kernel
+from interpreter.kernels.nn import _compute
+
+
+def _scaled(x: np.ndarray, op) -> np.ndarray:
+    scale = x.dtype.type(op.p("scale"))
+    return x / scale if op.p("scale_op") == "div" else x * scale
+
+
+@kernel(ge.AttentionOp)
+def attention(op, ins):
+    dtype = ins["q"].dtype
+    q, k, v = ins["q"], ins["k"], ins["v"]
+    where = op.p("scale_on")
+    if where == "q":
+        q = _scaled(q, op)
+    elif where == "k":
+        k = _scaled(k, op)
+    kt = k if op.p("k_transposed") else np.swapaxes(k, -1, -2)
+    scores = np.matmul(_compute(q), _compute(kt)).astype(dtype, copy=False)
+    if where == "scores":
+        scores = _scaled(scores, op)
+    mask = ins["mask"]
+    if mask is not None:
+        if op.p("mask_kind") == "additive":
+            scores = scores + mask
+        else:
+            scores = np.where(mask, scores, dtype.type(op.p("fill")))
+    wide = _compute(scores)
+    e = np.exp(wide - wide.max(axis=-1, keepdims=True))
+    probs = (e / e.sum(axis=-1, keepdims=True)).astype(dtype, copy=False)
+    return np.asarray(np.matmul(_compute(probs), _compute(v))).astype(dtype, copy=False)

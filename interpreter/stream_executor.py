@@ -1,0 +1,150 @@
+"""Runs a module lowered to streams on the modeled device: numbers from the interpreter, time from
+the discrete-event simulation of its tasks (interpreter/device).
+
+The numbers come from running the tasks in program order; streams and events do not change them
+(they only order work the data dependencies already order), which is what the differential tests
+check. Time comes from each task's work (Cube MACs, Vector element-ops, bytes at its boundary)
+and the target's numbers, with the streams, events and launches the IR describes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import SSAValue
+
+from ge_dialects import stream, task
+from ge_dialects.ge.types import format_of, shape_of, type_name
+from interpreter.device.work import SimTask, TaskWork, Tensor
+from passes.fusion.cost import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+
+MEMORY_ATTR = "task.memory"
+"""Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
+
+
+class NotLowered(Exception):
+    """The module has no tasks on streams (run lower-to-tasks and lower-to-streams first)."""
+
+
+def _tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
+    t = value.type
+    name = names.setdefault(value, f"%{len(names)}")
+    fmt = format_of(t)
+    return Tensor(name=name, nbytes=nbytes(value), shape=tuple(d or 1 for d in shape_of(t)),
+                  dtype=type_name(t.element_type), fmt=fmt.storage.data if fmt else "ND")
+
+
+def task_work(kernel: task.KernelOp, names: dict[SSAValue, str]) -> TaskWork:
+    members = kernel.members
+    cube = [m for m in members if m.name in CUBE_OPS]
+    vector = [m for m in members if m.name not in CUBE_OPS and m.name != "ge.constant"]
+    simple = sum(sum(elements(r) for r in m.results) for m in vector if m.name not in TRANSCENDENTAL)
+    costly = sum(sum(elements(r) for r in m.results) for m in vector if m.name in TRANSCENDENTAL)
+    for m in cube:
+        if m.name == "ge.attention":  # scale, mask, softmax on the score matrix
+            scores = macs(m) // max(1, shape_of(m.operands[0].type)[-1] or 1) // 2
+            costly += 3 * scores
+    anchor = cube[0] if cube else members[0]
+    dtype_value = anchor.operands[0] if anchor.operands else anchor.results[0]
+    engine = kernel.engine.data
+    return TaskWork(
+        name=kernel.task_name.data,
+        op_type=kernel.pattern.data,
+        engine=engine,
+        dtype=type_name(dtype_value.type.element_type) if isinstance(dtype_value.type, TensorType) else "f32",
+        cube_macs=sum(macs(m) for m in cube),
+        vector_elems=simple,
+        transcendental_elems=costly,
+        inputs=tuple(_tensor(v, names) for v in kernel.inputs),
+        outputs=tuple(_tensor(v, names) for v in kernel.outputs),
+        cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
+        block_dim=kernel.block_dim.value.data,
+    )
+
+
+def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
+    """The function's tasks in program order, with the waits before and records after each."""
+    names: dict[SSAValue, str] = {}
+    for i, arg in enumerate(fn.body.block.args):
+        names[arg] = f"%arg{i}"
+    pending_waits: dict[int, list[int]] = defaultdict(list)
+    records: dict[int, list[int]] = defaultdict(list)  # task index -> events recorded after it
+    last_on_stream: dict[int, int] = {}
+    kernels: list[task.KernelOp] = []
+    waits: list[tuple[int, ...]] = []
+    for op in fn.body.block.ops:
+        if isinstance(op, stream.WaitOp):
+            pending_waits[op.stream_id].append(op.event_id)
+        elif isinstance(op, stream.RecordOp):
+            if op.stream_id not in last_on_stream:
+                raise NotLowered(f"stream.record {op.event_id} on {op.stream_id} precedes every task of its stream")
+            records[last_on_stream[op.stream_id]].append(op.event_id)
+        elif isinstance(op, task.KernelOp):
+            s = op.get("stream")
+            if s is None:
+                raise NotLowered(f"task '{op.task_name.data}' has no stream (run lower-to-streams)")
+            waits.append(tuple(pending_waits.pop(s, [])))
+            last_on_stream[s] = len(kernels)
+            kernels.append(op)
+    if not kernels:
+        raise NotLowered("the module has no tasks (run lower-to-tasks and lower-to-streams)")
+    return [SimTask(work=task_work(k, names), stream=k.get("stream"), launch=k.get("launch") or 0,
+                    waits=waits[i], records=tuple(records.get(i, ()))) for i, k in enumerate(kernels)]
+
+
+@dataclass
+class MemoryFigures:
+    pool: int
+    no_reuse: int
+    lower_bound: int
+    heuristic: str
+
+
+def memory_figures(module: ModuleOp) -> MemoryFigures | None:
+    attr = module.attributes.get(MEMORY_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return None
+    d = attr.data
+
+    def num(key: str) -> int:
+        v = d.get(key)
+        return v.value.data if isinstance(v, IntegerAttr) else 0
+
+    heuristic = d.get("heuristic")
+    return MemoryFigures(num("pool"), num("no_reuse"), num("lower_bound"),
+                         heuristic.data if isinstance(heuristic, StringAttr) else "")
+
+
+def is_lowered(module: ModuleOp) -> bool:
+    return any(isinstance(op, task.KernelOp) for op in module.walk())
+
+
+def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
+    """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`."""
+    from interpreter.device import simulate
+
+    fn = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == fn_name), None)
+    if fn is None:
+        raise NotLowered(f"the module has no func.func @{fn_name}")
+    mode_attr = fn.attributes.get(stream.MODE_ATTR)
+    if not isinstance(mode_attr, StringAttr):
+        raise NotLowered(f"@{fn_name} has no {stream.MODE_ATTR} (run lower-to-streams)")
+    return simulate(sim_tasks(fn), target, mode_attr.data)
+
+
+def report(result, memory: MemoryFigures | None) -> str:
+    """The run's figures, one per line."""
+    b = result.bound
+    lines = [
+        f"target {result.target}, mode {result.mode}: {len(result.tasks)} tasks, {result.launches} host launches",
+        f"latency {result.latency * 1e6:.1f} us; roofline bound {b.value * 1e6:.1f} us ({b.limiter}); "
+        f"latency / bound {result.latency_over_bound:.2f}",
+        f"utilization: cube {result.cube_util:.1%}, vector {result.vector_util:.1%}, HBM bandwidth {result.hbm_util:.1%}",
+    ]
+    if memory is not None:
+        lines.append(f"memory: planned peak {memory.pool / 2**20:.2f} MiB (lower bound {memory.lower_bound / 2**20:.2f} "
+                     f"MiB, no reuse {memory.no_reuse / 2**20:.2f} MiB, {memory.heuristic})")
+    return "\n".join(lines)

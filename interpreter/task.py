@@ -1,0 +1,41 @@
+"""Interpreter functions for the task and stream dialects.
+
+Numerically a task computes what its ops compute, and streams and events only order work that
+SSA already orders; so a task runs its body and record/wait do nothing here. Time is the device
+simulator's business (interpreter/device).
+"""
+
+from __future__ import annotations
+
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+
+from ge_dialects import stream, task
+
+
+@register_impls
+class TaskFunctions(InterpreterFunctions):
+    @impl(task.KernelOp)
+    def run_kernel(self, interpreter: Interpreter, op: task.KernelOp, args: PythonValues) -> PythonValues:
+        return interpreter.run_ssacfg_region(op.body, args, f"task {op.task_name.data}")
+
+    @impl_terminator(task.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: task.YieldOp,
+                  args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl(stream.RecordOp)
+    def run_record(self, interpreter: Interpreter, op: stream.RecordOp, args: PythonValues) -> PythonValues:
+        return ()
+
+    @impl(stream.WaitOp)
+    def run_wait(self, interpreter: Interpreter, op: stream.WaitOp, args: PythonValues) -> PythonValues:
+        return ()

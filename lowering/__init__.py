@@ -1,0 +1,1 @@
+"""Lowering of ge graphs towards device tasks (memory planning, task generation)."""

@@ -1,0 +1,383 @@
+"""Static memory planning: device-memory offsets for the buffers of a task sequence, with reuse.
+
+Two buffers may share bytes when their live intervals are disjoint. Placing rectangles
+(time x bytes) so that the pool is as small as possible is NP-hard (dynamic storage allocation), so
+the planner runs a few greedy heuristics, as GE's HybridMemAssigner and XLA's heap simulator do, and
+keeps the smallest plan:
+
+- ``size_best_fit``: largest buffer first, each at the lowest offset of the tightest gap between the
+  already-placed buffers whose lifetimes intersect its own.
+- ``size_first_fit``: largest first, lowest offset that fits (XLA's global decreasing-size).
+- ``breadth_best_fit``: TFLite's greedy by breadth: the tasks in decreasing order of live bytes, at
+  each the unplaced buffers live there, largest first, best fit.
+- ``area_best_fit``: largest size x lifetime first, best fit (long-lived chains such as a residual
+  stream get their place before the short, wide temporaries; wins on GPT-2 with in-place).
+- ``start_first_fit``: in order of definition, lowest offset that fits (a linear-scan allocator).
+
+In-place reuse is decided first: a buffer whose `inplace_of` names a non-pinned buffer that dies at
+this buffer's defining task, is at least as large (aligned) and is not taken by another, shares that
+buffer's offset. The chain of such buffers is one placement unit whose footprint is a staircase (each
+member occupies its own size over its own interval, all at one offset), so sharing never costs bytes.
+
+All arithmetic is in alignment units; the plan is in bytes. The time-overlap relation between units
+is computed once by a sweep (O(n log n + K) for K overlapping pairs) and every heuristic walks it, so
+planning is O(K log K) per heuristic.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from lowering.memory.liveness import Buffer
+
+
+class PlanError(ValueError):
+    """A memory plan that breaks an invariant (overlap, misalignment, missing buffer)."""
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Offsets (bytes, from the pool base) of the non-pinned buffers.
+
+    `peak`: pool size in bytes. `heuristic`: the heuristic whose plan was kept. `lower_bound`: the
+    most bytes (aligned) live at one task, a bound no plan can beat (an in-place pair counts once, as
+    its larger member, at its hand-over task). `no_reuse_total`: the pool
+    without reuse (sum of aligned sizes). `inplace`: buffer -> the buffer whose memory it overwrites.
+    `pinned`: buffers left out of the pool. `candidates`: the peak of every heuristic tried.
+    """
+
+    offsets: dict[str, int]
+    peak: int
+    heuristic: str
+    lower_bound: int
+    no_reuse_total: int
+    inplace: dict[str, str]
+    alignment: int = 512
+    pinned: tuple[str, ...] = ()
+    candidates: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        ratio = self.peak / self.lower_bound if self.lower_bound else 1.0
+        return (
+            f"peak {self.peak} B ({self.heuristic}), lower bound {self.lower_bound} B ({ratio:.4f}x), "
+            f"no reuse {self.no_reuse_total} B, {len(self.offsets)} buffers, {len(self.inplace)} in place"
+        )
+
+
+def _units(size: int, alignment: int) -> int:
+    return -(-size // alignment)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Placement units: a buffer, or a chain of buffers each overwriting its predecessor in place.
+
+
+@dataclass
+class _Unit:
+    members: list[Buffer]
+    sizes: list[int]  # aligned, in alignment units
+    start: int
+    end: int
+    size: int  # the largest member
+
+
+def _inplace_chains(pool: list[Buffer], sizes: dict[str, int]) -> dict[str, str]:
+    """buffer -> the buffer it overwrites: the first legal `inplace_of` candidate of each buffer."""
+    by_name = {b.name: b for b in pool}
+    taken: dict[str, str] = {}
+    for b in sorted(pool, key=lambda b: (b.start, b.end)):
+        for cand in b.inplace_of:
+            a = by_name.get(cand)
+            if (
+                a is not None
+                and a is not b
+                and a.end == b.start
+                and a.start < b.start
+                and sizes[b.name] <= sizes[a.name]
+                and a.name not in taken
+            ):
+                taken[a.name] = b.name
+                break
+    return {b: a for a, b in taken.items()}
+
+
+def _make_units(pool: list[Buffer], sizes: dict[str, int], inplace: dict[str, str]) -> list[_Unit]:
+    successor = {a: b for b, a in inplace.items()}
+    by_name = {b.name: b for b in pool}
+    units = []
+    for b in pool:
+        if b.name in inplace:
+            continue  # not a chain head
+        chain = [b]
+        while chain[-1].name in successor:
+            chain.append(by_name[successor[chain[-1].name]])
+        us = [sizes[m.name] for m in chain]
+        units.append(_Unit(chain, us, chain[0].start, max(m.end for m in chain), max(us)))
+    return units
+
+
+def _conflicts(units: list[_Unit]) -> list[dict[int, tuple[int, int]]]:
+    """For each unit u: {v: (a, b)} over the units v whose members overlap u's in time, where `a` is
+    the largest member of u and `b` the largest of v among the overlapping member pairs. With v at
+    offset o, u may not start in the open range (o - a, o + b)."""
+    events = []
+    for ui, u in enumerate(units):
+        for m, s in zip(u.members, u.sizes):
+            if s:
+                events.append((m.start, m.end, ui, s))
+    events.sort()
+    adj: list[dict[int, tuple[int, int]]] = [{} for _ in units]
+    active: dict[int, tuple[int, int]] = {}  # event id -> (unit, size)
+    ends: list[tuple[int, int]] = []
+    for eid, (start, end, ui, s) in enumerate(events):
+        while ends and ends[0][0] < start:
+            del active[heapq.heappop(ends)[1]]
+        for vi, t in active.values():
+            if vi == ui:
+                continue
+            a, b = adj[ui].get(vi, (0, 0))
+            adj[ui][vi] = (max(a, s), max(b, t))
+            b2, a2 = adj[vi].get(ui, (0, 0))
+            adj[vi][ui] = (max(b2, t), max(a2, s))
+        active[eid] = (ui, s)
+        heapq.heappush(ends, (end, eid))
+    return adj
+
+
+def _live_profile(units: list[_Unit]) -> tuple[int, list[tuple[int, int]]]:
+    """(max over time of the aligned units live at once, [(time, live units)] at every start point).
+    A chain counts once at a hand-over task: the larger of the two members."""
+    delta: dict[int, int] = {}
+    for u in units:
+        for i, (m, s) in enumerate(zip(u.members, u.sizes)):
+            delta[m.start] = delta.get(m.start, 0) + s
+            delta[m.end + 1] = delta.get(m.end + 1, 0) - s
+            if i + 1 < len(u.members):  # hand-over at m.end == next.start
+                shared = min(s, u.sizes[i + 1])
+                delta[m.end] = delta.get(m.end, 0) - shared
+                delta[m.end + 1] = delta.get(m.end + 1, 0) + shared
+    live, best, profile = 0, 0, []
+    for t in sorted(delta):
+        live += delta[t]
+        best = max(best, live)
+        profile.append((t, live))
+    return best, profile
+
+
+# ---------------------------------------------------------------------------------------------------
+# The placer: one pass in a given order with a given fit policy.
+
+
+def _place(
+    order: Iterable[int],
+    units: list[_Unit],
+    adj: list[dict[int, tuple[int, int]]],
+    best_fit: bool,
+) -> tuple[list[int], int]:
+    offsets = [-1] * len(units)
+    peak = 0
+    for ui in order:
+        if offsets[ui] >= 0:
+            continue
+        u = units[ui]
+        if u.size == 0:
+            offsets[ui] = 0
+            continue
+        forbidden = []
+        for vi, (a, b) in adj[ui].items():
+            o = offsets[vi]
+            if o >= 0:
+                forbidden.append((max(0, o - a + 1), o + b))
+        forbidden.sort()
+        choice, slack = -1, None
+        lo = 0
+        for f_lo, f_hi in forbidden:
+            if f_lo > lo:  # free starts [lo, f_lo)
+                if not best_fit:
+                    choice = lo
+                    break
+                gap = f_lo - 1 - lo
+                if slack is None or gap < slack:
+                    choice, slack = lo, gap
+                    if gap == 0:
+                        break
+            lo = max(lo, f_hi)
+        if choice < 0 or (best_fit and slack is not None and slack > 0):
+            # the range above every conflicting unit: a gap up to the current peak, else open
+            top_gap = peak - u.size - lo if lo + u.size <= peak else None
+            if choice < 0 or (top_gap is not None and top_gap < slack):
+                choice = lo
+        offsets[ui] = choice
+        peak = max(peak, choice + u.size)
+    return offsets, peak
+
+
+def _order_by_size(units: list[_Unit]) -> list[int]:
+    return sorted(range(len(units)), key=lambda i: (-units[i].size, units[i].start - units[i].end, units[i].start, i))
+
+
+def _order_by_area(units: list[_Unit]) -> list[int]:
+    return sorted(range(len(units)), key=lambda i: (-units[i].size * (units[i].end - units[i].start + 1), units[i].start, i))
+
+
+def _order_by_start(units: list[_Unit]) -> list[int]:
+    return sorted(range(len(units)), key=lambda i: (units[i].start, -units[i].size, i))
+
+
+def _order_by_breadth(units: list[_Unit], profile: list[tuple[int, int]]) -> list[int]:
+    """Units grouped by the task of largest breadth they are live at, tasks by decreasing breadth,
+    largest first within a task (TFLite's greedy by breadth)."""
+    times = [t for t, _ in profile]
+    breadth = [b for _, b in profile]
+    # the largest breadth over each unit's interval: a sparse table for range maximum queries
+    table = [list(range(len(times)))]
+    k = 1
+    while (1 << k) <= len(times):
+        prev, half = table[-1], 1 << (k - 1)
+        table.append(
+            [prev[i] if breadth[prev[i]] >= breadth[prev[i + half]] else prev[i + half] for i in range(len(times) - (1 << k) + 1)]
+        )
+        k += 1
+    key = []
+    for i, u in enumerate(units):
+        lo, hi = bisect_left(times, u.start), bisect_right(times, u.end) - 1
+        j = (hi - lo + 1).bit_length() - 1
+        a, b = table[j][lo], table[j][hi - (1 << j) + 1]
+        peak_t = a if breadth[a] >= breadth[b] else b
+        key.append((-breadth[peak_t], peak_t, -u.size, u.start - u.end, i))
+    return [k[-1] for k in sorted(key)]
+
+
+#: name -> (order function (units, profile) -> unit order, best fit?)
+HEURISTICS: dict[str, tuple[Callable[[list[_Unit], list[tuple[int, int]]], list[int]], bool]] = {
+    "size_best_fit": (lambda us, p: _order_by_size(us), True),
+    "size_first_fit": (lambda us, p: _order_by_size(us), False),
+    "breadth_best_fit": (_order_by_breadth, True),
+    "area_best_fit": (lambda us, p: _order_by_area(us), True),
+    "start_first_fit": (lambda us, p: _order_by_start(us), False),
+}
+
+
+def plan_memory(
+    buffers: Sequence[Buffer],
+    alignment: int = 512,
+    reuse: bool = True,
+    *,
+    inplace: bool = True,
+    heuristics: Sequence[str] | None = None,
+) -> MemoryPlan:
+    """Offsets for the non-pinned `buffers` in one pool, each aligned to `alignment` bytes.
+
+    `reuse=False` gives every buffer its own range (GE's ge.exec.disableReuseMemory; no in-place
+    either). `inplace=False` keeps reuse but ignores `inplace_of`. `heuristics` restricts the
+    heuristics tried (names of `HEURISTICS`); the smallest plan wins, ties to the earlier name.
+    """
+    if not isinstance(alignment, int) or alignment <= 0:
+        raise ValueError(f"alignment must be a positive int, got {alignment!r}")
+    seen: set[str] = set()
+    for b in buffers:
+        if b.name in seen:
+            raise ValueError(f"two buffers are named {b.name!r}")
+        seen.add(b.name)
+    pool = [b for b in buffers if not b.pinned]
+    pinned = tuple(b.name for b in buffers if b.pinned)
+    sizes = {b.name: _units(b.size, alignment) for b in pool}
+    no_reuse = sum(sizes.values())
+
+    if not reuse:
+        offsets, top = {}, 0
+        for b in sorted(pool, key=lambda b: (b.start, b.end)):
+            offsets[b.name] = top * alignment
+            top += sizes[b.name]
+        lower, _ = _live_profile(_make_units(pool, sizes, {}))
+        return MemoryPlan(offsets, top * alignment, "no_reuse", lower * alignment, no_reuse * alignment, {},
+                          alignment, pinned, {"no_reuse": top * alignment})
+
+    chains = _inplace_chains(pool, sizes) if inplace else {}
+    units = _make_units(pool, sizes, chains)
+    lower, profile = _live_profile(units)
+    adj = _conflicts(units)
+    names = list(HEURISTICS) if heuristics is None else list(heuristics)
+    if not names:
+        raise ValueError("no heuristic to run")
+    best: tuple[int, str, list[int]] | None = None
+    candidates = {}
+    for name in names:
+        if name not in HEURISTICS:
+            raise ValueError(f"unknown heuristic {name!r} (known: {', '.join(HEURISTICS)})")
+        order_fn, best_fit = HEURISTICS[name]
+        unit_offsets, peak = _place(order_fn(units, profile), units, adj, best_fit)
+        candidates[name] = peak * alignment
+        if best is None or peak < best[0]:
+            best = (peak, name, unit_offsets)
+    peak, name, unit_offsets = best
+    offsets = {}
+    for u, o in zip(units, unit_offsets):
+        for m in u.members:
+            offsets[m.name] = o * alignment
+    offsets = {b.name: offsets[b.name] for b in pool}
+    return MemoryPlan(offsets, peak * alignment, name, lower * alignment, no_reuse * alignment, chains,
+                      alignment, pinned, candidates)
+
+
+def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
+    """Raises PlanError when a non-pinned buffer has no offset, is misaligned or out of the pool, two
+    buffers live at the same task overlap in memory (an in-place pair sharing one offset excepted), or
+    an in-place pair is not legal (not named in `inplace_of`, input not dying at the defining task,
+    output larger than the input)."""
+    by_name = {b.name: b for b in buffers}
+    pool = [b for b in buffers if not b.pinned]
+    for b in pool:
+        if b.name not in plan.offsets:
+            raise PlanError(f"buffer {b.name!r} has no offset")
+        o = plan.offsets[b.name]
+        if o < 0 or o % plan.alignment:
+            raise PlanError(f"buffer {b.name!r}: offset {o} is not a non-negative multiple of {plan.alignment}")
+        if o + b.size > plan.peak:
+            raise PlanError(f"buffer {b.name!r} at [{o}, {o + b.size}) ends past the pool of {plan.peak} bytes")
+    for name in plan.offsets:
+        if name not in by_name or by_name[name].pinned:
+            raise PlanError(f"offset for {name!r}, which is not a buffer of the pool")
+    # in-place pairs: legal, and grouped (transitively) so their members may overlap
+    group = {b.name: b.name for b in pool}
+
+    def root(n: str) -> str:
+        while group[n] != n:
+            group[n] = group[group[n]]
+            n = group[n]
+        return n
+
+    align = plan.alignment
+    for out, inp in plan.inplace.items():
+        b, a = by_name.get(out), by_name.get(inp)
+        if b is None or a is None or b.pinned or a.pinned:
+            raise PlanError(f"in-place pair {out!r} <- {inp!r} names a missing or pinned buffer")
+        if inp not in b.inplace_of:
+            raise PlanError(f"{out!r} overwrites {inp!r}, which is not in its inplace_of")
+        if a.end != b.start:
+            raise PlanError(f"{out!r} overwrites {inp!r}, whose last use (task {a.end}) is not its definition (task {b.start})")
+        if _units(b.size, align) > _units(a.size, align):
+            raise PlanError(f"{out!r} ({b.size} bytes) overwrites the smaller {inp!r} ({a.size} bytes)")
+        if plan.offsets[out] != plan.offsets[inp]:
+            raise PlanError(f"in-place pair {out!r} <- {inp!r} at different offsets")
+        group[root(out)] = root(inp)
+    # sweep over time: every buffer against those live when it starts
+    order = sorted((b for b in pool if b.size), key=lambda b: (b.start, b.end))
+    active: list[tuple[int, int, Buffer]] = []
+    live: dict[int, Buffer] = {}
+    for i, b in enumerate(order):
+        while active and active[0][0] < b.start:
+            del live[heapq.heappop(active)[1]]
+        ob = plan.offsets[b.name]
+        for c in live.values():
+            oc = plan.offsets[c.name]
+            if ob < oc + c.size and oc < ob + b.size and root(b.name) != root(c.name):
+                raise PlanError(
+                    f"buffers {c.name!r} [{oc}, {oc + c.size}) live over tasks {c.start}..{c.end} and "
+                    f"{b.name!r} [{ob}, {ob + b.size}) live over tasks {b.start}..{b.end} overlap"
+                )
+        live[i] = b
+        heapq.heappush(active, (b.end, i, b))

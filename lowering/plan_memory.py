@@ -1,0 +1,98 @@
+"""`plan-memory`: byte offsets for every intermediate tensor of the task sequence, with reuse.
+
+Liveness runs over the task order: a task's result is live from the task that writes it to the
+last task that reads it. The planner (lowering/memory) tries several heuristics and keeps the
+smallest pool, as GE's HybridMemAssigner does; an elementwise Vector task may write over an input
+that dies at it (in place). Graph inputs, outputs and weights are not in the pool (they live in
+memory the user or the loader owns). The result:
+
+    %1 = task.kernel "/relu" (%0) : ... attributes {..., offsets = array<i64: 0>} {...}
+    builtin.module attributes {task.memory = {pool = 1605632 : i64, no_reuse = 9633792 : i64,
+                               lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
+
+A graph that does not fit the target's HBM is refused with one line giving the sizes.
+`plan-memory{reuse=false}` is GE's `ge.exec.disableReuseMemory`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge_dialects import task
+from ge_dialects.ge.constant import ConstantOp
+from interpreter.stream_executor import MEMORY_ATTR
+from interpreter.targets import TargetError, load_target
+from lowering.memory.liveness import Buffer
+from lowering.memory.plan import plan_memory, verify_plan
+from passes.fusion.cost import nbytes
+
+INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
+                              "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
+"""Tasks that read each element once and write it once, so they may write over a dying input."""
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    name = "plan-memory"
+
+    reuse: bool = True
+    target: str = "ascend910b"
+    alignment: int = 512
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = load_target(self.target)
+        except TargetError as e:
+            raise DiagnosticException(f"plan-memory: {e}") from None
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                self.plan_function(op, fn, target)
+
+    def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: dict) -> None:
+        kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
+        index = {k: i for i, k in enumerate(kernels)}
+        returned = set(fn.body.block.last_op.operands)
+        names: dict[SSAValue, str] = {}
+        buffers: list[Buffer] = []
+        for i, k in enumerate(kernels):
+            for r in k.outputs:
+                if r in returned:
+                    continue
+                names[r] = f"{k.task_name.data}:{r.index}"
+                last = max((index[u.operation] for u in r.uses if u.operation in index), default=i)
+                inplace = ()
+                if k.pattern.data in INPLACE_PATTERNS:
+                    inplace = tuple(names[v] for v in k.inputs if v in names and nbytes(v) == nbytes(r))
+                buffers.append(Buffer(names[r], nbytes(r), i, last, inplace_of=inplace))
+        plan = plan_memory(buffers, alignment=self.alignment, reuse=self.reuse)
+        verify_plan(plan, buffers)
+        for k in kernels:
+            k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(names.get(r, ""), -1) for r in k.outputs])
+        weights = sum(nbytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
+        io = sum(nbytes(a) for a in fn.body.block.args) + sum(nbytes(v) for v in returned)
+        need = plan.peak + weights + io
+        hbm = target["hbm"]["bytes"]
+        if need > hbm:
+            raise DiagnosticException(
+                f"plan-memory: @{fn.sym_name.data} needs {gib(need)} of device memory (activations {gib(plan.peak)}, "
+                f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target['name']} has {gib(hbm)} HBM")
+        module.attributes[MEMORY_ATTR] = DictionaryAttr({
+            "pool": IntegerAttr(plan.peak, 64),
+            "no_reuse": IntegerAttr(plan.no_reuse_total, 64),
+            "lower_bound": IntegerAttr(plan.lower_bound, 64),
+            "heuristic": StringAttr(plan.heuristic),
+            "inplace": IntegerAttr(len(plan.inplace), 64),
+            "weights": IntegerAttr(weights, 64),
+            "io": IntegerAttr(io, 64),
+        })

@@ -1,0 +1,91 @@
+"""`lower-to-tasks`: one `task.kernel` per fused group or remaining op, with engine and geometry.
+
+    // before
+    %2 = fused.group "cube+elementwise" "cube_epilogue" (%x, %w) : (...) -> T {...}
+    // after
+    %2 = task.kernel "/conv" (%x, %w) : (...) -> T attributes {engine = "cube+vector",
+           block_dim = 24 : i64, workspace = 0 : i64, tiling = "m=36 n=8 k=36 fractals=3",
+           pattern = "cube_epilogue"} {...}
+
+Constants stay outside (weights live in device memory, not in a kernel); scalar constants a
+kernel reads are cloned into it as immediates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge_dialects import fused, task
+from ge_dialects.ge.base import location_name
+from ge_dialects.outlined import outline_into
+from interpreter.targets import TargetError, load_target
+from lowering.engines import engine_of, launch_geometry
+
+STAY_OUTSIDE = frozenset({"ge.constant", "func.return"})
+
+
+def task_properties(op: Operation, target: dict) -> dict:
+    engine = engine_of(op)
+    block_dim, tiling = launch_geometry(op, engine, target)
+    pattern = op.rule.data if isinstance(op, fused.GroupOp) else op.name.removeprefix("ge.")
+    return {"engine": StringAttr(engine), "block_dim": IntegerAttr(block_dim, 64),
+            "workspace": IntegerAttr(0, 64), "tiling": StringAttr(tiling), "pattern": StringAttr(pattern)}
+
+
+def lower_op(op: Operation, name: str, target: dict) -> task.KernelOp:
+    props = task_properties(op, target)
+    if isinstance(op, fused.GroupOp):
+        body = op.body.clone()
+        terminator = body.block.last_op
+        terminator.detach()
+        body.block.add_op(task.YieldOp(list(terminator.operands)))
+        terminator.erase(drop_references=True)
+        kernel = task.KernelOp(name, list(op.inputs), [r.type for r in op.outputs], body, props)
+        kernel.location = op.location
+        op.parent_block().insert_op_before(kernel, op)
+        for old, new in zip(op.results, kernel.results):
+            old.replace_all_uses_with(new)
+        op.detach()
+        op.erase()
+        return kernel
+    return outline_into([op], list(op.results),
+                        lambda ins, types, body: task.KernelOp(name, ins, types, body, props),
+                        task.YieldOp, fused.is_scalar_constant)
+
+
+@dataclass(frozen=True)
+class LowerToTasksPass(ModulePass):
+    name = "lower-to-tasks"
+
+    target: str = "ascend910b"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = load_target(self.target)
+        except TargetError as e:
+            raise DiagnosticException(f"lower-to-tasks: {e}") from None
+        for fn in op.ops:
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                continue
+            used: set[str] = set()
+            for inner in list(fn.body.block.ops):
+                if inner.name in STAY_OUTSIDE or isinstance(inner, task.KernelOp):
+                    continue
+                lower_op(inner, unique_name(inner, used), target)
+
+
+def unique_name(op: Operation, used: set[str]) -> str:
+    base = location_name(op) or op.name
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}#{n}"
+    used.add(name)
+    return name

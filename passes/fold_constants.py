@@ -1,0 +1,237 @@
+"""fold-constants: evaluates ge ops whose operands are all constants, with the interpreter's kernels.
+
+An op whose operands are all `ge.constant`s (inline or sidecar weights) is run through the same
+numpy kernel the interpreter uses (`interpreter.ge.run_kernel`) and replaced by one constant per
+result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant whatever the
+tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's location
+(its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
+
+Folding never blows the model up:
+
+- size guard: no folded result may have more than `max-elements` elements;
+- growth guard: the results may not have more elements than the constant operands together
+  times `growth-factor` (Expand / ConstantOfShape / broadcasting of a small constant into a big
+  tensor stays an op). Results small enough to stay inline (<= 32 elements) are always allowed.
+
+Never folded: ops that are not `Pure`, ops without a kernel, random ops (training-mode
+`ge.dropout` with a nonzero ratio), and results whose folded (static) type a non-ge user such as
+`func.return` would not accept. Each refusal of an otherwise foldable op is a `rejected` remark
+that names the op and the reason (with the sizes for the guards).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Pure
+
+from ge_dialects import ge
+from ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
+from ge_dialects.ge.tensor_ops import shape_range
+from ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
+from ge_dialects.ge.weights import constant_array, make_constant
+from interpreter.ge import run_kernel
+from interpreter.kernels import load_all
+from passes import remarks
+
+PASS = "fold-constants"
+
+
+class ConstantInferArgs(InferArgs):
+    """InferArgs that also see the values of sidecar weight constants (not only inline ones)."""
+
+    def const(self, name: str) -> np.ndarray | None:
+        v = self.value(name)
+        return None if v is None else constant_array(v)
+
+    @staticmethod
+    def of(op: GeOp) -> ConstantInferArgs:
+        operands = {name: getattr(op, name) for name, _ in op.get_irdl_definition().operands}
+        return ConstantInferArgs(type(op), operands, dict(op.properties), len(op.results), describe(op))
+
+
+def is_random(op: Operation) -> bool:
+    """Ops whose results are drawn at random: training-mode dropout with a nonzero ratio."""
+    if not isinstance(op, ge.DropoutOp):
+        return False
+    if op.training_mode is None:
+        return False
+    training = constant_array(op.training_mode)
+    if training is not None and not bool(np.asarray(training).reshape(-1)[0]):
+        return False
+    if op.ratio is not None:
+        ratio = constant_array(op.ratio)
+        if ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0:
+            return False
+    return True
+
+
+def _elements(shape: Shape) -> int:
+    return math.prod(shape)  # type: ignore[arg-type]
+
+
+def _static_dims(op: ge.ShapeOp) -> np.ndarray | None:
+    """The value of `ge.shape` when the dims it selects are static, else None."""
+    dims = shape_of(op.data.type)
+    start, end = shape_range(len(dims), op.p("start"), op.p("end"))
+    selected = dims[start:end]
+    if any(d is None for d in selected):
+        return None
+    return np.asarray(selected, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class FoldConstantsPass(ModulePass):
+    """Replaces ge ops computable at compile time by constants (see the module docstring)."""
+
+    name = "fold-constants"
+
+    max_elements: int = 1 << 20
+    """Largest folded result, in elements."""
+
+    growth_factor: float = 2.0
+    """Results may hold at most this many times the elements of the constant operands."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = load_all()
+        for candidate in list(op.walk()):
+            if candidate.parent is None or not isinstance(candidate, GeOp):
+                continue  # erased earlier in the sweep, or not a ge op
+            if isinstance(candidate, ge.ConstantOp):
+                continue
+            values = self._evaluate(op, candidate, kernels)
+            if values is not None:
+                self._replace(op, candidate, values)
+
+    # -- deciding and evaluating ------------------------------------------------------------------
+    def _reject(self, op: Operation, rule: str, reason: str) -> None:
+        remarks.emit(PASS, "rejected", rule, [op], reason)
+
+    def _evaluate(self, module: ModuleOp, op: GeOp, kernels) -> list[np.ndarray] | None:
+        if isinstance(op, ge.ShapeOp):
+            dims = _static_dims(op)
+            if dims is not None:
+                return [dims]
+        if not op.operands or not all(isinstance(v.owner, ge.ConstantOp) for v in op.operands):
+            return None
+        operand_values = [constant_array(v) for v in op.operands]  # loads weights: only now
+        if any(v is None for v in operand_values):
+            return None  # a weight whose sidecar is not attached
+        if not op.has_trait(Pure):
+            self._reject(op, "fold", f"{describe(op)} is not pure (it may have side effects)")
+            return None
+        if is_random(op):
+            self._reject(op, "fold", f"{describe(op)} is random (training-mode dropout)")
+            return None
+        if type(op) not in kernels:
+            self._reject(op, "fold", f"{describe(op)} has no kernel to evaluate it with")
+            return None
+        try:
+            types = type(op).infer(ConstantInferArgs.of(op))[: len(op.results)]
+        except Exception as e:  # the verifier would say the same; do not fold what it rejects
+            self._reject(op, "fold", f"{describe(op)}: shape function failed: {e}")
+            return None
+        shapes = [shape_of(t) for t in types]
+        if any(d is None for s in shapes for d in s):
+            self._reject(op, "fold", f"{describe(op)}: result shape unknown before evaluation")
+            return None
+        sizes = [_elements(s) for s in shapes]
+        biggest = max(sizes, default=0)
+        if biggest > self.max_elements:
+            self._reject(op, "size-guard", f"{describe(op)}: result of {biggest} elements exceeds "
+                                           f"max-elements={self.max_elements}")
+            return None
+        total = sum(sizes)
+        operand_elements = sum(int(np.asarray(v).size) for v in operand_values)
+        if total > ge.ConstantOp.INLINE_LIMIT and total > self.growth_factor * operand_elements:
+            self._reject(op, "growth-guard",
+                         f"{describe(op)}: results of {total} elements from constant operands of "
+                         f"{operand_elements} elements (more than growth-factor={self.growth_factor:g} times)")
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                results = run_kernel(op, tuple(np.asarray(v) for v in operand_values))
+        except Exception as e:  # a kernel refusal at compile time stays a runtime matter
+            self._reject(op, "fold", f"{describe(op)}: evaluation failed: {e}")
+            return None
+        return [np.asarray(r) for r in results]
+
+    # -- rewriting ------------------------------------------------------------------------------
+    def _replace(self, module: ModuleOp, op: GeOp, values: list[np.ndarray]) -> None:
+        name = location_name(op) or op.name
+        plans: list[tuple[bool, TensorType]] = []  # (as a weight, result type) per result
+        for i, (result, value) in enumerate(zip(op.results, values)):
+            plan = self._plan(result, value)
+            if plan is None:
+                self._reject(op, "fold", f"{describe(op)}: result #{i} of type {result.type} feeds a non-ge op "
+                                         f"that would not accept the folded type {_plain_type(value)}")
+                return
+            plans.append(plan)
+        made: list[ge.ConstantOp] = []
+        for i, (value, (as_weight, t)) in enumerate(zip(values, plans)):
+            hint = name if len(op.results) == 1 else f"{name}:{i}"
+            const = make_constant(module, value, hint, inline_limit=-1 if as_weight else None)
+            if const.weight_key is not None:
+                const = ge.ConstantOp.weight(const.weight_key, t)
+            const.location = op.location
+            made.append(const)
+            Rewriter.insert_op(const, InsertPoint.before(op))
+        operands = [v.owner for v in op.operands]
+        for result, const in zip(op.results, made):
+            result.replace_all_uses_with(const.output)
+        elements = sum(int(v.size) for v in values)
+        remarks.emit(PASS, "applied", "fold", [op], f"{describe(op)} folded into a constant of {elements} elements")
+        Rewriter.erase_op(op)
+        for owner in operands:  # constants only this op used are dead now
+            if isinstance(owner, ge.ConstantOp) and owner.parent is not None and not owner.output.uses:
+                Rewriter.erase_op(owner)
+
+    @staticmethod
+    def _plan(result: SSAValue, value: np.ndarray) -> tuple[bool, TensorType] | None:
+        """How a folded result becomes a constant: (as a weight?, its type), or None if it cannot.
+
+        The array is what the interpreter holds for the value: for a type with a storage format
+        other than its origin format that may be the stored (physical) layout, so such a result
+        becomes a weight of exactly the result's type. Otherwise small arrays go inline (a
+        builtin dense value has no format) and large ones become weights; a weight keeps the
+        result's type (and format) when that is static. Users that need the exact type (e.g.
+        `func.return`) get it, or the result is not folded."""
+        t = result.type
+        static = _static(t)
+        if not _stored_logically(t):
+            return (True, t) if static else None
+        plain = _plain_type(value)
+        if value.size <= ge.ConstantOp.INLINE_LIMIT:
+            if plain == t or not _needs_exact_type(result):
+                return False, plain
+            return (True, t) if static else None  # only the format differs: a small weight keeps it
+        if static:
+            return True, t
+        return None if _needs_exact_type(result) else (True, plain)
+
+
+def _plain_type(value: np.ndarray) -> TensorType:
+    return tensor(element_type_of(value.dtype), value.shape)
+
+
+def _stored_logically(t) -> bool:
+    """Values of this type are surely held in logical order (no storage format of their own)."""
+    fmt = format_of(t)
+    return fmt is None or fmt.storage == fmt.origin
+
+
+def _static(t) -> bool:
+    return isinstance(t, TensorType) and all(d is not None for d in shape_of(t))
+
+
+def _needs_exact_type(value: SSAValue) -> bool:
+    """Whether a user of `value` requires its exact type (anything but a ge op, e.g. func.return;
+    ge ops accept any compatible, more precise operand type)."""
+    return any(not isinstance(use.operation, GeOp) for use in value.uses)

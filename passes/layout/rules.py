@@ -1,0 +1,226 @@
+"""The layout rules of `assign-formats`, as data: which op puts which operand or result in which
+storage format, under which constraints, and which ops carry a format through unchanged.
+
+Two kinds of rules (the engine is `assign_formats.py`):
+
+- `AnchorRule`: an op that wants a format. Its listed operands are converted to `storage` (a
+  TransData goes in front when the producer stores the value otherwise) and its listed results are
+  produced in it. E.g. Conv computes on NC1HWC0 activations with FRACTAL_Z weights.
+- `FollowRule`: a format-agnostic op (GE propagates formats through them). When one of its
+  full-shape operands arrives in a format the rule carries, all its full-shape operands and its
+  listed results take that format; operands that broadcast must be scalars or vectors the format
+  keeps whole (`BROADCASTS`), and they are read as they are.
+
+A check is `fn(op, options) -> None | reason`: None when the constraint holds, else the reason the
+rule does not apply, which the pass reports as a `rejected` remark. Besides its own checks, the
+engine checks that every value a rule would relayout can have the format (rank, element type with a
+C0, static block dims: `ge_dialects.ge.layout.unsupported`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import bf16, f16, f32
+
+from ge_dialects import ge
+from ge_dialects.ge.base import GeOp
+from ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
+from ge_dialects.ge.types import Shape, shape_of, type_name
+
+
+@dataclass(frozen=True)
+class Options:
+    """The pass options the checks read."""
+
+    nz: bool = True
+    nz_min_dim: int = 16
+
+
+Check = Callable[[GeOp, Options], "str | None"]
+
+
+@dataclass(frozen=True)
+class AnchorRule:
+    name: str
+    ops: tuple[type[GeOp], ...]
+    storage: str
+    operands: tuple[str, ...]
+    results: tuple[str, ...]
+    checks: tuple[Check, ...] = ()
+    benefit: Callable[[GeOp], float] | None = None
+    """What the rule's remark reports as its benefit (e.g. the Cube MACs a matmul runs in NZ)."""
+
+
+@dataclass(frozen=True)
+class FollowRule:
+    name: str
+    ops: tuple[type[GeOp], ...]
+    formats: tuple[str, ...]
+    operands: tuple[str, ...]
+    """Operands that take the format when they have the result's shape (others broadcast)."""
+    results: tuple[str, ...]
+    checks: tuple[Check, ...] = ()
+
+
+# -- checks ----------------------------------------------------------------------------------------
+
+
+def _shape(op: GeOp, name: str) -> Shape:
+    return shape_of(getattr(op, name).type)
+
+
+def is_constant(name: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        value = getattr(op, name)
+        if not isinstance(value.owner, ge.ConstantOp):
+            return f"operand '{name}' is not a constant (a TransData would run on every call)"
+        return None
+
+    return check
+
+
+def prop_is(prop: str, want, why: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        got = op.p(prop)
+        return None if got == want else f"{prop} = {got}: {why}"
+
+    return check
+
+
+def nz_enabled(op: GeOp, options: Options) -> str | None:
+    return None if options.nz else "FRACTAL_NZ is disabled (nz=false)"
+
+
+CUBE_TYPES = (f16, bf16, f32)
+
+
+def cube_type(name: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        t = getattr(op, name).type.element_type
+        return None if t in CUBE_TYPES else f"element type {type_name(t)} does not run on the Cube"
+
+    return check
+
+
+def matmul_dims(op: GeOp) -> tuple[int | None, int | None, int | None, int | None]:
+    """(batch, M, K, N) of a matmul or gemm; batch is the product of the result's leading dims."""
+    a, b = _shape(op, "A"), _shape(op, "B")
+    if isinstance(op, ge.GemmOp):
+        m, k = a[::-1] if op.p("transA") else a
+        n = b[0] if op.p("transB") else b[1]
+        return 1, m, k, n
+    out = _shape(op, "Y")
+    batch = None if any(d is None for d in out[:-2]) else math.prod(out[:-2])
+    m = a[-2] if len(a) >= 2 else 1
+    n = b[-1] if len(b) >= 2 else 1
+    return batch, m, a[-1], n
+
+
+def cube_dims(op: GeOp, options: Options) -> str | None:
+    """The benefit rule of FRACTAL_NZ: M, K and N are static and each at least `nz_min_dim` (16:
+    every operand fills at least one 16 x C0 fractal in both dims, so the relayout is not spent on
+    padding a tiny tensor)."""
+    _, m, k, n = matmul_dims(op)
+    for dim, size in (("M", m), ("K", k), ("N", n)):
+        if size is None:
+            return f"{dim} is dynamic"
+        if size < options.nz_min_dim:
+            return f"{dim} = {size} < nz-min-dim={options.nz_min_dim} (the tile would be mostly padding)"
+    return None
+
+
+def macs(op: GeOp) -> float:
+    batch, m, k, n = matmul_dims(op)
+    return float((batch or 1) * (m or 0) * (k or 0) * (n or 0))
+
+
+def last_axis(prop: str, operand: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        rank = len(_shape(op, operand))
+        axis = op.p(prop)
+        if axis in (-1, rank - 1):
+            return None
+        return f"{prop} = {axis} is not the last axis (FRACTAL_NZ splits the last two dims)"
+
+    return check
+
+
+# -- broadcasting in a storage format --------------------------------------------------------------
+
+
+def _aligned(shape: Shape, rank: int) -> Shape | None:
+    return None if len(shape) > rank else (1,) * (rank - len(shape)) + tuple(shape)
+
+
+def channel_vector(shape: Shape, result: Shape) -> bool:
+    """A [C, 1, 1] (or [1, C, 1, 1]) vector: NC1HWC0 reads it as C1 x C0 runs, like BN's parameters."""
+    s = _aligned(shape, len(result))
+    return s is not None and len(result) == 4 and s[0] == 1 and s[2] == 1 and s[3] == 1 and s[1] in (1, result[1])
+
+
+def row_vector(shape: Shape, result: Shape) -> bool:
+    """A [..., 1, W] vector along the last dim (a bias, an attention mask row): FRACTAL_NZ reads it
+    as W1 x C0 runs repeated over the fractal rows."""
+    s = _aligned(shape, len(result))
+    return s is not None and all(d == 1 for d in s[:-1]) and s[-1] in (1, result[-1])
+
+
+BROADCASTS: dict[str, tuple[str, Callable[[Shape, Shape], bool]]] = {
+    NC1HWC0: ("channel vectors", channel_vector),
+    FRACTAL_NZ: ("row vectors", row_vector),
+}
+"""Broadcast operands a format-agnostic op may read beside its full-shape operands (scalars are
+always fine)."""
+
+
+# -- the tables ------------------------------------------------------------------------------------
+
+_IMAGE_POOLS = (ge.MaxPoolOp, ge.AvgPoolOp, ge.GlobalAvgPoolOp)
+
+ANCHORS: tuple[AnchorRule, ...] = (
+    AnchorRule("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
+    AnchorRule("conv-weight-fractal-z", (ge.ConvOp,), FRACTAL_Z, ("W",), (), (
+        is_constant("W"),
+        prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)"),
+    )),
+    AnchorRule("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
+    AnchorRule("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
+    AnchorRule("matmul-fractal-nz", (ge.MatMulOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
+               (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
+    AnchorRule("gemm-fractal-nz", (ge.GemmOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
+               (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
+)
+
+_UNARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.UnaryElementwiseOp))
+_BINARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.BinaryElementwiseOp))
+_ANY = (NC1HWC0, FRACTAL_NZ)
+
+FOLLOWERS: tuple[FollowRule, ...] = (
+    FollowRule("elementwise", _UNARY, _ANY, ("x",), ("y",)),
+    FollowRule("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
+    FollowRule("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
+    FollowRule("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
+    FollowRule("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",),
+               (last_axis("axis", "input"),)),
+    FollowRule("layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",),
+               (last_axis("axis", "X"),)),
+)
+
+
+def anchors_of(op: GeOp) -> list[AnchorRule]:
+    return [r for r in ANCHORS if isinstance(op, r.ops)]
+
+
+def follower_of(op: GeOp) -> FollowRule | None:
+    return next((r for r in FOLLOWERS if isinstance(op, r.ops)), None)
+
+
+def names_present(op: GeOp, names: Sequence[str]) -> list[str]:
+    """The listed operand/result definitions the op has (optional ones may be absent)."""
+    return [n for n in names if getattr(op, n, None) is not None]
+
+
+__all__ = ["ANCHORS", "FOLLOWERS", "BROADCASTS", "Options", "anchors_of", "follower_of"]

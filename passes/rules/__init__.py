@@ -1,0 +1,1 @@
+"""Rule tables of the declarative rewrite passes, one module per pass (`RULES` in each)."""

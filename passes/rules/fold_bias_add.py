@@ -1,0 +1,65 @@
+"""Rules of `fold-bias-add`: a constant bias added after a conv or gemm moves into the op.
+
+    add(conv(x, W[, b]), c)  ->  conv(x, W, b + c)     c per output channel: [C,1,1], [1,C,1,1], scalar
+    add(gemm(A, B[, C]), c)  ->  gemm(A, B, beta*C + c) {beta = 1}
+
+MatMul + Add is left to the fusion passes (a matmul epilogue).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ge_dialects import ge
+from ge_dialects.ge.base import location_name
+from ge_dialects.ge.types import shape_of
+from ge_dialects.ge.weights import constant_array
+from passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
+
+
+def _channel_bias(m: Match) -> np.ndarray | None:
+    """The bias as a vector over the conv's output channels, if it is one (else None)."""
+    bias = m.const("bias")
+    out = shape_of(m["conv"].type)
+    if bias.ndim > len(out) or out[1] is None:
+        return None
+    padded = (1,) * (len(out) - bias.ndim) + bias.shape
+    if padded[0] != 1 or any(d != 1 for d in padded[2:]) or padded[1] not in (1, out[1]):
+        return None
+    return np.broadcast_to(bias.reshape(-1), (out[1],))
+
+
+def _fold_into_conv(m: Match, b):
+    conv = m.op("conv")
+    bias = _channel_bias(m).astype(np.float64)
+    if conv.B is not None:
+        bias = bias + constant_array(conv.B).astype(np.float64)
+    name = location_name(conv)
+    new_b = b.const(bias.astype(m.const("bias").dtype), f"{name or 'conv'}.bias")
+    operands = {"X": m["x"], "W": m["w"], "B": new_b}
+    return b.op(ge.ConvOp, operands, copy_props(conv), name=name).results[0]
+
+
+def _fold_into_gemm(m: Match, b):
+    gemm = m.op("gemm")
+    c = m.const("bias").astype(np.float64)
+    if gemm.C is not None:
+        c = gemm.p("beta") * constant_array(gemm.C).astype(np.float64) + c
+    name = location_name(gemm)
+    new_c = b.const(c.astype(m.const("bias").dtype), f"{name or 'gemm'}.bias")
+    operands = {"A": m["a"], "B": m["b"], "C": new_c}
+    return b.op(ge.GemmOp, operands, copy_props(gemm, beta=1.0), name=name).results[0]
+
+
+RULES: list[Rule] = [
+    Rule("conv-bias-add", Op(ge.AddOp, Op(ge.ConvOp, "x", "w", name="conv"), Const("bias")), _fold_into_conv,
+         rejects=[Reject(lambda m: f"the bias of shape {list(m.const('bias').shape)} is not per output channel",
+                         lambda m: _channel_bias(m) is None),
+                  Reject("the conv's bias is not constant",
+                         lambda m: m.op("conv").B is not None and constant_array(m.op("conv").B) is None)]),
+    Rule("gemm-bias-add", Op(ge.AddOp, Op(ge.GemmOp, "a", "b", name="gemm"), Const("bias")), _fold_into_gemm,
+         rejects=[Reject("broadcasting the bias changes the result type",
+                         lambda m: m.root.results[0].type != m["gemm"].type),
+                  Reject("the gemm's C is not constant",
+                         lambda m: m.op("gemm").C is not None and constant_array(m.op("gemm").C) is None)]),
+]

@@ -1,0 +1,245 @@
+// RUN: ge-opt %s -p assign-formats --split-input-file | filecheck %s
+// RUN: ge-opt %s -p assign-formats --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: ge-opt %s -p 'assign-formats{nz=false}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=NONZ
+// RUN: ge-opt %s -p 'assign-formats{nz-min-dim=64}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=MINDIM
+// RUN: ge-opt %s -p 'assign-formats{insert=false}' --split-input-file | filecheck %s --check-prefix=PLAN
+
+// Rules: conv-nc1hwc0 and conv-weight-fractal-z (positive); NC1HWC0 flows through relu and add
+// (elementwise); the graph input and output keep their storage format (TransData at the edges).
+
+// CHECK-LABEL: func.func @conv_block
+// CHECK-NEXT:    %w = ge.constant
+// CHECK-NEXT:    %b = ge.constant
+// CHECK-NEXT:    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %1 = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"} : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+// CHECK-NEXT:    %c = ge.conv %0, %1, B = %b : (tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x3x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>, tensor<4xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %r = ge.relu %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %s = ge.add %r, %c : {{.*}} -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %2 = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+// CHECK-NEXT:    func.return %2 : tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+// REMARK: applied conv-nc1hwc0 on [/conv]: ge.conv '/conv': X, Y in NC1HWC0
+// REMARK: applied conv-weight-fractal-z on [/conv]: ge.conv '/conv': W in FRACTAL_Z
+// REMARK: applied elementwise on [/relu]: ge.relu '/relu' carries NC1HWC0 from 'x'
+// REMARK: applied elementwise on [/add]: ge.add '/add' carries NC1HWC0 from 'a'
+// PLAN-LABEL: func.func @conv_block
+// PLAN: ge.conv %x, %w, B = %b {ge.storage = {X = "NC1HWC0", Y = "NC1HWC0", W = "FRACTAL_Z"}}
+// PLAN: ge.relu %c {ge.storage = {x = "NC1HWC0", y = "NC1HWC0"}}
+func.func @conv_block(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> {
+  %w = ge.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %b = ge.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %c = ge.conv %x, %w, B = %b : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/conv")
+  %r = ge.relu %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/relu")
+  %s = ge.add %r, %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/add")
+  func.return %s : tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// conv-weight-fractal-z, negative: a weight that is not a constant, and a grouped conv.
+
+// CHECK-LABEL: func.func @conv_weights_kept
+// CHECK:         ge.conv %{{.*}}, %w : (tensor<1x4x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         ge.conv %{{.*}}, %g {group = 2 : i64} : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// REMARK: rejected conv-weight-fractal-z on [/conv_arg]: ge.conv '/conv_arg': W not in FRACTAL_Z: operand 'W' is not a constant (a TransData would run on every call)
+// REMARK: rejected conv-weight-fractal-z on [/conv_grouped]: ge.conv '/conv_grouped': W not in FRACTAL_Z: group = 2: grouped conv weights need FRACTAL_Z with group packing (not modeled)
+func.func @conv_weights_kept(%x: tensor<1x4x8x8xf32, #ge.fmt<NCHW>>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW>> {
+  %g = ge.constant dense<0.25> : tensor<4x2x3x3xf32>
+  %0 = ge.conv %x, %w : (tensor<1x4x8x8xf32, #ge.fmt<NCHW>>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/conv_arg")
+  %1 = ge.conv %0, %g {group = 2 : i64} : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW>> loc("/conv_grouped")
+  func.return %1 : tensor<1x4x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// conv-nc1hwc0, negative: a 1-D conv (rank 3), an f64 conv (no C0), dynamic channels.
+
+// CHECK-LABEL: func.func @conv_activations_kept
+// CHECK-NOT:     ge.trans_data
+// CHECK:         func.return
+// REMARK: rejected conv-nc1hwc0 on [/conv1d]: ge.conv '/conv1d': X, Y not in NC1HWC0: 'X': NC1HWC0 needs a 4-D NCHW or NHWC tensor, got origin ND of rank 3
+// REMARK: rejected conv-weight-fractal-z on [/conv1d]: ge.conv '/conv1d': W not in FRACTAL_Z: operand 'W' is not a constant
+// REMARK: rejected conv-nc1hwc0 on [/conv_f64]: ge.conv '/conv_f64': X, Y not in NC1HWC0: 'X': NC1HWC0 has no C0 for element type f64
+// REMARK: rejected conv-nc1hwc0 on [/conv_dyn]: ge.conv '/conv_dyn': X, Y not in NC1HWC0: 'X': NC1HWC0 needs static dims [1] (they are split into blocks)
+func.func @conv_activations_kept(%x: tensor<1x2x9xf32>, %w: tensor<3x2x3xf32>, %y: tensor<1x2x5x5xf64>, %v: tensor<3x2x3x3xf64>, %z: tensor<1x?x5x5xf32>, %u: tensor<3x2x3x3xf32>) -> (tensor<1x3x7xf32>, tensor<1x3x3x3xf64, #ge.fmt<NCHW>>, tensor<1x3x3x3xf32, #ge.fmt<NCHW>>) {
+  %0 = ge.conv %x, %w : (tensor<1x2x9xf32>, tensor<3x2x3xf32>) -> tensor<1x3x7xf32> loc("/conv1d")
+  %1 = ge.conv %y, %v : (tensor<1x2x5x5xf64>, tensor<3x2x3x3xf64>) -> tensor<1x3x3x3xf64, #ge.fmt<NCHW>> loc("/conv_f64")
+  %2 = ge.conv %z, %u : (tensor<1x?x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32, #ge.fmt<NCHW>> loc("/conv_dyn")
+  func.return %0, %1, %2 : tensor<1x3x7xf32>, tensor<1x3x3x3xf64, #ge.fmt<NCHW>>, tensor<1x3x3x3xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// pool-nc1hwc0 and batch-norm-nc1hwc0: the BN parameters keep their formats.
+
+// CHECK-LABEL: func.func @pools_and_bn
+// CHECK:         %0 = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+// CHECK-NEXT:    %n = ge.batch_norm %0, %p, %p, %p, %p : (tensor<1x20x8x8xf16, #ge.fmt<NCHW, NC1HWC0>>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>) -> tensor<1x20x8x8xf16, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %m = ge.max_pool %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x20x8x8xf16, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x20x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %a = ge.avg_pool %m {kernel_shape = array<i64: 2, 2>} : (tensor<1x20x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x20x3x3xf16, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %g = ge.global_avg_pool %a : (tensor<1x20x3x3xf16, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x20x1x1xf16, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %1 = ge.trans_data %g {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    %f = ge.flatten %1
+// REMARK: applied batch-norm-nc1hwc0 on [/bn]
+// REMARK: applied pool-nc1hwc0 on [/max]: ge.max_pool '/max': X, Y in NC1HWC0
+// REMARK: applied pool-nc1hwc0 on [/avg]
+// REMARK: applied pool-nc1hwc0 on [/gap]
+func.func @pools_and_bn(%x: tensor<1x20x8x8xf16, #ge.fmt<NCHW>>, %p: tensor<20xf16>) -> tensor<1x20xf16> {
+  %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x20x8x8xf16, #ge.fmt<NCHW>>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>) -> tensor<1x20x8x8xf16, #ge.fmt<NCHW>> loc("/bn")
+  %m = ge.max_pool %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x20x8x8xf16, #ge.fmt<NCHW>>) -> tensor<1x20x4x4xf16, #ge.fmt<NCHW>> loc("/max")
+  %a = ge.avg_pool %m {kernel_shape = array<i64: 2, 2>} : (tensor<1x20x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x20x3x3xf16, #ge.fmt<NCHW>> loc("/avg")
+  %g = ge.global_avg_pool %a : (tensor<1x20x3x3xf16, #ge.fmt<NCHW>>) -> tensor<1x20x1x1xf16, #ge.fmt<NCHW>> loc("/gap")
+  %f = ge.flatten %g {axis = 1 : i64} : (tensor<1x20x1x1xf16, #ge.fmt<NCHW>>) -> tensor<1x20xf16>
+  func.return %f : tensor<1x20xf16>
+}
+
+// -----
+
+// pool-nc1hwc0 and batch-norm-nc1hwc0, negative: a 1-D pool and a 2-D batch norm.
+
+// CHECK-LABEL: func.func @pools_and_bn_kept
+// CHECK-NOT:     ge.trans_data
+// REMARK: rejected batch-norm-nc1hwc0 on [/bn2d]: ge.batch_norm '/bn2d': X, Y not in NC1HWC0: 'X': NC1HWC0 needs a 4-D NCHW or NHWC tensor, got origin ND of rank 2
+// REMARK: rejected pool-nc1hwc0 on [/pool1d]: ge.max_pool '/pool1d': X, Y not in NC1HWC0: 'X': NC1HWC0 needs a 4-D NCHW or NHWC tensor, got origin ND of rank 3
+func.func @pools_and_bn_kept(%x: tensor<4x20xf32>, %p: tensor<20xf32>, %y: tensor<1x2x8xf32>) -> (tensor<4x20xf32>, tensor<1x2x4xf32>) {
+  %0 = ge.batch_norm %x, %p, %p, %p, %p : (tensor<4x20xf32>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<4x20xf32> loc("/bn2d")
+  %1 = ge.max_pool %y {kernel_shape = array<i64: 2>, strides = array<i64: 2>} : (tensor<1x2x8xf32>) -> tensor<1x2x4xf32> loc("/pool1d")
+  func.return %0, %1 : tensor<4x20xf32>, tensor<1x2x4xf32>
+}
+
+// -----
+
+// elementwise, broadcasting in NC1HWC0: a per-channel vector and a scalar are read as they are;
+// a spatial map is not a layout NC1HWC0 keeps whole (rejected: TransData back before the op).
+
+// CHECK-LABEL: func.func @nc1hwc0_broadcast
+// CHECK:         %0 = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+// CHECK-NEXT:    %n = ge.batch_norm
+// CHECK-NEXT:    %b = ge.add %n, %c : (tensor<1x20x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<20x1x1xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %s = ge.mul %b, %k : (tensor<1x20x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<f32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %1 = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    %m = ge.add %1, %hw : (tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<1x1x4x4xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>>
+// REMARK: applied elementwise on [/bias]: ge.add '/bias' carries NC1HWC0 from 'a'
+// REMARK: applied elementwise on [/scale]: ge.mul '/scale' carries NC1HWC0 from 'a'
+// REMARK: rejected elementwise on [/map]: ge.add '/map' does not carry NC1HWC0 from 'a': operand 'b' of shape [1, 1, 4, 4] broadcasts to [1, 20, 4, 4] in a way NC1HWC0 cannot (only scalars and channel vectors)
+func.func @nc1hwc0_broadcast(%x: tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, %p: tensor<20xf32>, %c: tensor<20x1x1xf32>, %k: tensor<f32>, %hw: tensor<1x1x4x4xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> {
+  %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>>
+  %b = ge.add %n, %c : (tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<20x1x1xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> loc("/bias")
+  %s = ge.mul %b, %k : (tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<f32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> loc("/scale")
+  %m = ge.add %s, %hw : (tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<1x1x4x4xf32>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> loc("/map")
+  func.return %m : tensor<1x20x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// elementwise, negative: a result with another C0 (bool: 32 per block, f32: 8) is not a pure map
+// in storage; clip (scalar bounds) and dropout carry the format.
+
+// CHECK-LABEL: func.func @follow_kinds
+// CHECK:         %c = ge.clip %n, min = %lo, max = %hi : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<f32>, tensor<f32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %d = ge.dropout %c : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %1 = ge.trans_data %d {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    %e = ge.equal %1, %1 : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xi1, #ge.fmt<NCHW>>
+// REMARK: applied clip on [/clip]
+// REMARK: applied dropout on [/dropout]
+// REMARK: rejected elementwise on [/equal]: ge.equal '/equal' does not carry NC1HWC0 from 'a': its values have different C0 ('a' C0=8, 'b' C0=8, 'z' C0=32): not a pure elementwise map in storage
+func.func @follow_kinds(%x: tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, %p: tensor<8xf32>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<1x8x4x4xi1, #ge.fmt<NCHW>> {
+  %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+  %c = ge.clip %n, min = %lo, max = %hi : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<f32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/clip")
+  %d = ge.dropout %c : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/dropout")
+  %e = ge.equal %d, %d : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xi1, #ge.fmt<NCHW>> loc("/equal")
+  func.return %e : tensor<1x8x4x4xi1, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// matmul-fractal-nz (positive; benefit = MACs) and NZ flowing through a bias add (row vector),
+// gelu and layer_norm over the last axis into the next matmul: no TransData inside the chain.
+// The constant weights are converted (fold-trans-data folds them).
+
+// CHECK-LABEL: func.func @nz_chain
+// CHECK:         %0 = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<2x32x64xf32>) -> tensor<2x32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %1 = ge.trans_data %w1 {src_format = "ND", dst_format = "FRACTAL_NZ"}
+// CHECK-NEXT:    %m1 = ge.matmul %0, %1 : (tensor<2x32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<64x48xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %b1 = ge.add %bias, %m1 : (tensor<48xf32>, tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %g = ge.gelu %b1 : {{.*}} -> tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %l = ge.layer_norm %g, %bias, B = %bias : (tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<48xf32>, tensor<48xf32>) -> tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %2 = ge.trans_data %w2
+// CHECK-NEXT:    %m2 = ge.matmul %l, %2 : (tensor<2x32x48xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<48x16xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<2x32x16xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %3 = ge.trans_data %m2 {src_format = "FRACTAL_NZ", dst_format = "ND"} : (tensor<2x32x16xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<2x32x16xf32>
+// CHECK-NEXT:    func.return %3
+// REMARK: applied matmul-fractal-nz on [/mm1]: ge.matmul '/mm1': A, B, Y in FRACTAL_NZ (benefit 1.97e+05)
+// REMARK: applied elementwise on [/bias_add]: ge.add '/bias_add' carries FRACTAL_NZ from 'b'
+// REMARK: applied elementwise on [/gelu]
+// REMARK: applied layer-norm-last-axis on [/ln]: ge.layer_norm '/ln' carries FRACTAL_NZ from 'X'
+// REMARK: applied matmul-fractal-nz on [/mm2]
+// NONZ: rejected matmul-fractal-nz on [/mm1]: ge.matmul '/mm1': A, B, Y not in FRACTAL_NZ: FRACTAL_NZ is disabled (nz=false)
+// MINDIM: rejected matmul-fractal-nz on [/mm1]: ge.matmul '/mm1': A, B, Y not in FRACTAL_NZ: M = 32 < nz-min-dim=64 (the tile would be mostly padding)
+func.func @nz_chain(%x: tensor<2x32x64xf32>) -> tensor<2x32x16xf32> {
+  %w1 = ge.constant dense<0.125> : tensor<64x48xf32>
+  %w2 = ge.constant dense<0.25> : tensor<48x16xf32>
+  %bias = ge.constant dense<1.0> : tensor<48xf32>
+  %m1 = ge.matmul %x, %w1 : (tensor<2x32x64xf32>, tensor<64x48xf32>) -> tensor<2x32x48xf32> loc("/mm1")
+  %b1 = ge.add %bias, %m1 : (tensor<48xf32>, tensor<2x32x48xf32>) -> tensor<2x32x48xf32> loc("/bias_add")
+  %g = ge.gelu %b1 : (tensor<2x32x48xf32>) -> tensor<2x32x48xf32> loc("/gelu")
+  %l = ge.layer_norm %g, %bias, B = %bias : (tensor<2x32x48xf32>, tensor<48xf32>, tensor<48xf32>) -> tensor<2x32x48xf32> loc("/ln")
+  %m2 = ge.matmul %l, %w2 : (tensor<2x32x48xf32>, tensor<48x16xf32>) -> tensor<2x32x16xf32> loc("/mm2")
+  func.return %m2 : tensor<2x32x16xf32>
+}
+
+// -----
+
+// matmul-fractal-nz / gemm-fractal-nz, negative: a dim below 16 (the ResNet classifier, M = 1),
+// a dynamic M, an integer matmul (not a Cube type).
+
+// CHECK-LABEL: func.func @nz_rejected
+// CHECK-NOT:     ge.trans_data
+// REMARK: rejected gemm-fractal-nz on [/fc]: ge.gemm '/fc': A, B, Y not in FRACTAL_NZ: M = 1 < nz-min-dim=16 (the tile would be mostly padding)
+// REMARK: rejected matmul-fractal-nz on [/dyn]: ge.matmul '/dyn': A, B, Y not in FRACTAL_NZ: M is dynamic
+// REMARK: rejected matmul-fractal-nz on [/int]: ge.matmul '/int': A, B, Y not in FRACTAL_NZ: element type i32 does not run on the Cube
+func.func @nz_rejected(%a: tensor<1x2048xf32>, %w: tensor<1000x2048xf32>, %c: tensor<1000xf32>, %d: tensor<?x32xf32>, %e: tensor<32x32xf32>, %i: tensor<32x32xi32>) -> (tensor<1x1000xf32>, tensor<?x32xf32>, tensor<32x32xi32>) {
+  %0 = ge.gemm %a, %w, C = %c {transB = 1 : i64} : (tensor<1x2048xf32>, tensor<1000x2048xf32>, tensor<1000xf32>) -> tensor<1x1000xf32> loc("/fc")
+  %1 = ge.matmul %d, %e : (tensor<?x32xf32>, tensor<32x32xf32>) -> tensor<?x32xf32> loc("/dyn")
+  %2 = ge.matmul %i, %i : (tensor<32x32xi32>, tensor<32x32xi32>) -> tensor<32x32xi32> loc("/int")
+  func.return %0, %1, %2 : tensor<1x1000xf32>, tensor<?x32xf32>, tensor<32x32xi32>
+}
+
+// -----
+
+// gemm-fractal-nz (positive, transposed B; the bias C is read as a row vector and stays ND);
+// softmax-last-axis carries NZ, softmax over another axis does not; layer_norm over more than
+// the last axis does not; a column vector does not broadcast in NZ.
+
+// CHECK-LABEL: func.func @nz_followers
+// CHECK:         %y = ge.gemm %0, %1, C = %c {transB = 1 : i64} : (tensor<32x64xf16, #ge.fmt<ND, FRACTAL_NZ>>, tensor<48x64xf16, #ge.fmt<ND, FRACTAL_NZ>>, tensor<48xf16>) -> tensor<32x48xf16, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %s = ge.softmax %y {axis = 1 : i64} : (tensor<32x48xf16, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<32x48xf16, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK-NEXT:    %2 = ge.trans_data %s {src_format = "FRACTAL_NZ", dst_format = "ND"}
+// CHECK-NEXT:    %t = ge.softmax %2 {axis = 0 : i64} : (tensor<32x48xf16>) -> tensor<32x48xf16>
+// CHECK-NEXT:    %l = ge.layer_norm %2, %g {axis = 0 : i64}
+// CHECK-NEXT:    %v = ge.add %2, %col : (tensor<32x48xf16>, tensor<32x1xf16>) -> tensor<32x48xf16>
+// REMARK: applied gemm-fractal-nz on [/gemm]: ge.gemm '/gemm': A, B, Y in FRACTAL_NZ (benefit 9.83e+04)
+// REMARK: applied softmax-last-axis on [/softmax_last]
+// REMARK: rejected softmax-last-axis on [/softmax_rows]: ge.softmax '/softmax_rows' does not carry FRACTAL_NZ from 'input': axis = 0 is not the last axis (FRACTAL_NZ splits the last two dims)
+// REMARK: rejected layer-norm-last-axis on [/ln_all]: ge.layer_norm '/ln_all' does not carry FRACTAL_NZ from 'X': axis = 0 is not the last axis (FRACTAL_NZ splits the last two dims)
+// REMARK: rejected elementwise on [/col]: ge.add '/col' does not carry FRACTAL_NZ from 'a': operand 'b' of shape [32, 1] broadcasts to [32, 48] in a way FRACTAL_NZ cannot (only scalars and row vectors)
+func.func @nz_followers(%a: tensor<32x64xf16>, %b: tensor<48x64xf16>, %c: tensor<48xf16>, %g: tensor<32x48xf16>, %col: tensor<32x1xf16>) -> (tensor<32x48xf16>, tensor<32x48xf16>, tensor<32x48xf16>) {
+  %y = ge.gemm %a, %b, C = %c {transB = 1 : i64} : (tensor<32x64xf16>, tensor<48x64xf16>, tensor<48xf16>) -> tensor<32x48xf16> loc("/gemm")
+  %s = ge.softmax %y {axis = 1 : i64} : (tensor<32x48xf16>) -> tensor<32x48xf16> loc("/softmax_last")
+  %t = ge.softmax %s {axis = 0 : i64} : (tensor<32x48xf16>) -> tensor<32x48xf16> loc("/softmax_rows")
+  %l = ge.layer_norm %s, %g {axis = 0 : i64} : (tensor<32x48xf16>, tensor<32x48xf16>) -> tensor<32x48xf16> loc("/ln_all")
+  %v = ge.add %s, %col : (tensor<32x48xf16>, tensor<32x1xf16>) -> tensor<32x48xf16> loc("/col")
+  func.return %t, %l, %v : tensor<32x48xf16>, tensor<32x48xf16>, tensor<32x48xf16>
+}
+
+// -----
+
+// softmax-last-axis carries only FRACTAL_NZ: an NC1HWC0 softmax input goes back to NCHW.
+
+// CHECK-LABEL: func.func @softmax_nc1hwc0
+// CHECK:         %1 = ge.trans_data %n {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    ge.softmax %1
+// REMARK: rejected softmax-last-axis on [/softmax_5hd]: ge.softmax '/softmax_5hd' does not carry NC1HWC0 from 'input': softmax-last-axis does not carry NC1HWC0 (operand 'input')
+func.func @softmax_nc1hwc0(%x: tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, %p: tensor<8xf32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> {
+  %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+  %s = ge.softmax %n : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/softmax_5hd")
+  func.return %s : tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+}

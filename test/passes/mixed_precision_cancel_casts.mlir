@@ -1,0 +1,82 @@
+// RUN: ge-opt %s -p cancel-casts --split-input-file | filecheck %s
+// RUN: ge-opt %s -p cancel-casts --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+
+// cancel-casts (passes/cancel_casts.py), which mixed-precision runs after converting: no-op
+// casts go, symmetric pairs cancel unless the first cast is a truth test or a float -> int
+// truncation (GE's TransOpSymmetryElimination), chains whose middle step is exact compose.
+
+// CHECK-LABEL: func.func @symmetric
+// CHECK-NEXT:  func.return %x, %h, %i : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
+// REMARK: remark: cancel-casts: applied symmetric-pair on [/down, /up]: f32 -> f16 -> f32 is the original value
+// REMARK: remark: cancel-casts: applied symmetric-pair on [/h_up, /h_down]: f16 -> f32 -> f16 is the original value
+// REMARK: remark: cancel-casts: applied symmetric-pair on [/i_f, /i_back]: i64 -> f32 -> i64 is the original value
+func.func @symmetric(%x: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xi64>) {
+  %0 = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/down")
+  %1 = ge.cast %0 {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/up")
+  %2 = ge.cast %h {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/h_up")
+  %3 = ge.cast %2 {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/h_down")
+  %4 = ge.cast %i {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/i_f")
+  %5 = ge.cast %4 {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/i_back")
+  func.return %1, %3, %5 : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
+}
+
+// -----
+
+// Negative: the first cast changes the value's meaning (a truth test, a truncation); a pair
+// whose first cast has other users keeps that cast.
+// CHECK-LABEL: func.func @meaning
+// CHECK-NEXT:  %[[B:.*]] = ge.cast %x {to = 9 : i64} : (tensor<4xf32>) -> tensor<4xi1> loc("/test")
+// CHECK-NEXT:  %[[F:.*]] = ge.cast %[[B]] {to = 1 : i64} : (tensor<4xi1>) -> tensor<4xf32> loc("/back")
+// CHECK-NEXT:  %[[T:.*]] = ge.cast %x {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/trunc")
+// CHECK-NEXT:  %[[G:.*]] = ge.cast %[[T]] {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/untrunc")
+// CHECK-NEXT:  %[[D:.*]] = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/shared")
+// CHECK-NEXT:  func.return %[[F]], %[[G]], %x, %[[D]]
+// REMARK: remark: cancel-casts: rejected symmetric-pair on [/test, /back]: f32 -> i1 changes the value's meaning
+// REMARK: remark: cancel-casts: rejected symmetric-pair on [/trunc, /untrunc]: f32 -> i64 changes the value's meaning
+func.func @meaning(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>) {
+  %0 = ge.cast %x {to = 9 : i64} : (tensor<4xf32>) -> tensor<4xi1> loc("/test")
+  %1 = ge.cast %0 {to = 1 : i64} : (tensor<4xi1>) -> tensor<4xf32> loc("/back")
+  %2 = ge.cast %x {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/trunc")
+  %3 = ge.cast %2 {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/untrunc")
+  %4 = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/shared")
+  %5 = ge.cast %4 {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/shared_up")
+  func.return %1, %3, %5, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>
+}
+
+// -----
+
+// Compose: the middle step is exact (f16 -> f32), or an integer through f32 to f16 (all of f16's
+// finite integers are exact in f32). Negative: f32 -> f16 -> bf16 rounds twice; i64 -> f32 ->
+// bf16 may too (bf16 holds integers beyond f32's exact range).
+// CHECK-LABEL: func.func @compose
+// CHECK-NEXT:  %[[A:.*]] = ge.cast %h {to = 16 : i64} : (tensor<4xf16>) -> tensor<4xbf16> loc("/h_bf")
+// CHECK-NEXT:  %[[B:.*]] = ge.cast %i {to = 10 : i64} : (tensor<4xi64>) -> tensor<4xf16> loc("/i_h")
+// CHECK-NEXT:  %[[C1:.*]] = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/x_h")
+// CHECK-NEXT:  %[[C2:.*]] = ge.cast %[[C1]] {to = 16 : i64} : (tensor<4xf16>) -> tensor<4xbf16> loc("/x_bf")
+// CHECK-NEXT:  %[[D1:.*]] = ge.cast %i {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/i_f2")
+// CHECK-NEXT:  %[[D2:.*]] = ge.cast %[[D1]] {to = 16 : i64} : (tensor<4xf32>) -> tensor<4xbf16> loc("/i_bf")
+// CHECK-NEXT:  func.return %[[A]], %[[B]], %[[C2]], %[[D2]]
+// REMARK: remark: cancel-casts: applied compose on [/h_f, /h_bf]: f16 -> f32 -> bf16 is one cast
+// REMARK: remark: cancel-casts: applied compose on [/i_f, /i_h]: i64 -> f32 -> f16 is one cast
+func.func @compose(%x: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi64>) -> (tensor<4xbf16>, tensor<4xf16>, tensor<4xbf16>, tensor<4xbf16>) {
+  %0 = ge.cast %h {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/h_f")
+  %1 = ge.cast %0 {to = 16 : i64} : (tensor<4xf32>) -> tensor<4xbf16> loc("/h_bf")
+  %2 = ge.cast %i {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/i_f")
+  %3 = ge.cast %2 {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/i_h")
+  %4 = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/x_h")
+  %5 = ge.cast %4 {to = 16 : i64} : (tensor<4xf16>) -> tensor<4xbf16> loc("/x_bf")
+  %6 = ge.cast %i {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/i_f2")
+  %7 = ge.cast %6 {to = 16 : i64} : (tensor<4xf32>) -> tensor<4xbf16> loc("/i_bf")
+  func.return %1, %3, %5, %7 : tensor<4xbf16>, tensor<4xf16>, tensor<4xbf16>, tensor<4xbf16>
+}
+
+// -----
+
+// A cast to the type its input has is its input.
+// CHECK-LABEL: func.func @noop
+// CHECK-NEXT:  func.return %x : tensor<4xf32>
+// REMARK: remark: cancel-casts: applied noop on [/same]: the value already is f32
+func.func @noop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ge.cast %x {to = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32> loc("/same")
+  func.return %0 : tensor<4xf32>
+}
