@@ -30,6 +30,28 @@ def kernel(*op_types: type) -> Callable[[Kernel], Kernel]:
     return register
 
 
+def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
+    """Operand `name`'s array if the kernel may write its result into it, else None.
+
+    Allowed when nothing else can see the array: the op is the value's only user, the value comes
+    from another op (not a constant, whose array is cached, nor a block argument, which the caller
+    owns), the array owns its memory (it is not a view of a value someone else reads) and it has
+    the result's shape and dtype. Saves an allocation and a pass over fresh memory per op."""
+    array = ins.get(name)
+    if array is None or not getattr(array, "flags", None) or not array.flags.owndata or not array.flags.writeable:
+        return None
+    value = getattr(op, name)
+    owner = value.owner
+    if not hasattr(owner, "results") or owner.name == "ge.constant" or not value.has_one_use():
+        return None
+    result = op.results[0]
+    from ge_dialects.ge.types import numpy_dtype, shape_of
+
+    if array.shape != shape_of(result.type) or array.dtype != numpy_dtype(result.type.element_type):
+        return None
+    return array
+
+
 def load_all() -> dict[type, Kernel]:
     """Imports every kernel module (they register on import) and returns the registry."""
     from interpreter.kernels import attention, elementwise, layout, nn, resize, tensor  # noqa: F401

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import special
 
 from ge_dialects import ge
-from interpreter.kernels import kernel
+from interpreter.kernels import donated, kernel
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
@@ -30,7 +30,7 @@ def _float_op(fn):
     return run
 
 
-kernel(ge.ReluOp)(lambda op, ins: np.maximum(ins["x"], ins["x"].dtype.type(0)))
+kernel(ge.ReluOp)(lambda op, ins: np.maximum(ins["x"], ins["x"].dtype.type(0), out=donated(op, ins, "x")))
 kernel(ge.SqrtOp)(_float_op(np.sqrt))
 kernel(ge.TanhOp)(_float_op(np.tanh))
 kernel(ge.IdentityOp)(lambda op, ins: ins["x"].copy())
@@ -69,9 +69,21 @@ def gelu(op, ins):
     return np.asarray(y, dtype=x.dtype)
 
 
-kernel(ge.AddOp)(lambda op, ins: np.add(ins["a"], ins["b"]))
-kernel(ge.SubOp)(lambda op, ins: np.subtract(ins["a"], ins["b"]))
-kernel(ge.MulOp)(lambda op, ins: np.multiply(ins["a"], ins["b"]))
+def _binary(ufunc):
+    """a (op) b, written over a dying operand when one has the result's shape and type."""
+
+    def run(op, ins):
+        out = donated(op, ins, "a")
+        if out is None:
+            out = donated(op, ins, "b")
+        return ufunc(ins["a"], ins["b"], out=out)
+
+    return run
+
+
+kernel(ge.AddOp)(_binary(np.add))
+kernel(ge.SubOp)(_binary(np.subtract))
+kernel(ge.MulOp)(_binary(np.multiply))
 kernel(ge.EqualOp)(lambda op, ins: np.equal(ins["a"], ins["b"]))
 
 

@@ -20,7 +20,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ge_dialects import ge
 from ge_dialects.ge.nn import STASH_TYPES, Window
 from ge_dialects.ge.types import numpy_dtype
-from interpreter.kernels import kernel
+from interpreter.kernels import donated, kernel
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
@@ -202,7 +202,8 @@ def batch_norm(op, ins):
     mean, var = _compute(ins["input_mean"]), _compute(ins["input_var"])
     eps = op.p("epsilon")
     if not op.p("training_mode"):
-        return _normalize(x, mean.reshape(channel), var.reshape(channel), eps, scale, bias).astype(
+        out = donated(op, ins, "X") if x is ins["X"] else None
+        return _normalize(x, mean.reshape(channel), var.reshape(channel), eps, scale, bias, out).astype(
             ins["X"].dtype, copy=False)
     axes = (0, *range(2, x.ndim))
     batch_mean, batch_var = x.mean(axis=axes), x.var(axis=axes)
@@ -214,11 +215,11 @@ def batch_norm(op, ins):
     return y.astype(ins["X"].dtype, copy=False), running_mean, running_var
 
 
-def _normalize(x, mean, var, eps, scale, bias) -> np.ndarray:
+def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
     """(x - mean) / sqrt(var + eps) * scale + bias, folded per channel into one multiply-add
-    (two passes over x instead of four)."""
+    (two passes over x instead of four), into `out` when given."""
     factor = scale / np.sqrt(var + np.asarray(eps, dtype=var.dtype))
-    y = x * factor.astype(x.dtype, copy=False)
+    y = np.multiply(x, factor.astype(x.dtype, copy=False), out=out)
     y += (bias - mean * factor).astype(x.dtype, copy=False)
     return y
 
