@@ -2,31 +2,37 @@
 
 1. build the ONNX model (seeded weights, unfolded BatchNormalization) and save it;
 2. import it (`ge-translate --import-onnx`): IR text plus a safetensors sidecar;
-3. optimize it (`ge-opt -p cse,dce`: the passes that exist so far);
-4. execute it (`ge-run`) on random inputs, and compare with onnxruntime when it is installed.
+3. optimize it (`ge-opt -p 'ge-optimize{level=3}'`): BN folded, NC1HWC0/FRACTAL_Z layouts,
+   Conv+bias+ReLU(+residual) fused into kernels;
+4. lower it (`ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams'`): tasks on engines, the
+   memory plan, streams and events, whole-graph sink;
+5. run it (`ge-run`) on the modeled Ascend 910B: outputs, latency, utilization, a Chrome trace
+   and an op summary; compare the outputs with the unoptimized graph and with onnxruntime.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import onnx
 
 from frontend import models
+from interpreter.differential import relative_error
 from interpreter.runner import run
+from passes.fusion.census import census
 from tools.ge_opt import main as ge_opt
 from tools.ge_run import load_program
+from tools.ge_run import main as ge_run
 from tools.ge_translate import translate_onnx
 
 
 def timed(label: str, fn):
     start = time.perf_counter()
     value = fn()
-    print(f"  {label:<34} {time.perf_counter() - start:8.3f} s")
+    print(f"  {label:<44} {time.perf_counter() - start:8.3f} s")
     return value
 
 
@@ -34,26 +40,43 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="out/resnet50", help="folder for the model, IR and outputs")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--target", default="ascend910b")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    paths = {k: str(out / f"{k}.mlir") for k in ("model", "o3", "streams")}
 
     print(f"ResNet-50, batch {args.batch}, in {out}/")
     model = timed("build ONNX model in code", lambda: models.resnet50(batch=args.batch))
     onnx.save(model, out / "model.onnx")
-    timed("import (ge-translate)", lambda: translate_onnx(str(out / "model.onnx"), str(out / "model.mlir"), 32))
-    timed("optimize (ge-opt -p cse,dce)", lambda: ge_opt([str(out / "model.mlir"), "-p", "cse,dce",
-                                                          "-o", str(out / "model.opt.mlir")]))
-    module, weights = timed("parse IR + open sidecar", lambda: load_program(str(out / "model.opt.mlir")))
-    inputs = models.random_inputs(model, seed=0)
-    outputs = timed("execute (ge-run interpreter)", lambda: run(module, inputs, weights))
+    timed("import (ge-translate)", lambda: translate_onnx(str(out / "model.onnx"), paths["model"], 32))
+    timed("optimize (ge-opt -p ge-optimize{level=3})",
+          lambda: ge_opt([paths["model"], "-p", f"ge-optimize{{level=3 target={args.target}}}", "-o", paths["o3"]]))
+    timed("lower to tasks, memory, streams (ge-opt)",
+          lambda: ge_opt([paths["o3"], "-p", f"lower-to-tasks{{target={args.target}}},plan-memory{{target="
+                          f"{args.target}}},lower-to-streams{{target={args.target}}}", "-o", paths["streams"]]))
 
-    ops = Counter(op.name for op in module.walk() if op.name.startswith("ge."))
-    print(f"\nIR: {sum(ops.values())} ge ops: " + ", ".join(f"{n.removeprefix('ge.')} {c}" for n, c in ops.most_common()))
+    imported, _ = load_program(paths["model"])
+    optimized, _ = load_program(paths["o3"])
+    before, after = census(imported), census(optimized)
+    print(f"\nkernels: {before.kernels} imported -> {after.kernels} after O3 "
+          f"(+{after.trans_data} TransData); fused groups: "
+          + ", ".join(f"{rule} {n}" for rule, n in after.groups.most_common()))
+
+    print(f"\nge-run on the modeled {args.target} (stream level):")
+    np.savez(out / "inputs.npz", **models.random_inputs(model, seed=0))
+    ge_run([paths["streams"], "--inputs", str(out / "inputs.npz"), "-o", str(out / "outputs.npz"),
+            "--target", args.target, "--trace", str(out / "trace.json"), "--op-summary", str(out / "op_summary.csv")])
+    print(f"  trace: {out / 'trace.json'} (open in ui.perfetto.dev), op summary: {out / 'op_summary.csv'}")
+
+    inputs = models.random_inputs(model, seed=0)
+    with np.load(out / "outputs.npz") as data:
+        outputs = {k: data[k] for k in data.files}
+    reference = run(imported, inputs)
     for name, value in outputs.items():
         top = np.argsort(value[0])[::-1][:5]
-        print(f"output '{name}': {value.dtype}{list(value.shape)}, top-5 classes of image 0: {top.tolist()}")
-    np.savez(out / "outputs.npz", **outputs)
+        print(f"\noutput '{name}': {value.dtype}{list(value.shape)}, top-5 classes of image 0: {top.tolist()}")
+        print(f"  stream level vs unoptimized graph: max relative error {relative_error(reference[name], value):.2e}")
     try:
         import onnxruntime as ort
     except ImportError:
@@ -61,9 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = session.run(None, inputs)[0]
     got = next(iter(outputs.values()))
-    err = float(np.max(np.abs(got - want) / (np.abs(want) + 1e-5)))
-    print(f"onnxruntime agrees: max relative error {err:.2e} (allclose rtol 1e-4, atol 1e-5: "
-          f"{np.allclose(got, want, rtol=1e-4, atol=1e-5)})")
+    print(f"  vs onnxruntime: max relative error {relative_error(want, got):.2e} "
+          f"(allclose rtol 1e-4, atol 1e-5: {np.allclose(got, want, rtol=1e-4, atol=1e-5)})")
 
 
 if __name__ == "__main__":

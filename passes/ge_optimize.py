@@ -1,6 +1,6 @@
 """`ge-optimize{level=0..3}`: the optimization levels, as GE's `ge.oo.level` defines them.
 
-  O0  nothing: the imported graph as is.
+  O0  nothing but the precision mode (a build option, not an optimization): the imported graph.
   O1  cleanup, simplification, mixed precision and data layouts; no fusion (GE's O1 turns graph
       and UB fusion off).
   O2  O1 plus graph fusion: Conv+BN folding, bias folding, LayerNorm / GELU / attention recognition.
@@ -28,7 +28,7 @@ GRAPH_FUSION = ("fold-conv-bn,fold-bias-add,recognize-layer-norm,recognize-gelu,
 LAYOUT = "assign-formats,cancel-trans-data,merge-trans-data,fold-trans-data,dce"
 
 LEVELS: dict[int, tuple[str, ...]] = {
-    0: (),
+    0: ("{precision}",),
     1: ("infer-shapes", CLEANUP, "{precision}", LAYOUT),
     2: ("infer-shapes", CLEANUP, GRAPH_FUSION, "{precision}", LAYOUT),
     3: ("infer-shapes", CLEANUP, GRAPH_FUSION, "{precision}", LAYOUT, "fuse-ops{{target={target}}}", "dce"),

@@ -21,6 +21,7 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from frontend.sidecar import SidecarError, open_weights
+from ge_dialects.ge.weights import attach_weights
 from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
@@ -31,16 +32,19 @@ from ge_dialects.ge.types import numpy_dtype, shape_of
 
 
 def load_program(path: str, with_weights: bool = True):
-    """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory."""
+    """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory;
+    the weights are also attached to the module (ge_dialects/ge/weights.py)."""
     if path.endswith(".onnx"):
-        return import_onnx_file(path)
-    module = read_module(path)
-    if not with_weights:
-        return module, {}
-    try:
-        return module, open_weights(module, path)
-    except SidecarError as e:
-        raise UserError(f"{path}: {e}") from None
+        module, weights = import_onnx_file(path)
+    else:
+        module, weights = read_module(path), {}
+        if with_weights:
+            try:
+                weights = open_weights(module, path)
+            except SidecarError as e:
+                raise UserError(f"{path}: {e}") from None
+    attach_weights(module, weights)
+    return module, weights
 
 
 def load_inputs(path: str) -> dict[str, np.ndarray]:

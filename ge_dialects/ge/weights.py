@@ -111,3 +111,13 @@ def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
         if isinstance(op, ConstantOp) and op.weight_key is not None and op.weight_key not in out:
             out[op.weight_key] = table[op.weight_key]
     return out
+
+
+def clone_with_weights(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` with its own weights table over the same arrays (passes on the copy add
+    weights to the copy only)."""
+    clone = module.clone()
+    table = weights_of(module)
+    copy = attach_weights(clone, ModuleWeights(table.base))
+    copy.added.update(table.added)
+    return clone

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms import get_all_passes
 
-from ge_dialects.ge.weights import ModuleWeights, attach_weights, weights_of
+from ge_dialects.ge.weights import ModuleWeights, attach_weights, clone_with_weights
 from interpreter.runner import run
 from passes import all_passes
 from tools.common import make_context
@@ -40,12 +40,9 @@ def pipeline_of(pipeline: str | Sequence[ModulePass]) -> PassPipeline:
 def apply_passes(module: ModuleOp, weights: Mapping[str, np.ndarray] | None,
                  pipeline: str | Sequence[ModulePass]) -> ModuleOp:
     """A clone of `module` (with its own weights table over the same arrays) after the pipeline."""
-    clone = module.clone()
-    base = weights if weights is not None else weights_of(module)
-    table = ModuleWeights(base.base if isinstance(base, ModuleWeights) else base)
-    if isinstance(base, ModuleWeights):
-        table.added.update(base.added)
-    attach_weights(clone, table)
+    if weights is not None:
+        attach_weights(module, weights if isinstance(weights, ModuleWeights) else ModuleWeights(weights))
+    clone = clone_with_weights(module)
     pipeline_of(pipeline).apply(make_context(), clone)
     clone.verify()
     return clone
