@@ -30,17 +30,11 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SingleBlockImplicitTerminator
+from xdsl.traits import IsolatedFromAbove, Pure, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.outlined import (
-    outline_into,
-    parse_signature,
-    parse_yield,
-    print_signature,
-    print_yield,
-    verify_body,
-)
+from ge_dialects.outlined import OutlinedYield, outline_into, parse_signature, print_signature, verify_body
+
 
 #: The pattern classes a group may have, and what each kernel looks like.
 PATTERN_CLASSES = {
@@ -52,21 +46,8 @@ PATTERN_CLASSES = {
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(OutlinedYield):
     name = "fused.yield"
-
-    values = var_operand_def()
-    traits = traits_def(IsTerminator(), Pure())
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[values])
-
-    def print(self, printer: Printer) -> None:
-        print_yield(printer, self.values)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> YieldOp:
-        return cls(parse_yield(parser))
 
 
 @irdl_op_definition

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -46,23 +48,31 @@ def parse_signature(parser: Parser) -> tuple[list[SSAValue], list[Attribute], di
     return inputs, list(fn.outputs.data), extra, parser.parse_region()
 
 
-def print_yield(printer: Printer, values: Sequence[SSAValue]) -> None:
-    """` %a, %b : A, B` (nothing when there are no values)."""
-    if values:
-        printer.print_string(" ")
-        printer.print_list(values, printer.print_operand)
-        printer.print_string(" : ")
-        printer.print_list((v.type for v in values), printer.print_attribute)
+class OutlinedYield(IRDLOperation):
+    """The terminator of an outlined body: `<yield> %a, %b : A, B` returns the op's results."""
 
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
 
-def parse_yield(parser: Parser) -> list[SSAValue]:
-    operands = parser.parse_optional_undelimited_comma_separated_list(
-        parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
-    types: list[Attribute] = []
-    if operands:
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-    return parser.resolve_operands(operands, types, parser.pos)
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+    def print(self, printer: Printer) -> None:
+        if self.values:
+            printer.print_string(" ")
+            printer.print_list(self.values, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list((v.type for v in self.values), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
+        types: list[Attribute] = []
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        return cls(parser.resolve_operands(operands, types, parser.pos))
 
 
 def verify_body(where: str, op: Operation, body: Region, yield_type: type[Operation]) -> None:

@@ -32,30 +32,18 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SingleBlockImplicitTerminator
+from xdsl.traits import IsolatedFromAbove, Pure, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.outlined import parse_signature, parse_yield, print_signature, print_yield, verify_body
+from ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
+
 
 ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(OutlinedYield):
     name = "task.yield"
-
-    values = var_operand_def()
-    traits = traits_def(IsTerminator(), Pure())
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[values])
-
-    def print(self, printer: Printer) -> None:
-        print_yield(printer, self.values)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> YieldOp:
-        return cls(parse_yield(parser))
 
 
 @irdl_op_definition

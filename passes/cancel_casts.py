@@ -3,10 +3,11 @@
 Three rules on `ge.cast`, applied until none matches:
 
 * `noop`: a cast to the element type its input already has is its input.
-* `symmetric-pair`: `cast(cast(x : A -> B) : B -> A)` is `x`, unless the first cast changes what
-  the value means: a cast to i1 (a truth test) or from a float to an integer (truncation). This
-  is GE's TransOpSymmetryElimination rule: a float narrowing (f32 -> f16 -> f32) *does* cancel;
-  the pair is replaced by the exact value, so the result can only gain precision.
+* `symmetric-pair`: `cast(cast(x : A -> B) : B -> A)` is `x` when A -> B is a widening, or a
+  narrowing between the ordinary floats. This is GE's TransOpSymmetryElimination rule: a float
+  narrowing (f32 -> f16 -> f32) *does* cancel; the pair is replaced by the exact value, so the
+  result can only gain precision. A truth test (to i1), float -> integer truncation, integer
+  narrowing (it wraps) and quantization to f8/f4/i4/i2 change what the value means: kept.
 * `compose`: `cast(cast(x : A -> B) : B -> C)` is `cast(x : A -> C)` when the middle step cannot
   change the final value: A -> B is exact (f16 -> f32, i16 -> f32, ...), or A is an integer type,
   B is f32/f64 and C is f16 (every integer f16 can hold finitely is exact in f32).
@@ -24,7 +25,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES, CastOp
-from ge_dialects.ge.types import FLOAT_TYPES, INT_TYPES, type_name, ui8, ui16, ui32, ui64
+from ge_dialects.ge.types import FLOAT_TYPES, type_name, ui8, ui16, ui32, ui64
 from passes import remarks
 
 PASS = "cancel-casts"
@@ -64,8 +65,13 @@ def is_exact(src: Attribute, dst: Attribute) -> bool:
 
 
 def changes_meaning(src: Attribute, dst: Attribute) -> bool:
-    """GE's 'precision loss' table: a cast to bool, or float -> integer truncation."""
-    return (dst == i1 and src != i1) or (src in FLOAT_TYPES and dst in INT_TYPES)
+    """Whether undoing src -> dst would change what the program means. Only a widening or a
+    narrowing between the ordinary floats (GE's symmetry elimination) may be undone; a truth
+    test, float -> integer truncation, integer narrowing (it wraps) and quantization to the narrow
+    types (f8, f4, i4, i2) may not."""
+    if is_exact(src, dst):
+        return False
+    return not (src in FLOAT_TYPES and dst in FLOAT_TYPES)
 
 
 def composable(a: Attribute, b: Attribute, c: Attribute) -> bool:

@@ -58,6 +58,8 @@ def parse_module(text: str, source: str) -> ModuleOp:
         module = Parser(make_context(), text, source).parse_module()
     except ParseError as e:
         raise UserError(parse_error_line(e)) from None
+    except ValueError as e:  # xDSL's attribute constructors, e.g. an out-of-range dense literal
+        raise UserError(f"{source}: {first_line(e)}") from None
     try:
         module.verify()
     except DiagnosticException as e:

@@ -83,9 +83,12 @@ class GeOptMain(xDSLOptMain):
         )
 
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0) -> ModuleOp | None:
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        source = self.args.input_file or "<stdin>"
+        try:
+            module = super().parse_chunk(chunk, file_extension, start_offset)
+        except ValueError as e:  # xDSL's attribute constructors, e.g. an out-of-range dense literal
+            raise UserError(f"{source}: {first_line(e)}") from None
         if module is not None:
-            source = self.args.input_file or "<stdin>"
             try:
                 attach_weights(module, open_weights(module, Path(source) if self.args.input_file else Path.cwd() / "-"))
             except SidecarError as e:

@@ -26,7 +26,7 @@ from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
 from interpreter.targets import TargetError, load_target
-from interpreter.runner import InputError, input_signature, run
+from interpreter.runner import InputError, input_signature, main_function, run
 from tools.common import UserError, first_line, import_onnx_file, read_module, reported_errors, write_atomic
 from ge_dialects.ge.types import numpy_dtype, shape_of
 
@@ -120,6 +120,10 @@ def main(argv: list[str] | None = None) -> None:
                             "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')")
         if args.timing_only:
             return
+        try:
+            main_function(module)
+        except InputError as e:
+            raise UserError(f"{args.program}: {e}") from None
         inputs = load_inputs(args.inputs) if args.inputs else random_inputs(module, args.random_inputs)
         start = time.perf_counter()
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
@@ -27,13 +28,18 @@ from ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, sh
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
     t = tensor(element_type_of(array.dtype), array.shape)
+    if array.dtype in (ml_dtypes.int4, ml_dtypes.int2):  # ml_dtypes keeps the bare low bits in
+        array = array.astype(np.int8)  # each byte; the attribute wants them sign-extended
     return DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes()))
 
 
 def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     dtype = numpy_dtype(attr.get_element_type())
     shape = attr.get_shape()
-    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if dtype in (ml_dtypes.int4, ml_dtypes.int2):  # stored sign-extended, one per byte
+        data = np.frombuffer(attr.data.data, dtype=np.int8).astype(dtype)
+    else:
+        data = np.frombuffer(attr.data.data, dtype=dtype)
     if data.size == 1 and int(np.prod(shape)) != 1:  # a splat
         return np.full(shape, data[0], dtype=dtype)
     return data.reshape(shape)

@@ -259,6 +259,7 @@ class MaxPoolOp(PoolOp):
     over the spatial dims with storage_order=1)."""
 
     name = "ge.max_pool"
+    Y = result_def(TensorType)  # restated so that Y comes before the optional Indices
     Indices = opt_result_def(TensorType)
     storage_order = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "storage_order": 0}

@@ -17,18 +17,19 @@ the reason. Rules are applied by outlining the members into a `fused.group`.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ge_dialects import fused
-from ge_dialects.ge.types import format_of, numpy_dtype, shape_of
+from ge_dialects.ge.types import numpy_dtype, shape_of
 from passes import remarks
-from passes.fusion.cost import FREE_OPS, CostModel, nbytes
+from passes.fusion.cost import CostModel, nbytes
 
 PASS_NAME = "fuse-ops"
 TRAINING_ATTR = "ge.training"
@@ -325,33 +326,30 @@ class FusionEngine:
 
 
 def restore_order(block: Block) -> None:
-    """Re-sorts the block topologically (stable) if an op now comes before a value it uses."""
-    position = {op: i for i, op in enumerate(block.ops)}
-    if all(position.get(_top_level(v.owner, block), -1) < i
-           for op, i in position.items() for v in op.operands if isinstance(v.owner, Operation)
-           and _top_level(v.owner, block) in position):
-        return
-    pending = {op: sum(1 for v in set(op.operands) if isinstance(v.owner, Operation) and v.owner in position)
-               for op in position}
-    import heapq
+    """Re-sorts the block topologically (stable) if an op now comes before a value it uses.
 
+    Groups are isolated from above, so every producer of a top-level op is a top-level op."""
+    position = {op: i for i, op in enumerate(block.ops)}
+
+    def producers(op: Operation) -> set[Operation]:
+        return {v.owner for v in op.operands if v.owner in position}
+
+    if all(position[p] < i for op, i in position.items() for p in producers(op)):
+        return
+    pending = {op: len(producers(op)) for op in position}
     ready = [(i, id(op), op) for op, i in position.items() if pending[op] == 0]
     heapq.heapify(ready)
     order: list[Operation] = []
     while ready:
         _, _, op = heapq.heappop(ready)
         order.append(op)
-        users = {u.operation for r in op.results for u in r.uses}
-        for user in users:
-            top = _top_level(user, block)
-            if top in pending and top is user:
-                pending[top] -= sum(1 for v in set(user.operands) if v.owner is op)
-                if pending[top] == 0:
-                    heapq.heappush(ready, (position[top], id(top), top))
+        for user in {u.operation for r in op.results for u in r.uses}:
+            if user in pending:
+                pending[user] -= 1
+                if pending[user] == 0:
+                    heapq.heappush(ready, (position[user], id(user), user))
     terminator = block.last_op
     for op in order:
         if op is not terminator:
             op.detach()
-    for op in order:
-        if op is not terminator:
             block.insert_op_before(op, terminator)

@@ -6,18 +6,18 @@
 // truncation (GE's TransOpSymmetryElimination), chains whose middle step is exact compose.
 
 // CHECK-LABEL: func.func @symmetric
-// CHECK-NEXT:  func.return %x, %h, %i : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
+// CHECK-NEXT:  func.return %x, %h, %i : tensor<4xf32>, tensor<4xf16>, tensor<4xi16>
 // REMARK: remark: cancel-casts: applied symmetric-pair on [/down, /up]: f32 -> f16 -> f32 is the original value
 // REMARK: remark: cancel-casts: applied symmetric-pair on [/h_up, /h_down]: f16 -> f32 -> f16 is the original value
-// REMARK: remark: cancel-casts: applied symmetric-pair on [/i_f, /i_back]: i64 -> f32 -> i64 is the original value
-func.func @symmetric(%x: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xi64>) {
+// REMARK: remark: cancel-casts: applied symmetric-pair on [/i_f, /i_back]: i16 -> f32 -> i16 is the original value
+func.func @symmetric(%x: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi16>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xi16>) {
   %0 = ge.cast %x {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/down")
   %1 = ge.cast %0 {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/up")
   %2 = ge.cast %h {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/h_up")
   %3 = ge.cast %2 {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/h_down")
-  %4 = ge.cast %i {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/i_f")
-  %5 = ge.cast %4 {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/i_back")
-  func.return %1, %3, %5 : tensor<4xf32>, tensor<4xf16>, tensor<4xi64>
+  %4 = ge.cast %i {to = 1 : i64} : (tensor<4xi16>) -> tensor<4xf32> loc("/i_f")
+  %5 = ge.cast %4 {to = 5 : i64} : (tensor<4xf32>) -> tensor<4xi16> loc("/i_back")
+  func.return %1, %3, %5 : tensor<4xf32>, tensor<4xf16>, tensor<4xi16>
 }
 
 // -----
@@ -79,4 +79,24 @@ func.func @compose(%x: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi64>) -> (
 func.func @noop(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = ge.cast %x {to = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32> loc("/same")
   func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Integer narrowing wraps, i64 -> f32 rounds integers above 2^24 and quantization to f8
+// rounds hard: none of these pairs may be undone.
+// CHECK-LABEL: func.func @lossy_pairs
+// CHECK:      ge.cast %i {to = 3 : i64}
+// CHECK:      ge.cast %x {to = 17 : i64}
+// REMARK: rejected symmetric-pair on [/to_i8, /back_i32]: i32 -> i8 changes the value's meaning
+// REMARK: rejected symmetric-pair on [/to_f8, /back_f32]: f32 -> f8E4M3FN changes the value's meaning
+// REMARK: rejected symmetric-pair on [/l_f, /l_back]: i64 -> f32 changes the value's meaning
+func.func @lossy_pairs(%i: tensor<4xi32>, %x: tensor<4xf32>, %l: tensor<4xi64>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xi64>) {
+  %0 = ge.cast %i {to = 3 : i64} : (tensor<4xi32>) -> tensor<4xi8> loc("/to_i8")
+  %1 = ge.cast %0 {to = 6 : i64} : (tensor<4xi8>) -> tensor<4xi32> loc("/back_i32")
+  %2 = ge.cast %x {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN> loc("/to_f8")
+  %3 = ge.cast %2 {to = 1 : i64} : (tensor<4xf8E4M3FN>) -> tensor<4xf32> loc("/back_f32")
+  %4 = ge.cast %l {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32> loc("/l_f")
+  %5 = ge.cast %4 {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/l_back")
+  func.return %1, %3, %5 : tensor<4xi32>, tensor<4xf32>, tensor<4xi64>
 }

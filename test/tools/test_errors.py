@@ -105,6 +105,21 @@ def test_malformed_ir(workdir):
     assert not (workdir / "out.mlir").exists()
 
 
+def test_out_of_range_literal(workdir):
+    (workdir / "bad.mlir").write_text(GOOD_IR.replace(
+        '%w = ge.constant #ge.weight<"w"> : tensor<4xf32>', "%i = ge.constant dense<[300]> : tensor<1xi8>\n"
+        '    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>'))
+    for r in (tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
+              tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0)):
+        assert_one_line_error(r, "bad.mlir", "300 is out of range for type i8")
+    assert not (workdir / "out.mlir").exists()
+
+
+def test_module_without_main(workdir):
+    (workdir / "f.mlir").write_text(GOOD_IR.replace("@main", "@other"))
+    assert_one_line_error(tool("ge-run", workdir / "f.mlir", "--random-inputs", 0), "f.mlir", "no func.func @main")
+
+
 def test_verifier_violation(workdir):
     bad = GOOD_IR.replace("tensor<4xf32>) -> tensor<2x4xf32> loc", "tensor<4xf32>) -> tensor<2x5xf32> loc")
     (workdir / "bad.mlir").write_text(bad.replace("func.return %0 : tensor<2x4xf32>", "func.return %0 : tensor<2x5xf32>")

@@ -119,3 +119,19 @@ func.func @extra_output(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4x4
   %2 = ge.relu %1 : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("/relu")
   func.return %1, %2 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// An outside user of an intermediate result that sat between the members moves after the group
+// (the block stays in dominance order).
+// CHECK-LABEL: func.func @reorder
+// CHECK:      %[[G:.*]], %[[R:.*]] = fused.group "cube+elementwise" "cube_epilogue"
+// CHECK:      ge.transpose %[[G]]
+// CHECK:      func.return
+func.func @reorder(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = ge.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32> loc("/mm")
+  %1 = ge.add %0, %c : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("/add")
+  %2 = ge.transpose %1 : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("/between")
+  %3 = ge.relu %1 : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("/relu")
+  func.return %2, %3 : tensor<4x4xf32>, tensor<4x4xf32>
+}
