@@ -10,6 +10,7 @@ on outputs near zero); a model's error is the largest over its outputs.
 
     python bench/precision_error.py                 # all models, the three reducing modes
     python bench/precision_error.py gpt2 --modes force_fp16,force_fp32
+    python bench/precision_error.py --level 3      # the whole O3 pipeline in each mode, against f32 O0
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ge_dialects.ge.tensor_ops import CastOp
 from ge_dialects.ge.weights import ModuleWeights, attach_weights, weights_of
 from interpreter.runner import run
 from passes import remarks
+from passes.ge_optimize import GeOptimizePass
 from passes.mixed_precision import MODES, MixedPrecisionPass
 
 MODEL_NAMES = ("resnet50", "mobilenet_v2", "bert_base", "gpt2")
@@ -65,13 +67,16 @@ def load(name: str, seed: int = 0) -> Loaded:
     return Loaded(name, module, inputs, run(module, inputs))
 
 
-def convert(module: ModuleOp, mode: str, lists: str | None = None) -> tuple[ModuleOp, list]:
-    """A copy of `module` after `mixed-precision{mode}` (the original is unchanged), and the
-    remarks the pass emitted."""
+def convert(module: ModuleOp, mode: str, lists: str | None = None, level: int | None = None) -> tuple[ModuleOp, list]:
+    """A copy of `module` after `mixed-precision{mode}` (or the whole `ge-optimize{level}` in that
+    precision mode; the original is unchanged), and the remarks the passes emitted."""
     clone = module.clone()
     attach_weights(clone, ModuleWeights(weights_of(module)))
     with remarks.collected() as found:
-        MixedPrecisionPass(mode=mode, lists=lists).apply(Context(), clone)
+        if level is None:
+            MixedPrecisionPass(mode=mode, lists=lists).apply(Context(), clone)
+        else:
+            GeOptimizePass(level=level, precision_mode=mode).apply(Context(), clone)
     clone.verify()
     return clone, found
 
@@ -89,9 +94,9 @@ def error(reference: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> tuple
     return rel, worst_abs, worst_ref
 
 
-def measure(loaded: Loaded, mode: str) -> Row:
+def measure(loaded: Loaded, mode: str, level: int | None = None) -> Row:
     start = time.perf_counter()
-    converted, found = convert(loaded.module, mode)
+    converted, found = convert(loaded.module, mode, level=level)
     got = run(converted, loaded.inputs)
     seconds = time.perf_counter() - start
     rel, abs_err, ref_max = error(loaded.reference, got)
@@ -117,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("models", nargs="*", help=f"models to measure (default: all of {', '.join(MODEL_NAMES)})")
     parser.add_argument("--modes", default=",".join(REDUCING_MODES + EXACT_MODES))
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--level", type=int, choices=range(4), help="run ge-optimize{level} in each mode "
+                        "(layouts, fusion and all) instead of mixed-precision alone")
     args = parser.parse_args(argv)
     unknown = [m for m in args.models if m not in MODEL_NAMES]
     if unknown:
@@ -128,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.models or MODEL_NAMES:
         loaded = load(name, args.seed)
         for mode in modes:
-            rows.append(measure(loaded, mode))
+            rows.append(measure(loaded, mode, args.level))
     print("rel_err = max|ref - got| / max|ref| over the model's outputs; conv/kept = float ops the pass "
           "converted / kept (remarks); casts = ge.cast ops added")
     print(table(rows))

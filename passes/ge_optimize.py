@@ -7,13 +7,12 @@
   O3  O2 plus UB fusion into fused.group kernels (GE's default).
 
 Each level is a textual pipeline in `LEVELS`, so `ge-opt -p` can run any part alone. GE's option
-names are accepted through `GE_OPTIONS` (ge-opt `--ge-option ge.oo.level=O1`).
+names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.level=O1`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -36,16 +35,6 @@ LEVELS: dict[int, tuple[str, ...]] = {
 
 PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
                    "allow_mix_precision", "allow_mix_precision_bf16")
-
-#: GE option name -> ge-optimize field.
-GE_OPTIONS = {
-    "ge.oo.level": "level",
-    "ge.exec.precision_mode": "precision_mode",
-    "precision_mode": "precision_mode",
-    "ge.socVersion": "target",
-    "soc_version": "target",
-}
-
 
 def level_value(text: str) -> int:
     """`3`, `O3` or `o3` -> 3."""
@@ -79,21 +68,3 @@ class GeOptimizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         apply_all(ctx, op, self.sub_passes())
-
-
-def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tuple[ModulePass, ...]:
-    """Applies `NAME=VALUE` GE options to the ge-optimize passes of a pipeline (adding one if none)."""
-    if not options:
-        return tuple(passes)
-    fields: dict[str, object] = {}
-    for option in options:
-        key, sep, value = option.partition("=")
-        if not sep or key not in GE_OPTIONS:
-            raise DiagnosticException(f"--ge-option '{option}': expected NAME=VALUE with NAME one of "
-                                      f"{', '.join(GE_OPTIONS)}")
-        field_name = GE_OPTIONS[key]
-        fields[field_name] = level_value(value) if field_name == "level" else value
-    passes = list(passes) or [GeOptimizePass()]
-    if not any(isinstance(p, GeOptimizePass) for p in passes):
-        raise DiagnosticException("--ge-option applies to ge-optimize, which the pipeline does not run")
-    return tuple(replace(p, **fields) if isinstance(p, GeOptimizePass) else p for p in passes)

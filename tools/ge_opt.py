@@ -33,7 +33,7 @@ from interpreter.ge import KernelError
 from interpreter.runner import InputError
 from interpreter.differential import DEFAULT_TOLERANCE, DifferentialChecker, NumericsError
 from passes import all_passes, remarks
-from passes.ge_optimize import apply_ge_options
+from passes.ge_options import apply_ge_options
 from passes.pipeline import is_composite, notify, observed
 from tools.common import UserError, first_line, reported_errors, write_atomic
 
@@ -74,8 +74,9 @@ class GeOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--ge-option", action="append", default=[], metavar="NAME=VALUE",
-            help="a GE option (ge.oo.level, ge.exec.precision_mode / precision_mode, ge.socVersion) "
-                 "applied to ge-optimize; alone, it runs ge-optimize",
+            help="a GE option (ge.oo.level, ge.exec.precision_mode, ge.socVersion, ge.exec.disableReuseMemory, "
+                 "ge.enableSingleStream, ge.streamNum) applied to the passes that implement it; alone, it runs "
+                 "ge-optimize",
         )
         arg_parser.add_argument(
             "--remarks", action="store_true",

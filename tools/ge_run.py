@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="ge-run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("program", help="a ge IR file (.mlir) or an ONNX model (.onnx)")
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
     source.add_argument("--random-inputs", metavar="SEED", type=int, help="random inputs from this seed")
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")
     args = parser.parse_args(argv)
+    if not args.timing_only and args.inputs is None and args.random_inputs is None:
+        parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
     with reported_errors("ge-run"):
         module, weights = load_program(args.program, with_weights=not args.timing_only)
         if is_lowered(module):

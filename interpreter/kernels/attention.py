@@ -4,6 +4,7 @@ match the unfused graph's."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ge_dialects import ge
@@ -34,7 +35,10 @@ def attention(op, ins):
         if op.p("mask_kind") == "additive":
             scores = scores + mask
         else:
-            scores = np.where(mask, scores, dtype.type(op.p("fill")))
+            # the fill saturates to the type's finite range, as compile-time constants do in f16
+            finite = ml_dtypes.finfo(dtype) if dtype.kind == "f" or dtype.name == "bfloat16" else None
+            fill = op.p("fill") if finite is None else np.clip(op.p("fill"), float(finite.min), float(finite.max))
+            scores = np.where(mask, scores, dtype.type(fill))
     wide = _compute(scores)
     e = np.exp(wide - wide.max(axis=-1, keepdims=True))
     probs = (e / e.sum(axis=-1, keepdims=True)).astype(dtype, copy=False)

@@ -14,6 +14,7 @@ from passes.fusion.census import census
 from passes.ge_optimize import GeOptimizePass
 from passes.pipeline import observed
 from random_graphs import ge_graphs
+from test_mixed_precision import TOLERANCE as PRECISION_TOLERANCE
 from tools.common import make_context
 
 BUILDERS = {
@@ -113,3 +114,17 @@ def test_o3_keeps_outputs_on_random_graphs(graph):
         GeOptimizePass(level=3).apply(make_context(), module)
     module.verify()
     assert all(r.worst <= 1e-4 for r in checker.reports), [str(r) for r in checker.reports]
+
+
+@pytest.mark.parametrize("mode", list(PRECISION_TOLERANCE))
+@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v2", "bert_base", "gpt2"])
+def test_o3_in_reduced_precision_stays_within_tolerance(name, mode, model_cache):
+    """The whole O3 pipeline in fp16 / bf16 against the f32 graph at O0 (the same tolerances as
+    mixed-precision alone: layouts and fusion add no error of their own)."""
+    module, inputs = imported(name, model_cache)
+    reference = run(module, inputs)
+    GeOptimizePass(level=3, precision_mode=mode).apply(make_context(), module)
+    module.verify()
+    outputs = run(module, inputs)
+    worst = max(relative_error(reference[k], outputs[k]) for k in reference)
+    assert 0 < worst <= PRECISION_TOLERANCE[mode], (name, mode, worst)

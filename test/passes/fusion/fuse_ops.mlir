@@ -135,3 +135,46 @@ func.func @reorder(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4x4xf32>
   %3 = ge.relu %1 : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("/relu")
   func.return %2, %3 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// attention_layout: the head split (reshape, transpose) of q, k and v and the head merge after
+// the attention run inside the attention kernel (its addressing reads the layouts).
+// CHECK-LABEL: func.func @attention_heads
+// CHECK:      fused.group "attention" "attention_layout" (%q, %split, %k, %v, %merged)
+// CHECK-COUNT-3: ge.reshape
+// CHECK:      ge.attention
+// CHECK:      ge.transpose
+// CHECK:      ge.reshape
+// CHECK:      fused.yield
+// REMARK: applied attention_layout on [/q_split, /q_heads, /k_split, /k_heads, /v_split, /v_heads, /attn, /merge, /merge_shape]: fused 9 ops into one kernel
+func.func @attention_heads(%q: tensor<1x8x32xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x32xf32>) -> tensor<1x8x32xf32> {
+  %split = ge.constant dense<[1, 8, 4, 8]> : tensor<4xi64>
+  %merged = ge.constant dense<[1, 8, 32]> : tensor<3xi64>
+  %0 = ge.reshape %q, %split : (tensor<1x8x32xf32>, tensor<4xi64>) -> tensor<1x8x4x8xf32> loc("/q_split")
+  %1 = ge.transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x8xf32>) -> tensor<1x4x8x8xf32> loc("/q_heads")
+  %2 = ge.reshape %k, %split : (tensor<1x8x32xf32>, tensor<4xi64>) -> tensor<1x8x4x8xf32> loc("/k_split")
+  %3 = ge.transpose %2 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x8xf32>) -> tensor<1x4x8x8xf32> loc("/k_heads")
+  %4 = ge.reshape %v, %split : (tensor<1x8x32xf32>, tensor<4xi64>) -> tensor<1x8x4x8xf32> loc("/v_split")
+  %5 = ge.transpose %4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x8xf32>) -> tensor<1x4x8x8xf32> loc("/v_heads")
+  %6 = ge.attention %1, %3, %5 {k_transposed = 1 : i64, scale = 0.35 : f32} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/attn")
+  %7 = ge.transpose %6 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x8x8xf32>) -> tensor<1x8x4x8xf32> loc("/merge")
+  %8 = ge.reshape %7, %merged : (tensor<1x8x4x8xf32>, tensor<3xi64>) -> tensor<1x8x32xf32> loc("/merge_shape")
+  func.return %8 : tensor<1x8x32xf32>
+}
+
+// -----
+
+// A head-split transpose that another op also reads stays outside (its result must exist in
+// memory anyway); the rest of the layout work still fuses.
+// CHECK-LABEL: func.func @shared_split
+// CHECK:      %[[T:.*]] = ge.transpose %q
+// CHECK:      fused.group "attention" "attention_layout" (%k, %[[T]], %v)
+// CHECK:      ge.relu %[[T]]
+func.func @shared_split(%q: tensor<1x4x8x8xf32>, %k: tensor<1x4x8x8xf32>, %v: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %0 = ge.transpose %q {perm = array<i64: 0, 1, 2, 3>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/q_heads")
+  %1 = ge.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/k_heads")
+  %2 = ge.attention %0, %1, %v {k_transposed = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/attn")
+  %3 = ge.relu %0 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/other")
+  func.return %2, %3 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}

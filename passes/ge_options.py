@@ -1,0 +1,78 @@
+"""GE's option names, as `ge-opt --ge-option NAME=VALUE` accepts them.
+
+Each option sets a field of the passes that implement it; `ge.socVersion` sets the target of
+every pass that has one. Alone (no `-p`), the options run `ge-optimize`.
+
+    ge-opt m.mlir --ge-option ge.oo.level=O1 --ge-option ge.exec.precision_mode=force_fp16
+    ge-opt o3.mlir -p 'lower-to-tasks,plan-memory,lower-to-streams' \\
+        --ge-option ge.exec.disableReuseMemory=1 --ge-option ge.enableSingleStream=true
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
+
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from passes.ge_optimize import GeOptimizePass, level_value
+
+
+def _flag(text: str) -> bool:
+    if text.lower() in ("1", "true"):
+        return True
+    if text.lower() in ("0", "false"):
+        return False
+    raise ValueError(f"'{text}' is not 0, 1, true or false")
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError(f"'{text}' is not a non-negative integer")
+    return int(text)
+
+
+ANY_PASS = "*"
+
+#: GE option -> (pass it applies to, field, how to read the value).
+GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
+    "ge.oo.level": ("ge-optimize", "level", level_value),
+    "ge.exec.precision_mode": ("ge-optimize", "precision_mode", str),
+    "precision_mode": ("ge-optimize", "precision_mode", str),
+    "ge.socVersion": (ANY_PASS, "target", lambda v: v.lower()),
+    "soc_version": (ANY_PASS, "target", lambda v: v.lower()),
+    "ge.exec.disableReuseMemory": ("plan-memory", "reuse", lambda v: not _flag(v)),
+    "ge.enableSingleStream": ("lower-to-streams", "single_stream", _flag),
+    "ge.streamNum": ("lower-to-streams", "streams", _count),
+}
+
+
+def _takes(p: ModulePass, pass_name: str, field: str) -> bool:
+    if pass_name != ANY_PASS and p.name != pass_name:
+        return False
+    return any(f.name == field for f in fields(p))
+
+
+def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tuple[ModulePass, ...]:
+    """The pipeline with `NAME=VALUE` GE options applied (ge-optimize alone when it is empty)."""
+    if not options:
+        return tuple(passes)
+    passes = list(passes) or [GeOptimizePass()]
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or key not in GE_OPTIONS:
+            raise DiagnosticException(f"--ge-option '{option}': expected NAME=VALUE with NAME one of "
+                                      f"{', '.join(GE_OPTIONS)}")
+        pass_name, field, read = GE_OPTIONS[key]
+        try:
+            value = read(text)
+        except ValueError as e:
+            raise DiagnosticException(f"--ge-option {key}: {e}") from None
+        hits = [i for i, p in enumerate(passes) if _takes(p, pass_name, field)]
+        if not hits:
+            raise DiagnosticException(f"--ge-option {key} applies to {pass_name if pass_name != ANY_PASS else 'a pass with a target'}, "
+                                      "which the pipeline does not run")
+        for i in hits:
+            passes[i] = replace(passes[i], **{field: value})
+    return tuple(passes)
