@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge_dialects import task
 from ge_dialects.ge.constant import ConstantOp
 from interpreter.stream_executor import MEMORY_ATTR
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import pass_target
 from lowering.memory.liveness import Buffer
 from lowering.memory.plan import plan_memory, verify_plan
 from passes.fusion.cost import nbytes
@@ -51,10 +51,7 @@ class PlanMemoryPass(ModulePass):
     alignment: int = 512
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = load_target(self.target)
-        except TargetError as e:
-            raise DiagnosticException(f"plan-memory: {e}") from None
+        target = pass_target(self.name, self.target)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 self.plan_function(op, fn, target)

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge_dialects import stream, task
 from ge_dialects.ge.types import shape_of
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import pass_target
 from lowering.streams import dag_from_ops, plan_streams
 from passes.fusion.cost import CostModel, nbytes
 
@@ -63,10 +63,7 @@ class LowerToStreamsPass(ModulePass):
             raise DiagnosticException(f"lower-to-streams: mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
         if self.streams < 0:
             raise DiagnosticException(f"lower-to-streams: streams must be >= 0, got {self.streams}")
-        try:
-            cost = CostModel(load_target(self.target))
-        except TargetError as e:
-            raise DiagnosticException(f"lower-to-streams: {e}") from None
+        cost = CostModel(pass_target(self.name, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
@@ -77,9 +74,6 @@ class LowerToStreamsPass(ModulePass):
         if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) for o in block.ops):
             raise DiagnosticException(f"lower-to-streams: @{fn.sym_name.data} already has streams")
         dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
-        for k in kernels:
-            if any(op.name not in ("ge.constant",) and not op.name.startswith(("ge.", "task.")) for op in k.members):
-                raise DiagnosticException(f"lower-to-streams: task '{k.task_name.data}' holds a non-ge op")
         costs = [cost.kernel_time(k.members, sum(nbytes(v) for v in (*k.inputs, *k.outputs))) for k in kernels]
         plan = plan_streams(dag, limit, costs)
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):

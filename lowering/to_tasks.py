@@ -20,12 +20,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
 from ge_dialects import fused, task
 from ge_dialects.ge.base import location_name
 from ge_dialects.outlined import outline_into
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import pass_target
 from lowering.engines import engine_of, launch_geometry
 
 STAY_OUTSIDE = frozenset({"ge.constant", "func.return"})
@@ -67,10 +66,7 @@ class LowerToTasksPass(ModulePass):
     target: str = "ascend910b"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = load_target(self.target)
-        except TargetError as e:
-            raise DiagnosticException(f"lower-to-tasks: {e}") from None
+        target = pass_target(self.name, self.target)
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import pass_target
 from passes.fusion.cost import CostModel
 from passes.fusion.engine import FusionEngine, FusionRule
 from passes.fusion.rules import RULES
@@ -47,9 +47,6 @@ class FuseOpsPass(ModulePass):
     rule_file: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        try:
-            target = load_target(self.target)
-        except TargetError as e:
-            raise DiagnosticException(f"fuse-ops: {e}") from None
+        target = pass_target(self.name, self.target)
         engine = FusionEngine(select_rules(self.rules, self.rule_file), CostModel(target), target["buffers"]["ub"])
         engine.run(op)

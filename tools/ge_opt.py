@@ -26,7 +26,7 @@ from ge_dialects.fused import FUSED
 from ge_dialects.stream import STREAM
 from ge_dialects.task import TASK
 from ge_dialects.ge import GE
-from ge_dialects.ge.weights import attach_weights, referenced_weights, weights_of
+from ge_dialects.ge.weights import attach_weights, referenced_keys, referenced_weights, weights_of
 from xdsl.utils.exceptions import InterpretationError
 
 from interpreter.ge import KernelError
@@ -144,7 +144,7 @@ class GeOptMain(xDSLOptMain):
 
     def _plan_sidecar(self, module: ModuleOp) -> None:
         """With -o, the output gets its own complete sidecar; without, new weights cannot be kept."""
-        keys = referenced_weights(module).keys()
+        keys = referenced_keys(module)
         if not keys:
             return
         created = [k for k in keys if k in weights_of(module).added]

@@ -103,14 +103,19 @@ def make_constant(module: ModuleOp, array: np.ndarray, hint: str, inline_limit: 
     return ConstantOp.weight(key, tensor(element_type_of(array.dtype), array.shape))
 
 
+def referenced_keys(module: ModuleOp) -> list[str]:
+    """The weight keys the module's constants refer to, each once, in program order."""
+    keys: dict[str, None] = {}
+    for op in module.walk():
+        if isinstance(op, ConstantOp) and op.weight_key is not None:
+            keys[op.weight_key] = None
+    return list(keys)
+
+
 def referenced_weights(module: ModuleOp) -> dict[str, np.ndarray]:
     """Every array the module's weight constants refer to, by key (what a sidecar must hold)."""
     table = weights_of(module)
-    out: dict[str, np.ndarray] = {}
-    for op in module.walk():
-        if isinstance(op, ConstantOp) and op.weight_key is not None and op.weight_key not in out:
-            out[op.weight_key] = table[op.weight_key]
-    return out
+    return {key: table[key] for key in referenced_keys(module)}
 
 
 def clone_with_weights(module: ModuleOp) -> ModuleOp:

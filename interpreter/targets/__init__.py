@@ -28,3 +28,13 @@ def load_target(name: str) -> dict[str, Any]:
         return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise TargetError(f"{path}: {e}") from None
+
+
+def pass_target(pass_name: str, name: str) -> dict[str, Any]:
+    """`load_target` for a pass: an unknown or malformed target is the pass's one-line error."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    try:
+        return load_target(name)
+    except TargetError as e:
+        raise DiagnosticException(f"{pass_name}: {e}") from None

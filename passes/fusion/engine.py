@@ -104,14 +104,13 @@ def ops(*names: str) -> frozenset[str]:
 
 # -- growing a candidate -----------------------------------------------------------------------
 
-def grow(rule: FusionRule, anchor: Operation) -> Candidate:
+def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) -> Candidate:
     members = [anchor]
-    block = anchor.parent_block()
     tail = anchor.results[0] if anchor.results else None
     for step in rule.followers:
         count = 0
         while tail is not None and count < step.max_count:
-            nxt = _next_follower(step, tail, members, block, rule.multi_output)
+            nxt = _next_follower(step, tail, members, position, rule.multi_output)
             if nxt is None:
                 break
             members.append(nxt)
@@ -122,38 +121,28 @@ def grow(rule: FusionRule, anchor: Operation) -> Candidate:
         value, consumer = operand, anchor
         for step in rule.producers:
             owner = value.owner
-            if (not isinstance(owner, Operation) or owner.parent_block() is not block
-                    or owner.name not in step.ops
+            if (owner not in position or owner.name not in step.ops
                     or any(u.operation is not consumer for r in owner.results for u in r.uses)
                     or (step.when is not None and not step.when(owner, value))):
                 break
             front.append(owner)
             consumer, value = owner, owner.operands[0]
-    members = _program_order(front + members)
+    members = sorted(set(front + members), key=position.__getitem__)
     candidate = Candidate(rule, anchor, members)
     candidate.outputs = _outputs(members)
     return candidate
 
 
-def _next_follower(step: Step, tail: SSAValue, members: list[Operation], block: Block,
+def _next_follower(step: Step, tail: SSAValue, members: list[Operation], position: dict[Operation, int],
                    multi_output: bool) -> Operation | None:
     """The first op (program order) that consumes `tail` and fits `step`; with other users of
     `tail` outside the group only when the rule allows extra outputs."""
     users = {u.operation for u in tail.uses} - set(members)
     if len(users) > 1 and not multi_output:
         return None
-    fitting = [u for u in users if u.parent_block() is block and u.name in step.ops
+    fitting = [u for u in users if u in position and u.name in step.ops
                and (step.when is None or step.when(u, tail))]
-    return min(fitting, key=_index) if fitting else None
-
-
-def _index(op: Operation) -> int:
-    block = op.parent_block()
-    return block.get_operation_index(op) if block is not None else 0
-
-
-def _program_order(ops_: list[Operation]) -> list[Operation]:
-    return sorted(set(ops_), key=_index)
+    return min(fitting, key=position.__getitem__) if fitting else None
 
 
 def _outputs(members: list[Operation]) -> list[SSAValue]:
@@ -168,15 +157,15 @@ def _outputs(members: list[Operation]) -> list[SSAValue]:
 
 # -- legality ----------------------------------------------------------------------------------
 
-def creates_cycle(candidate: Candidate) -> bool:
-    """True when a path leaves the group and re-enters it."""
+def creates_cycle(candidate: Candidate, position: dict[Operation, int]) -> bool:
+    """True when a path leaves the group and re-enters it (only ops before the last member can)."""
     inside = candidate.member_set()
-    last = max(_index(op) for op in candidate.members)
+    last = max(position[op] for op in candidate.members)
     stack = [u.operation for v in candidate.outputs for u in v.uses if u.operation not in inside]
     seen: set[Operation] = set()
     while stack:
-        op = _top_level(stack.pop(), candidate.anchor.parent_block())
-        if op is None or op in seen or _index(op) > last:
+        op = stack.pop()
+        if op in seen or position.get(op, last + 1) > last:
             continue
         if op in inside:
             return True
@@ -185,43 +174,30 @@ def creates_cycle(candidate: Candidate) -> bool:
     return False
 
 
-def _top_level(op: Operation, block: Block) -> Operation | None:
-    while op is not None and op.parent_block() is not block:
-        op = op.parent_op()
-    return op
-
-
 class Schedule:
-    """Earliest finish (with unlimited parallelism) and longest remaining path of every op of a block."""
+    """Earliest finish (with unlimited parallelism) and longest remaining path of every op of a
+    block, and each op's position. Groups are isolated from above, so every user of a top-level
+    value is a top-level op."""
 
-    def __init__(self, block: Block, cost: CostModel):
-        self.cost = cost
+    def __init__(self, block: Block, time: Callable[[Operation], float]):
+        order = list(block.ops)
+        self.position = {op: i for i, op in enumerate(order)}
         self.finish: dict[Operation, float] = {}
         self.tail: dict[Operation, float] = {}
-        order = list(block.ops)
+        cost = {op: time(op) for op in order}
         for op in order:
-            start = max((self.finish.get(v.owner, 0.0) for v in op.operands if isinstance(v.owner, Operation)),
-                        default=0.0)
-            self.finish[op] = start + self.time(op)
+            start = max((self.finish.get(v.owner, 0.0) for v in op.operands), default=0.0)
+            self.finish[op] = start + cost[op]
         for op in reversed(order):
-            after = max((self.tail.get(_top_level(u.operation, block), 0.0) for r in op.results for u in r.uses),
-                        default=0.0)
-            self.tail[op] = self.time(op) + after
+            after = max((self.tail.get(u.operation, 0.0) for r in op.results for u in r.uses), default=0.0)
+            self.tail[op] = cost[op] + after
         self.length = max(self.finish.values(), default=0.0)
-
-    def time(self, op: Operation) -> float:
-        if isinstance(op, fused.GroupOp):
-            traffic = sum(nbytes(v) for v in op.inputs) + sum(nbytes(r) for r in op.outputs)
-            return self.cost.kernel_time(op.members, traffic)
-        return self.cost.op_time(op)
 
     def path_through(self, candidate: Candidate, group_time: float) -> float:
         """Longest path through the group once its members run as one kernel."""
         inside = candidate.member_set()
-        block = candidate.anchor.parent_block()
-        ready = max((self.finish.get(v.owner, 0.0) for v in candidate.external_inputs()
-                     if isinstance(v.owner, Operation)), default=0.0)
-        after = max((self.tail.get(_top_level(u.operation, block), 0.0) for v in candidate.outputs
+        ready = max((self.finish.get(v.owner, 0.0) for v in candidate.external_inputs()), default=0.0)
+        after = max((self.tail.get(u.operation, 0.0) for v in candidate.outputs
                      for u in v.uses if u.operation not in inside), default=0.0)
         return ready + group_time + after
 
@@ -229,10 +205,6 @@ class Schedule:
 def group_time(candidate: Candidate, cost: CostModel) -> float:
     traffic = sum(nbytes(v) for v in candidate.external_inputs()) + sum(nbytes(v) for v in candidate.outputs)
     return cost.kernel_time(candidate.members, traffic)
-
-
-def separate_time(candidate: Candidate, cost: CostModel) -> float:
-    return sum(cost.op_time(op) for op in candidate.members)
 
 
 ROW_OPS = {"ge.softmax": "axis", "ge.layer_norm": "axis"}
@@ -270,6 +242,19 @@ class FusionEngine:
     cost: CostModel
     ub_bytes: int
     applied: int = 0
+    _times: dict[Operation, float] = field(default_factory=dict)
+
+    def time(self, op: Operation) -> float:
+        """The op's (or group's) estimated kernel time, computed once per op."""
+        t = self._times.get(op)
+        if t is None:
+            if isinstance(op, fused.GroupOp):
+                traffic = sum(nbytes(v) for v in op.inputs) + sum(nbytes(r) for r in op.outputs)
+                t = self.cost.kernel_time(op.members, traffic)
+            else:
+                t = self.cost.op_time(op)
+            self._times[op] = t
+        return t
 
     def run(self, module: ModuleOp) -> None:
         training = TRAINING_ATTR in module.attributes
@@ -282,14 +267,14 @@ class FusionEngine:
             if rule.inference_only and training:
                 remarks.emit(PASS_NAME, "note", rule.name, [], "skipped: inference-only rule on a training graph")
                 continue
-            schedule = Schedule(block, self.cost)
+            schedule = Schedule(block, self.time)
             for op in list(block.ops):
                 if op.parent_block() is not block or op.name not in rule.anchor:
                     continue
-                candidate: Candidate | None = grow(rule, op)
+                candidate: Candidate | None = grow(rule, op, schedule.position)
                 while candidate is not None and len(candidate.members) >= rule.min_ops:
                     if self.try_apply(candidate, schedule):
-                        schedule = Schedule(block, self.cost)
+                        schedule = Schedule(block, self.time)
                         break
                     candidate = candidate.shrunk()
 
@@ -299,10 +284,10 @@ class FusionEngine:
             reason = constraint.check(c)
             if reason is not None:
                 return self._reject(c, f"constraint {constraint.name}: {reason}")
-        if creates_cycle(c):
+        if creates_cycle(c, schedule.position):
             return self._reject(c, "would create a cycle (a path leaves the group and re-enters it)")
         fused_time = group_time(c, self.cost)
-        benefit = separate_time(c, self.cost) - fused_time
+        benefit = sum(self.time(op) for op in c.members) - fused_time
         through = schedule.path_through(c, fused_time)
         if through > schedule.length * (1 + 1e-9) + 1e-12:
             return self._reject(c, f"would serialize a parallel branch on the critical path "
