@@ -18,23 +18,16 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.transforms import get_all_passes
 
 from ge_dialects.ge.weights import ModuleWeights, attach_weights, clone_with_weights
 from interpreter.runner import run
-from passes import all_passes
+from passes.pipeline import parse_passes
 from tools.common import make_context
 
 
-def available_passes() -> dict:
-    """Every pass ge-opt knows: xDSL's own (cse, dce, canonicalize, ...) and the project's."""
-    return {**get_all_passes(), **all_passes()}
-
-
 def pipeline_of(pipeline: str | Sequence[ModulePass]) -> PassPipeline:
-    if isinstance(pipeline, str):
-        return PassPipeline.parse_spec(available_passes(), pipeline)
-    return PassPipeline(tuple(pipeline))
+    """Pass objects of a textual pipeline (xDSL's passes and the project's) or given ones."""
+    return PassPipeline(tuple(parse_passes(pipeline) if isinstance(pipeline, str) else pipeline))
 
 
 def apply_passes(module: ModuleOp, weights: Mapping[str, np.ndarray] | None,
