@@ -8,6 +8,8 @@ out), so opening an IR file never reads a file the user did not put beside it.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -38,6 +40,33 @@ def confined_path(folder: Path, reference: str, what: str) -> Path:
     if not path.is_relative_to(folder.resolve()):
         raise SidecarError(f"{what} '{reference}' resolves outside {folder}")
     return path
+
+
+def open_regular_file(path: Path, what: str, error: type[Exception]) -> int:
+    """A read-only descriptor of `path`, refusing anything but a regular file.
+
+    Opened non-blocking so a FIFO cannot stall the open; checked with fstat on the descriptor,
+    so what is read is what was checked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise error(f"{what} {path}: cannot open: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise error(f"{what} {path} is not a regular file")
+    return fd
+
+
+def read_exactly(fd: int, offset: int, length: int) -> bytes:
+    """`length` bytes at `offset` (the caller has checked they are in the file)."""
+    chunks, done = [], 0
+    while done < length:
+        chunk = os.pread(fd, min(length - done, 1 << 30), offset + done)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        done += len(chunk)
+    return b"".join(chunks)
 
 
 def save(path: str | Path, weights: Mapping[str, np.ndarray]) -> None:
