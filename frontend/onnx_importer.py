@@ -98,7 +98,7 @@ def _load_external(t: onnx.TensorProto, what: str, folder: Path, max_tensor_byte
     """Reads an external tensor's bytes into it: a regular file inside `folder`, range checked."""
     location, offset, length = external_data_range(t, what, max_tensor_bytes)
     try:
-        file = confined_path(folder, location, f"external data of {what}")
+        file = confined_path(folder, location, f"external data of '{t.name}'")
     except SidecarError as e:
         raise OnnxImportError(str(e)) from None
     fd = open_regular_file(file, f"{what}: external data", OnnxImportError)
