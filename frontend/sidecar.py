@@ -153,6 +153,7 @@ class WeightStore(Mapping[str, np.ndarray]):
             self._entries = self._read_header()
         except BaseException:
             os.close(self._fd)
+            self._fd = None
             raise
 
     def __del__(self):
