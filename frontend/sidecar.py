@@ -25,6 +25,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from frontend.messages import one_line
 from ge_dialects import ge
 from ge_dialects.ge.layout import storage_shape
 from ge_dialects.ge.types import numpy_dtype
@@ -34,7 +35,11 @@ _BF16_TAG = "ge.bf16"  # earlier versions stored bfloat16 as U16 and listed the 
 
 
 class SidecarError(Exception):
-    """A sidecar reference that cannot be honoured; the message names file and reason."""
+    """A sidecar reference that cannot be honoured; the message names file and reason, on one
+    line (control characters from keys and headers escaped)."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 def confined_path(folder: Path, reference: str, what: str) -> Path:

@@ -240,6 +240,12 @@ def test_raw_data_of_the_wrong_length(tmp_path, capsys):
     assert_refused(tmp_path, capsys, m, "initializer 'w': raw data holds 12 bytes", "need 16")
 
 
+def test_names_with_line_breaks_stay_on_one_line(tmp_path, capsys):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="/a\nb"), helper.make_node("Relu", ["x"], ["y"], name="/c")],
+              [vi("x", [2])], [vi("y", [2])])
+    assert_refused(tmp_path, capsys, m, "tensor 'y' is already defined by node '/a\\nb'")
+
+
 def test_input_used_before_it_is_defined(tmp_path, capsys):
     m = model([helper.make_node("Relu", ["t"], ["y"], name="/b"), helper.make_node("Relu", ["x"], ["t"], name="/a")],
               [vi("x", [2])], [vi("y", [2])])
@@ -473,6 +479,13 @@ def test_bad_sidecar_header(tmp_path, header, needle):
     with pytest.raises(SidecarError, match="is not a valid safetensors file") as e:
         WeightStore(path)
     assert needle in str(e.value)
+
+
+def test_sidecar_key_with_a_line_break(tmp_path):
+    path = write_safetensors(tmp_path / "w.safetensors", {"a\nb": ("C64", [1], b"\0" * 8)})
+    with pytest.raises(SidecarError, match=r"tensor 'a\\nb' has dtype C64") as e:
+        WeightStore(path)
+    assert "\n" not in str(e.value)
 
 
 def test_sidecar_header_longer_than_the_file(tmp_path):
