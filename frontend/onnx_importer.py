@@ -43,6 +43,7 @@ from frontend.validate import (
     decode_failure,
     element_count,
     external_data_range,
+    type_name,
     validate_model,
 )
 from ge_dialects import ge
@@ -178,7 +179,7 @@ class _Importer:
         dtype = ONNX_DTYPES.get(tt.elem_type)
         if dtype is None:
             raise OnnxImportError(f"{what} '{vi.name}' has data type "
-                                  f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which ge does not support")
+                                  f"{type_name(tt.elem_type)}, which ge does not support")
         if not tt.HasField("shape"):
             raise OnnxImportError(f"{what} '{vi.name}' has no shape (unknown rank is unsupported)")
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
@@ -187,7 +188,7 @@ class _Importer:
     def tensor_value(self, t: onnx.TensorProto) -> np.ndarray:
         if t.data_type not in ONNX_DTYPES:
             raise OnnxImportError(f"tensor '{t.name}' has data type "
-                                  f"{onnx.TensorProto.DataType.Name(t.data_type)}, which ge does not support")
+                                  f"{type_name(t.data_type)}, which ge does not support")
         if uses_external_data(t):  # numpy_helper would read it relative to the working folder
             raise OnnxImportError(f"tensor '{t.name}' has external data that is not loaded "
                                   "(load the model file with load_onnx)")

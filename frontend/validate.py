@@ -79,6 +79,8 @@ def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BY
     """Refuses the model in one line if anything in its main graph is malformed (see module doc)."""
     if not model.HasField("graph"):
         raise OnnxImportError("not a valid ONNX model (no graph)")
+    if not any(o.domain in ("", "ai.onnx") for o in model.opset_import):
+        raise OnnxImportError("the model imports no version of the default ONNX operator set")
     _GraphCheck(model, max_tensor_bytes).run()
 
 
@@ -146,8 +148,7 @@ class _GraphCheck:
 
     def tensor(self, t: onnx.TensorProto, what: str) -> None:
         if t.data_type not in ONNX_DTYPES:
-            raise OnnxImportError(f"tensor '{t.name}' has data type {type_name(t.data_type)}, "
-                                  "which ge does not support")
+            raise OnnxImportError(f"{what} has data type {type_name(t.data_type)}, which ge does not support")
         for i, d in enumerate(t.dims):
             if d < 0:
                 raise OnnxImportError(f"{what}: dim #{i} is {d} (dims must be >= 0)")

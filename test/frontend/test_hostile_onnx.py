@@ -233,6 +233,18 @@ def test_initializer_given_twice(tmp_path, capsys):
     assert_refused(tmp_path, capsys, m, "initializer 'w' is given twice")
 
 
+def test_unknown_data_types(tmp_path, capsys):
+    assert_refused(tmp_path, capsys, model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], 999)],
+                                           [vi("y", [2])]), "input 'x' has data type 999")
+    w = numpy_helper.from_array(np.zeros(2, np.float32), "w")
+    w.data_type = 999
+    m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2])], [vi("y", [2])], [w])
+    assert_refused(tmp_path, capsys, m, "initializer 'w' has data type 999, which ge does not support")
+    value = helper.make_tensor("", TP.STRING, [1], [b"a"])
+    m = model([helper.make_node("Constant", [], ["y"], name="/c", value=value)], [], [vi("y", [1])])
+    assert_refused(tmp_path, capsys, m, "node '/c' (Constant, opset 17): attribute 'value' has data type STRING")
+
+
 def test_raw_data_of_the_wrong_length(tmp_path, capsys):
     m = external_model("unused")
     m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.zeros(4, np.float32), "w"))
