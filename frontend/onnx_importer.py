@@ -39,10 +39,12 @@ from frontend.sidecar import SidecarError, confined_path, open_regular_file, rea
 from frontend.validate import (
     MAX_TENSOR_BYTES,
     NESTING_LIMIT,
+    check_raw_data,
     check_size,
     decode_failure,
     element_count,
     external_data_range,
+    stored_bytes,
     type_name,
     validate_model,
 )
@@ -194,11 +196,18 @@ class _Importer:
                                   "(load the model file with load_onnx)")
         check_size(element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, f"tensor '{t.name}'",
                    self.max_tensor_bytes)
+        dtype = ONNX_DTYPES[t.data_type]
+        if t.HasField("raw_data"):
+            raw = t.raw_data  # one copy out of the message
+            check_raw_data(t, raw, f"tensor '{t.name}'")
+            if stored_bytes(t.dims, t.data_type) == element_count(t.dims) * dtype.itemsize:
+                # little-endian values of the numpy type, one after another (not packed)
+                return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(t.dims)
         try:
             array = numpy_helper.to_array(t)
         except Exception as e:
             raise OnnxImportError(f"tensor '{t.name}' cannot be read: {e}") from None
-        return np.require(array.astype(ONNX_DTYPES[t.data_type], copy=False), requirements="C")
+        return np.require(array.astype(dtype, copy=False), requirements="C")
 
     def node(self, node: onnx.NodeProto, index: int) -> None:
         name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")

@@ -11,6 +11,7 @@ model from a truncated one when protobuf refuses the bytes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -73,6 +74,13 @@ def check_size(count: int, itemsize: int, what: str, max_tensor_bytes: int) -> N
     if size > max_tensor_bytes:
         raise OnnxImportError(f"{what} has {count} elements ({size} bytes), more than "
                               f"max-tensor-bytes={max_tensor_bytes}")
+
+
+def check_raw_data(t: onnx.TensorProto, raw: bytes, what: str) -> None:
+    need = stored_bytes(t.dims, t.data_type)
+    if len(raw) != need:
+        raise OnnxImportError(f"{what}: raw data holds {len(raw)} bytes, its dims "
+                              f"{list(t.dims)} of {type_name(t.data_type)} need {need}")
 
 
 def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> None:
@@ -155,11 +163,8 @@ class _GraphCheck:
         check_size(element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, what, self.max_tensor_bytes)
         if t.data_location == onnx.TensorProto.EXTERNAL:
             external_data_range(t, what, self.max_tensor_bytes)
-        elif t.HasField("raw_data"):
-            need = stored_bytes(t.dims, t.data_type)
-            if len(t.raw_data) != need:
-                raise OnnxImportError(f"{what}: raw data holds {len(t.raw_data)} bytes, its dims "
-                                      f"{list(t.dims)} of {type_name(t.data_type)} need {need}")
+        # the length of raw data is checked where it is read (check_raw_data): reading the field
+        # copies it, which the importer does once anyway
 
     def node(self, node: onnx.NodeProto, index: int) -> None:
         name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
@@ -213,8 +218,13 @@ class _GraphCheck:
 def _schema(node: onnx.NodeProto, opset: int | None):
     if opset is None or node.domain not in ("", "ai.onnx"):
         return None
+    return _schema_of(node.op_type, opset)
+
+
+@functools.cache
+def _schema_of(op_type: str, opset: int):
     try:
-        return onnx.defs.get_schema(node.op_type, opset, "")
+        return onnx.defs.get_schema(op_type, opset, "")
     except onnx.defs.SchemaError:
         return None  # an unknown operator: the importer reports it
 
