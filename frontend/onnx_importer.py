@@ -6,6 +6,9 @@ version adapters). Result types come from the ge ops' own shape functions. Nodes
 are all visible constants and whose results are small (shape computations: Shape, Gather,
 Concat, Unsqueeze, ...) are evaluated at import with the interpreter's kernels, so a model
 with static shapes arrives with its shape chains resolved.
+
+Nothing reads a model before `frontend.validate` has checked it; every size the model
+controls (tensors, external data, node results) is held to `max_tensor_bytes`.
 """
 
 from __future__ import annotations

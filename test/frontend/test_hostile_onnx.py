@@ -249,7 +249,7 @@ def test_raw_data_of_the_wrong_length(tmp_path, capsys):
     m = external_model("unused")
     m.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.zeros(4, np.float32), "w"))
     m.graph.initializer[0].raw_data = b"\0" * 12
-    assert_refused(tmp_path, capsys, m, "initializer 'w': raw data holds 12 bytes", "need 16")
+    assert_refused(tmp_path, capsys, m, "tensor 'w': raw data holds 12 bytes", "need 16")
 
 
 def test_names_with_line_breaks_stay_on_one_line(tmp_path, capsys):
