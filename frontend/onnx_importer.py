@@ -6,10 +6,14 @@ version adapters). Result types come from the ge ops' own shape functions. Nodes
 are all visible constants and whose results are small (shape computations: Shape, Gather,
 Concat, Unsqueeze, ...) are evaluated at import with the interpreter's kernels, so a model
 with static shapes arrives with its shape chains resolved.
+
+Nothing reads a model before `frontend.validate` has checked it; every size the model
+controls (tensors, external data, node results) is held to `max_tensor_bytes`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,7 +23,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 from onnx import numpy_helper
-from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
+from onnx.external_data_helper import uses_external_data
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Region, SSAValue
@@ -34,11 +38,24 @@ from frontend.onnx_ops import (
     adapt_node,
     ge_op_for,
 )
-from frontend.sidecar import SidecarError, confined_path
+from frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
+from frontend.validate import (
+    MAX_TENSOR_BYTES,
+    NESTING_LIMIT,
+    check_raw_data,
+    check_size,
+    decode_failure,
+    element_count,
+    external_data_range,
+    stored_bytes,
+    type_name,
+    validate_model,
+)
 from ge_dialects import ge
 from ge_dialects.ge.base import constant_value
-from ge_dialects.ge.types import element_type_of, shape_of, tensor
+from ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
 from interpreter.ge import run_kernel
+from passes.fold_constants import undefined_result
 
 FOLD_LIMIT = 4096
 """Largest result (in elements) that import-time constant evaluation may create."""
@@ -46,47 +63,81 @@ FOLD_LIMIT = 4096
 _NOT_FOLDED = ("ge.dropout",)
 
 
-def load_onnx(path: str | Path) -> onnx.ModelProto:
-    """Reads a model file; external data must sit in the model's folder."""
+def load_onnx(path: str | Path, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> onnx.ModelProto:
+    """Reads and validates a model file; external data must be regular files in the model's folder."""
     path = Path(path)
+    fd = _open_model(path)
     try:
-        data = path.read_bytes()
+        size = os.fstat(fd).st_size
+        data = read_exactly(fd, 0, size)
     except OSError as e:
         raise OnnxImportError(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
     try:
         model = onnx.load_model_from_string(data)
     except (DecodeError, ValueError, RuntimeError) as e:
+        if decode_failure(data) == "nesting":
+            raise OnnxImportError(f"{path}: model nesting too deep (messages nested more than "
+                                  f"{NESTING_LIMIT} levels: graphs inside attributes inside nodes ...)") from None
         raise OnnxImportError(f"{path}: not a valid ONNX model (truncated or corrupt file: {e})") from None
     if not model.HasField("graph") or not model.graph.node and not model.graph.output:
         raise OnnxImportError(f"{path}: not a valid ONNX model (no graph)")
-    for t in _all_tensors(model.graph):
-        if uses_external_data(t):
-            location = next((e.value for e in t.external_data if e.key == "location"), "")
-            try:
-                confined_path(path.parent, location, f"external data of '{t.name}'")
-            except SidecarError as e:
-                raise OnnxImportError(f"{path}: {e}") from None
-            try:
-                load_external_data_for_tensor(t, str(path.parent))
-            except OSError as e:
-                raise OnnxImportError(f"{path}: external data of '{t.name}' ({location}): {e.strerror}") from None
-            t.data_location = onnx.TensorProto.DEFAULT
-            del t.external_data[:]
+    try:
+        validate_model(model, max_tensor_bytes)
+        for t, what in _all_tensors(model.graph):
+            if uses_external_data(t):
+                _load_external(t, what, path.parent, max_tensor_bytes)
+    except OnnxImportError as e:
+        raise OnnxImportError(f"{path}: {e}") from None
     return model
 
 
+def _open_model(path: Path) -> int:
+    try:
+        return open_regular_file(path, "model", OnnxImportError)
+    except OnnxImportError as e:
+        raise OnnxImportError(str(e).removeprefix("model ")) from None
+
+
+def _load_external(t: onnx.TensorProto, what: str, folder: Path, max_tensor_bytes: int) -> None:
+    """Reads an external tensor's bytes into it: a regular file inside `folder`, range checked."""
+    location, offset, length = external_data_range(t, what, max_tensor_bytes)
+    try:
+        file = confined_path(folder, location, f"external data of '{t.name}'")
+    except SidecarError as e:
+        raise OnnxImportError(str(e)) from None
+    fd = open_regular_file(file, f"{what}: external data", OnnxImportError)
+    try:
+        size = os.fstat(fd).st_size
+        if offset + length > size:
+            raise OnnxImportError(f"{what}: external data needs bytes {offset} to {offset + length} "
+                                  f"of {location}, which has {size} bytes")
+        t.raw_data = read_exactly(fd, offset, length)
+    except OSError as e:
+        raise OnnxImportError(f"{what}: external data {location}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    t.data_location = onnx.TensorProto.DEFAULT
+    del t.external_data[:]
+
+
 def _all_tensors(graph: onnx.GraphProto):
-    yield from graph.initializer
-    for node in graph.node:
+    """(tensor, where it is) for the initializers and the tensor attributes of the main graph."""
+    for t in graph.initializer:
+        yield t, f"initializer '{t.name}'"
+    for index, node in enumerate(graph.node):
+        name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.TENSOR:
-                yield attr.t
+                yield attr.t, f"node '{name}' attribute '{attr.name}'"
 
 
 @dataclass
 class _Importer:
     opset: int
     inline_limit: int
+    max_tensor_bytes: int = MAX_TENSOR_BYTES
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict[str, SSAValue] = field(default_factory=dict)
 
@@ -133,7 +184,7 @@ class _Importer:
         dtype = ONNX_DTYPES.get(tt.elem_type)
         if dtype is None:
             raise OnnxImportError(f"{what} '{vi.name}' has data type "
-                                  f"{onnx.TensorProto.DataType.Name(tt.elem_type)}, which ge does not support")
+                                  f"{type_name(tt.elem_type)}, which ge does not support")
         if not tt.HasField("shape"):
             raise OnnxImportError(f"{what} '{vi.name}' has no shape (unknown rank is unsupported)")
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
@@ -142,12 +193,24 @@ class _Importer:
     def tensor_value(self, t: onnx.TensorProto) -> np.ndarray:
         if t.data_type not in ONNX_DTYPES:
             raise OnnxImportError(f"tensor '{t.name}' has data type "
-                                  f"{onnx.TensorProto.DataType.Name(t.data_type)}, which ge does not support")
+                                  f"{type_name(t.data_type)}, which ge does not support")
+        if uses_external_data(t):  # numpy_helper would read it relative to the working folder
+            raise OnnxImportError(f"tensor '{t.name}' has external data that is not loaded "
+                                  "(load the model file with load_onnx)")
+        check_size(element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, f"tensor '{t.name}'",
+                   self.max_tensor_bytes)
+        dtype = ONNX_DTYPES[t.data_type]
+        if t.HasField("raw_data"):
+            raw = t.raw_data  # one copy out of the message
+            check_raw_data(t, raw, f"tensor '{t.name}'")
+            if stored_bytes(t.dims, t.data_type) == element_count(t.dims) * dtype.itemsize:
+                # little-endian values of the numpy type, one after another (not packed)
+                return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(t.dims)
         try:
             array = numpy_helper.to_array(t)
         except Exception as e:
             raise OnnxImportError(f"tensor '{t.name}' cannot be read: {e}") from None
-        return np.require(array.astype(ONNX_DTYPES[t.data_type], copy=False), requirements="C")
+        return np.require(array.astype(dtype, copy=False), requirements="C")
 
     def node(self, node: onnx.NodeProto, index: int) -> None:
         name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
@@ -174,7 +237,9 @@ class _Importer:
             op = op_cls.create(operands, attrs, num_results=len(outputs), name=name)
         except VerifyException as e:
             raise OnnxImportError(f"{where}: {_strip_op_prefix(str(e))}") from None
-        folded = self.try_fold(op, name)
+        for i, result in enumerate(op.results):
+            self.check_result_size(result.type, f"{where}: result #{i}")
+        folded = self.try_fold(op, name, where)
         if folded is None:
             self.block.add_op(op)
             produced = list(op.results)
@@ -203,8 +268,17 @@ class _Importer:
             operands[name] = value
         return operands
 
-    def try_fold(self, op: ge.GeOp, name: str) -> list[SSAValue] | None:
-        """Evaluates `op` now if its inputs are visible constants and its results are small."""
+    def check_result_size(self, t, what: str) -> None:
+        """A static result larger than max_tensor_bytes could never be allocated: refused now."""
+        dims = shape_of(t)
+        if all(d is not None for d in dims):
+            check_size(element_count(dims), numpy_dtype(t.element_type).itemsize, what, self.max_tensor_bytes)
+
+    def try_fold(self, op: ge.GeOp, name: str, where: str) -> list[SSAValue] | None:
+        """Evaluates `op` now if its inputs are visible constants and its results are small.
+
+        Results ONNX leaves undefined (integer division by zero) stay unfolded; a kernel that
+        fails on constant inputs (a Gather index out of range) is the model's error."""
         if op.name in _NOT_FOLDED:
             return None
         results = None
@@ -216,7 +290,13 @@ class _Importer:
                 return None
             if any(not _static_and_small(r.type) for r in op.results):
                 return None
-            results = run_kernel(op, tuple(values))
+            if undefined_result(op, values) is not None:
+                return None
+            try:
+                with np.errstate(all="ignore"):  # 0/0 folds to NaN, as it computes at run time
+                    results = run_kernel(op, tuple(values))
+            except (IndexError, ValueError, ArithmeticError) as e:
+                raise OnnxImportError(f"{where}: cannot be evaluated on its constant inputs: {e}") from None
         op.erase(safe_erase=False)  # detached, but its operand uses must go
         return [self.constant(np.asarray(r), name) for r in results]
 
@@ -261,7 +341,7 @@ def _static_shape(op) -> list[np.ndarray] | None:
 
 def _static_and_small(t) -> bool:
     dims = shape_of(t)
-    return all(d is not None for d in dims) and int(np.prod(dims, dtype=np.int64)) <= FOLD_LIMIT
+    return all(d is not None for d in dims) and element_count(dims) <= FOLD_LIMIT
 
 
 def _strip_op_prefix(message: str) -> str:
@@ -290,10 +370,15 @@ def model_opset(model: onnx.ModelProto) -> int:
     return opset
 
 
-def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT
-                 ) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
-    """The model as a ge module, and the weights its `#ge.weight` constants refer to."""
-    importer = _Importer(model_opset(model), inline_limit)
+def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
+                 max_tensor_bytes: int = MAX_TENSOR_BYTES) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
+    """The model as a ge module, and the weights its `#ge.weight` constants refer to.
+
+    The model is validated first (`frontend.validate`); no tensor the model describes or makes
+    the importer allocate may exceed `max_tensor_bytes`."""
+    opset = model_opset(model)
+    validate_model(model, max_tensor_bytes)
+    importer = _Importer(opset, inline_limit, max_tensor_bytes)
     module = importer.run(model.graph)
     try:
         module.verify()

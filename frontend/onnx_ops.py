@@ -11,11 +11,18 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
+from frontend.messages import one_line
 from ge_dialects import ge
 
 
 class OnnxImportError(Exception):
-    """The model cannot be imported; the message names the node (or file) and the reason."""
+    """The model cannot be imported; the message names the node (or file) and the reason.
+
+    Names come from the model, so control characters in them are escaped: the message stays
+    one line whatever the model holds."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 MIN_OPSET = 13

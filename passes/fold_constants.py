@@ -14,7 +14,8 @@ Folding never blows the model up:
   tensor stays an op). Results small enough to stay inline (<= 32 elements) are always allowed.
 
 Never folded: ops that are not `Pure`, ops without a kernel, random ops (training-mode
-`ge.dropout` with a nonzero ratio), and results whose folded (static) type a non-ge user such as
+`ge.dropout` with a nonzero ratio), ops whose result ONNX leaves undefined (integer division by
+zero: kept as an op, not an error), and results whose folded (static) type a non-ge user such as
 `func.return` would not accept. Each refusal of an otherwise foldable op is a `rejected` remark
 that names the op and the reason (with the sizes for the guards).
 """
@@ -71,6 +72,17 @@ def is_random(op: Operation) -> bool:
         if ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0:
             return False
     return True
+
+
+def undefined_result(op: Operation, values) -> str | None:
+    """Why evaluating `op` on these constant operand values would make up a result ONNX leaves
+    undefined (integer division by zero), or None. Such an op stays unfolded: it is not an error
+    in the model unless it runs."""
+    if isinstance(op, ge.DivOp) and len(values) == 2:
+        a, b = (np.asarray(v) for v in values)
+        if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not np.all(b):
+            return f"{describe(op)} divides integers by zero (undefined)"
+    return None
 
 
 def _elements(shape: Shape) -> int:
@@ -132,6 +144,10 @@ class FoldConstantsPass(ModulePass):
             return None
         if type(op) not in kernels:
             self._reject(op, "fold", f"{describe(op)} has no kernel to evaluate it with")
+            return None
+        undefined = undefined_result(op, operand_values)
+        if undefined is not None:
+            self._reject(op, "fold", undefined)
             return None
         try:
             types = type(op).infer(ConstantInferArgs.of(op))[: len(op.results)]

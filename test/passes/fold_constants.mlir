@@ -180,3 +180,21 @@ builtin.module attributes {ge.weights = "w.safetensors"} {
     func.return %y : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// Integer division by zero is undefined in ONNX: the op stays (no made-up INT64_MIN), with a
+// remark; float 0/0 folds to NaN as it computes at run time.
+// CHECK-LABEL: func.func @int_div_by_zero
+// CHECK:         ge.div %{{.*}}, %{{.*}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc("/idiv")
+// CHECK:         ge.constant dense<{{.*}}0x{{[0-9a-fA-F]+}}{{.*}}> : tensor<2xf32> loc("/fdiv")
+// CHECK:         func.return
+// REMARK: remark: fold-constants: rejected fold on [/idiv]: ge.div '/idiv' divides integers by zero (undefined)
+func.func @int_div_by_zero() -> (tensor<2xi64>, tensor<2xf32>) {
+  %a = ge.constant dense<[3, 1]> : tensor<2xi64>
+  %z = ge.constant dense<[0, 2]> : tensor<2xi64>
+  %q = ge.div %a, %z : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc("/idiv")
+  %f = ge.constant dense<0.0> : tensor<2xf32>
+  %n = ge.div %f, %f : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("/fdiv")
+  func.return %q, %n : tensor<2xi64>, tensor<2xf32>
+}
