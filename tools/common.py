@@ -117,21 +117,21 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[str], No
 
 
 # -- what the tool is doing, for the one line a resource error gets ------------------------------
-_doing: list[str] = []
-
-
 @contextmanager
 def doing(what: str) -> Iterator[None]:
-    """Names the step under way ("reading inputs from in.npz") for out-of-memory and nesting errors."""
-    _doing.append(what)
+    """Names the step under way ("reading inputs from in.npz"); an exception leaving it carries the
+    innermost step's name, for the one line of an out-of-memory or nesting error."""
     try:
         yield
-    finally:
-        _doing.pop()
+    except Exception as e:
+        if not hasattr(e, "tool_step"):
+            e.tool_step = what
+        raise
 
 
-def _step() -> str:
-    return f" while {_doing[-1]}" if _doing else ""
+def _step(e: BaseException) -> str:
+    step = getattr(e, "tool_step", None)
+    return f" while {step}" if step else ""
 
 
 # -- sizes ---------------------------------------------------------------------------------------
@@ -205,7 +205,8 @@ def _innermost_project_frame(e: BaseException) -> str:
     where = ""
     for frame in traceback.extract_tb(e.__traceback__):
         path = Path(frame.filename).resolve()
-        if _PROJECT_ROOT in path.parents and ".venv" not in path.parts and "site-packages" not in path.parts:
+        if (path.is_file() and _PROJECT_ROOT in path.parents and ".venv" not in path.parts
+                and "site-packages" not in path.parts):
             where = f"{path.relative_to(_PROJECT_ROOT)}:{frame.lineno}"
     return where
 
@@ -244,12 +245,12 @@ def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
     except MemoryError as e:
         _show_traceback(report)
         where = _innermost_project_frame(e)
-        _die(tool, f"out of memory{_step()}" + (f" (at {where})" if where else "")
+        _die(tool, f"out of memory{_step(e)}" + (f" (at {where})" if where else "")
              + "; a tensor may be too large for this machine (see --max-tensor-bytes)")
     except RecursionError as e:
         _show_traceback(report)
         where = _innermost_project_frame(e)
-        _die(tool, f"nesting too deep{_step()}" + (f" (at {where})" if where else "")
+        _die(tool, f"nesting too deep{_step(e)}" + (f" (at {where})" if where else "")
              + ": the input nests deeper than Python's recursion limit")
     except Exception as e:  # a compiler bug: say so, and where
         _show_traceback(report)
