@@ -382,6 +382,20 @@ def expand_model():
                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
 
 
+def resize_model():
+    return model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="/resize", mode="nearest")],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+                  helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+
+
+def pad_model():
+    return model([helper.make_node("Pad", ["x", "pads"], ["y"], name="/pad")],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
+                  helper.make_tensor_value_info("pads", TensorProto.INT64, [4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+
+
 @pytest.mark.parametrize("build, inputs, needle", [
     (lambda: shape_driven("ConstantOfShape", ("s", 1)), {"s": np.array([10 ** 15])},
      "ge.constant_of_shape '/constantofshape': a tensor of shape [1000000000000000]"),
@@ -389,6 +403,10 @@ def expand_model():
     (expand_model, {"x": np.ones(1, np.float32), "shape": np.array([10 ** 6, 10 ** 6])}, "ge.expand '/expand'"),
     (range_model, {"start": np.array(0), "limit": np.array(10 ** 13), "delta": np.array(1)}, "ge.range '/range'"),
     (range_model, {"start": np.array(0), "limit": np.array(5), "delta": np.array(0)}, "no finite length"),
+    (resize_model, {"x": np.ones((1, 1, 2, 2), np.float32), "sizes": np.array([1, 1, 10 ** 6, 10 ** 6])},
+     "ge.resize '/resize': a tensor of shape [1, 1, 1000000, 1000000]"),
+    (pad_model, {"x": np.ones((2, 2), np.float32), "pads": np.array([0, 0, 10 ** 6, 10 ** 6])},
+     "ge.pad '/pad': a tensor of shape [1000002, 1000002]"),
 ])
 def test_data_dependent_sizes_are_checked_before_allocating(capsys, tmp_path, build, inputs, needle):
     """Found: ConstantOfShape of 1e15 elements at run time was a 62-line traceback that dumped the IR."""
