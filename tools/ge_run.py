@@ -18,6 +18,7 @@ import math
 import time
 import zipfile
 import zlib
+from pathlib import Path
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
@@ -36,10 +37,17 @@ from tools.outputs import Outputs
 from ge_dialects.ge.types import numpy_dtype, shape_of
 
 
+PROGRAM_SUFFIXES = (".mlir", ".onnx", "")
+"""What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models."""
+
+
 def load_program(path: str, with_weights: bool = True, max_tensor_bytes: int | None = None):
     """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory;
     the weights are also attached to the module (ge_dialects/ge/weights.py)."""
-    if path.endswith(".onnx"):
+    suffix = Path(path).suffix
+    if suffix not in PROGRAM_SUFFIXES:
+        raise UserError(f"{path}: unrecognized file extension '{suffix}' (ge-run reads .mlir IR or .onnx models)")
+    if suffix == ".onnx":
         module, weights = import_onnx_file(path, max_tensor_bytes=max_tensor_bytes)
     else:
         module, weights = read_module(path), {}

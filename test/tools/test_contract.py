@@ -261,6 +261,10 @@ def test_unknown_extension_names_the_file(capsys, work):
     (work / "model.txt").write_text(IR)
     line = fails(capsys, ge_opt.main, work / "model.txt")
     assert line.startswith(f"ge-opt: error: {work / 'model.txt'}: unrecognized file extension 'txt'"), line
+    line = fails(capsys, ge_run.main, work / "model.txt", "--random-inputs", 0)
+    assert line.startswith(f"ge-run: error: {work / 'model.txt'}: unrecognized file extension '.txt'"), line
+    (work / "model").write_text(IR)  # no extension (lit's %t): IR text
+    assert call(ge_run.main, work / "model", "--inputs", work / "in.npz") == 0
 
 
 # -- inputs ---------------------------------------------------------------------------------------
