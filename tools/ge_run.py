@@ -219,6 +219,9 @@ def main(argv: list[str] | None = None) -> None:
 def execute(args) -> None:
     """The whole job; its files are written only at the end, and only if everything succeeded."""
     outputs = Outputs()
+    outputs.protect(args.program, "program")
+    if args.inputs:
+        outputs.protect(args.inputs, "inputs")
     for path, role in ((args.output, "outputs (-o)"), (args.trace, "trace"), (args.op_summary, "op summary")):
         if path:
             outputs.reserve(path, role)

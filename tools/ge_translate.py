@@ -17,7 +17,8 @@ from tools.common import UserError, add_contract_arguments, doing, import_onnx_f
 from tools.outputs import Outputs, reserve_ir_output
 from xdsl.dialects.builtin import StringAttr
 
-def translate_onnx(model_path: str, output: str | None, inline_limit: int, max_tensor_bytes: int) -> None:
+def translate_onnx(model_path: str, output: str | None, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
+                   max_tensor_bytes: int | None = None) -> None:
     outputs = Outputs()
     sidecar = reserve_ir_output(outputs, output) if output is not None else None
     module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes)

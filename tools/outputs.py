@@ -44,6 +44,11 @@ class Outputs:
     """The files a tool run will write, committed together at the end."""
 
     _outputs: dict[str, _Output] = field(default_factory=dict)
+    _inputs: dict[str, str] = field(default_factory=dict)
+
+    def protect(self, path: str | os.PathLike, role: str) -> None:
+        """Marks an input of the job that no output may replace (e.g. ge-run's program and inputs)."""
+        self._inputs[_identity(Path(path))] = role
 
     def reserve(self, path: str | os.PathLike, role: str) -> Path:
         """Checks that `path` can be a target and that no other output of the job is the same file."""
@@ -52,6 +57,8 @@ class Outputs:
         other = self._outputs.get(key)
         if other is not None:
             raise UserError(f"{target}: the {role} and the {other.role} would be the same file")
+        if key in self._inputs:
+            raise UserError(f"{target}: the {role} would overwrite the {self._inputs[key]}")
         if target.is_dir():
             raise UserError(f"{target}: is a directory (the {role} must name a file)")
         folder = target.parent

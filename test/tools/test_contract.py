@@ -179,6 +179,14 @@ def test_two_outputs_naming_one_file(capsys, work):
     assert not (work / "same").exists()
 
 
+def test_outputs_may_not_overwrite_the_program_or_inputs(capsys, work):
+    line = fails(capsys, ge_run.main, work / "model.mlir", "--inputs", work / "in.npz", "-o", work / "in.npz")
+    assert "the outputs (-o) would overwrite the inputs" in line
+    assert "would overwrite the program" in fails(capsys, ge_run.main, work / "model.mlir", "--inputs",
+                                                   work / "in.npz", "--trace", work / "model.mlir")
+    assert (work / "model.mlir").read_text() == IR
+
+
 @pytest.fixture(scope="module")
 def lowered(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lowered")
