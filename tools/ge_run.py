@@ -151,6 +151,8 @@ def random_inputs(module, seed: int) -> dict[str, np.ndarray]:
     """Inputs of the graph's signature; unknown dims become 1, integers are small non-negative ids.
 
     Each input's size is checked against the kernels' limit (`--max-tensor-bytes`) first."""
+    if not isinstance(seed, int) or seed < 0:
+        raise InputError(f"the random seed must be a non-negative integer, not {seed}")
     rng = np.random.default_rng(seed)
     out = {}
     for name, t in input_signature(module).items():

@@ -5,6 +5,8 @@ contents when it has them (`add`), and calls `commit()` only after the whole job
 succeeded. `commit()` writes each output to a temporary file beside its target (same folder, so
 the rename cannot cross file systems) and only when all of them are written renames them over the
 targets. If anything fails before the renames, the temporaries are removed and no target changes.
+(A rename itself failing midway, e.g. the folder removed meanwhile, can leave the earlier targets
+renamed: renames of several files cannot be made atomic together.)
 """
 
 from __future__ import annotations
@@ -82,7 +84,11 @@ class Outputs:
             for output in pending:
                 written.append((_write_temporary(output), output.path))
             for tmp, target in written:
-                os.replace(tmp, target)
+                try:
+                    os.replace(tmp, target)
+                except OSError as e:  # name the target, not our temporary
+                    e.filename = str(target)
+                    raise
         except OSError as e:
             _remove(tmp for tmp, _ in written)
             where = e.filename if isinstance(e.filename, str) else "output"

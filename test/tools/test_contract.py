@@ -369,6 +369,11 @@ def test_verify_numerics_checks_sizes(capsys, tmp_path):
     assert "--verify-numerics" in line and "more than the limit" in line, line
 
 
+def test_verify_numerics_negative_seed(capsys, work):
+    line = fails(capsys, ge_opt.main, work / "model.mlir", "-p", "cse", "--verify-numerics=-1")
+    assert "--verify-numerics: the random seed must be a non-negative integer, not -1" in line
+
+
 def test_max_tensor_bytes_option(capsys, work):
     line = fails(capsys, ge_run.main, work / "model.mlir", "--inputs", work / "in.npz", "--max-tensor-bytes", "31")
     assert "needs 32 bytes, more than the limit of 31 bytes" in line
