@@ -14,12 +14,26 @@ from ge_dialects import ge
 from ge_dialects.ge.base import describe
 from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge_dialects.ge.types import numpy_dtype, shape_of
-from interpreter.kernels import load_all
+from interpreter.kernels import AllocationError, check_alloc, load_all
 from interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
 
 class KernelError(Exception):
     """A kernel failed or produced a value that contradicts the op's result type."""
+
+
+class TensorTooLarge(KernelError):
+    """An op's result would have a negative dimension or more bytes than the kernels' limit
+    (`interpreter.kernels.check_alloc`): the input's sizes ask for it, so the user is told."""
+
+
+def _check_static_results(op: ge.GeOp) -> None:
+    """Refuses results whose static type is already too large, before the kernel allocates them;
+    results with unknown dims are checked by their kernels (`check_alloc`) and afterwards here."""
+    for result in op.results:
+        dims = shape_of(result.type)
+        if all(d is not None for d in dims):
+            check_alloc(dims, numpy_dtype(result.type.element_type))
 
 
 def operand_groups(op: ge.GeOp, values: tuple[Any, ...]) -> dict[str, Any]:
@@ -52,9 +66,12 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
     try:
         if relayout:
             values = tuple(_logical(v, operand) for v, operand in zip(values, op.operands))
+        _check_static_results(op)
         out = fn(op, operand_groups(op, values))
     except LayoutError as e:
         raise KernelError(f"{describe(op)}: {e}") from None
+    except AllocationError as e:
+        raise TensorTooLarge(f"{describe(op)}: {e}") from None
     results = out if isinstance(out, tuple) else (out,)
     results = results[: len(op.results)]
     held = []
@@ -62,6 +79,10 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         want_dtype = numpy_dtype(result.type.element_type)
         if not isinstance(value, np.ndarray):
             value = np.asarray(value)
+        try:
+            check_alloc(value.shape, value.dtype)  # a kernel that did not check before allocating
+        except AllocationError as e:
+            raise TensorTooLarge(f"{describe(op)}: result #{i}: {e}") from None
         if value.dtype != want_dtype:
             raise KernelError(f"{describe(op)}: result #{i} is {value.dtype}, type says {want_dtype}")
         want = storage_shape(result.type) if on_storage else shape_of(result.type)

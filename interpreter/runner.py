@@ -54,25 +54,37 @@ def input_signature(module: ModuleOp) -> dict[str, TensorType]:
     return dict(zip(input_names(fn), fn.function_type.inputs.data))
 
 
+def check_input(name: str, t: TensorType, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    """Checks one input's dtype and shape against its signature type; a file reader calls this with
+    the dtype and shape in a header, before reading any data."""
+    want = numpy_dtype(t.element_type)
+    if dtype != want:
+        raise InputError(f"input '{name}' has dtype {dtype}, the graph expects {type_name(t.element_type)}")
+    dims = shape_of(t)
+    if len(dims) != len(shape) or any(s is not None and s != d for s, d in zip(dims, shape)):
+        raise InputError(f"input '{name}' has shape {list(shape)}, the graph expects {t}")
+
+
+def check_input_names(signature: Mapping[str, TensorType], names) -> None:
+    """Every graph input is given and nothing else is."""
+    extra = sorted(set(names) - set(signature))
+    if extra:
+        raise InputError(f"input '{extra[0]}' is not an input of the graph (inputs: {', '.join(signature)})")
+    for name, t in signature.items():
+        if name not in names:
+            raise InputError(f"input '{name}' is missing (expected {t})")
+
+
 def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """The inputs in argument order, after checking each against the graph's signature.
 
     Inputs are logical arrays (the shape in the type), whatever storage format the graph keeps them in."""
     signature = input_signature(module)
-    extra = sorted(set(inputs) - set(signature))
-    if extra:
-        raise InputError(f"input '{extra[0]}' is not an input of the graph (inputs: {', '.join(signature)})")
+    check_input_names(signature, inputs)
     ordered = []
     for name, t in signature.items():
-        if name not in inputs:
-            raise InputError(f"input '{name}' is missing (expected {t})")
         value = np.asarray(inputs[name])
-        want = numpy_dtype(t.element_type)
-        if value.dtype != want:
-            raise InputError(f"input '{name}' has dtype {value.dtype}, the graph expects {type_name(t.element_type)}")
-        shape = shape_of(t)
-        if len(shape) != value.ndim or any(s is not None and s != d for s, d in zip(shape, value.shape)):
-            raise InputError(f"input '{name}' has shape {list(value.shape)}, the graph expects {t}")
+        check_input(name, t, value.dtype, value.shape)
         ordered.append(value)
     return ordered
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from io import StringIO
@@ -77,16 +76,30 @@ def read_module(path: str) -> ModuleOp:
     return parse_module(text, path)
 
 
-def import_onnx_file(path: str, inline_limit: int | None = None):
-    """(module, weights) of an ONNX file, import errors as user errors naming the file."""
+def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_bytes: int | None = None):
+    """(module, weights) of an ONNX file, import errors as user errors naming the file.
+
+    `max_tensor_bytes` bounds what import-time constant folding may allocate (the kernels' limit)
+    and is passed to the importer when it takes it (its own checks of initializers and shapes)."""
+    import inspect
+
     from frontend.onnx_importer import import_model, load_onnx
     from frontend.onnx_ops import OnnxImportError
+    from interpreter.ge import TensorTooLarge
+    from interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES, tensor_byte_limit
 
+    limit = DEFAULT_MAX_TENSOR_BYTES if max_tensor_bytes is None else max_tensor_bytes
+    options = {} if inline_limit is None else {"inline_limit": inline_limit}
     try:
-        model = load_onnx(path)
-        return import_model(model) if inline_limit is None else import_model(model, inline_limit)
+        with doing(f"importing {path}"), tensor_byte_limit(limit):
+            model = load_onnx(path)
+            if "max_tensor_bytes" in inspect.signature(import_model).parameters:
+                options["max_tensor_bytes"] = limit
+            return import_model(model, **options)
     except OnnxImportError as e:
         raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
+    except TensorTooLarge as e:  # import-time constant folding refused a result
+        raise UserError(f"{path}: {first_line(e)}") from None
 
 
 def first_line(e: BaseException) -> str:
@@ -95,33 +108,126 @@ def first_line(e: BaseException) -> str:
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[str], None]) -> None:
-    """Writes the whole file or nothing: into a temporary beside it, then renamed over it.
+    """Writes one file whole or not at all (tools/outputs.py; a job with several outputs uses `Outputs`)."""
+    from tools.outputs import Outputs
 
-    `data` may be a callable that writes the temporary file itself (e.g. a safetensors saver)."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UserError(f"{path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    outputs = Outputs()
+    outputs.add(path, data)
+    outputs.commit()
+
+
+# -- what the tool is doing, for the one line a resource error gets ------------------------------
+@contextmanager
+def doing(what: str) -> Iterator[None]:
+    """Names the step under way ("reading inputs from in.npz"); an exception leaving it carries the
+    innermost step's name, for the one line of an out-of-memory or nesting error."""
     try:
-        if callable(data):
-            os.close(fd)
-            data(tmp)
-        else:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        yield
+    except Exception as e:
+        if not hasattr(e, "tool_step"):
+            e.tool_step = what
         raise
 
 
-@contextmanager
-def reported_errors(tool: str) -> Iterator[None]:
-    """Turns user errors into `tool: error: ...` on stderr and exit code 1."""
+def _step(e: BaseException) -> str:
+    step = getattr(e, "tool_step", None)
+    return f" while {step}" if step else ""
+
+
+# -- sizes ---------------------------------------------------------------------------------------
+_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
+          "t": 1 << 40, "tib": 1 << 40}
+
+
+def byte_size(text: str) -> int:
+    """An argparse type: a byte count, optionally with a binary unit (`4GiB`, `512M`, `1024`)."""
+    import argparse
+    import re
+
+    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    unit = match and _UNITS.get(match.group(2).lower())
+    if not match or unit is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a byte count (e.g. 4GiB, 512MiB, 1000000)")
+    return int(match.group(1)) * unit
+
+
+def seed(text: str) -> int:
+    """An argparse type: a random seed, a non-negative integer."""
+    import argparse
+
     try:
-        yield
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a seed (a non-negative integer)")
+    return value
+
+
+def one_line_usage_errors(parser) -> None:
+    """A bad command line is a user mistake like any other: one line, exit code 1 (argparse would print
+    the usage too and exit with 2, the code the tools keep for internal errors)."""
+
+    def error(message: str):
+        print(f"{parser.prog}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(1)
+
+    parser.error = error
+
+
+def add_contract_arguments(parser) -> None:
+    """The options every tool has: the allocation limit and the traceback of an internal error."""
+    from interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES
+
+    parser.add_argument("--max-tensor-bytes", metavar="BYTES", type=byte_size, default=DEFAULT_MAX_TENSOR_BYTES,
+                        help="refuse to create any tensor larger than this, from inputs, constant folding or "
+                             "the interpreter (e.g. 512MiB; default 4GiB)")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    one_line_usage_errors(parser)
+
+
+# -- the error contract --------------------------------------------------------------------------
+class ErrorReport:
+    """What `reported_errors` yields; a tool sets `debug` once its arguments are parsed."""
+
+    def __init__(self, tool: str, debug: bool):
+        self.tool = tool
+        self.debug = debug
+
+
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _innermost_project_frame(e: BaseException) -> str:
+    """`file:line` of the deepest traceback frame in the project's own code (not xDSL, numpy, ...)."""
+    import traceback
+
+    where = ""
+    for frame in traceback.extract_tb(e.__traceback__):
+        path = Path(frame.filename).resolve()
+        if (path.is_file() and _PROJECT_ROOT in path.parents and ".venv" not in path.parts
+                and "site-packages" not in path.parts):
+            where = f"{path.relative_to(_PROJECT_ROOT)}:{frame.lineno}"
+    return where
+
+
+@contextmanager
+def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
+    """The tools' error contract.
+
+    - A user's mistake (UserError, an IR parse error, a bad pass pipeline, a verifier diagnostic)
+      is `tool: error: ...` on stderr, exit code 1.
+    - Running out of memory or of recursion depth is one line naming the step under way (`doing`),
+      exit code 1: whether the input's size or nesting caused it or the compiler misbehaved cannot be
+      told apart here, and for the user the remedy is the same (a smaller input, a larger machine).
+    - Anything else is a compiler bug: `tool: internal error: Type: first line (at file:line)`, exit
+      code 2; the traceback too with `--debug`.
+    - stdout closed early (`ge-run ... | head -1`) ends quietly with exit code 1, like other Unix tools.
+    """
+    report = ErrorReport(tool, debug)
+    try:
+        yield report
+        sys.stdout.flush()  # here, not at interpreter exit, so a closed pipe is reported by us
     except UserError as e:
         _die(tool, str(e))
     except ParseError as e:
@@ -134,6 +240,41 @@ def reported_errors(tool: str) -> Iterator[None]:
         _die(tool, first_line(e))
     except KeyboardInterrupt:
         _die(tool, "interrupted")
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except MemoryError as e:
+        _show_traceback(report)
+        where = _innermost_project_frame(e)
+        _die(tool, f"out of memory{_step(e)}" + (f" (at {where})" if where else "")
+             + "; a tensor may be too large for this machine (see --max-tensor-bytes)")
+    except RecursionError as e:
+        _show_traceback(report)
+        where = _innermost_project_frame(e)
+        _die(tool, f"nesting too deep{_step(e)}" + (f" (at {where})" if where else "")
+             + ": the input nests deeper than Python's recursion limit")
+    except Exception as e:  # a compiler bug: say so, and where
+        _show_traceback(report)
+        where = _innermost_project_frame(e)
+        print(f"{tool}: internal error: {type(e).__name__}: {first_line(e)}" + (f" (at {where})" if where else "")
+              + ("" if report.debug else "; rerun with --debug for the traceback"), file=sys.stderr)
+        sys.exit(2)
+
+
+def _show_traceback(report: ErrorReport) -> None:
+    if report.debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away: drop what is still buffered (Python would complain at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(1)
 
 
 def _die(tool: str, message: str) -> None:

@@ -35,7 +35,9 @@ from interpreter.differential import DEFAULT_TOLERANCE, DifferentialChecker, Num
 from passes import all_passes, remarks
 from passes.ge_options import apply_ge_options
 from passes.pipeline import is_composite, notify, observed
-from tools.common import UserError, first_line, reported_errors, write_atomic
+from interpreter.kernels import tensor_byte_limit
+from tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
+from tools.outputs import Outputs, reserve_ir_output
 
 
 class _KeptText(StringIO):
@@ -45,7 +47,16 @@ class _KeptText(StringIO):
         pass
 
 
-class GeOptMain(xDSLOptMain):
+class ContractedOptMain(xDSLOptMain):
+    """xdsl-opt's driver with the tools' contract options (--max-tensor-bytes, --debug) and one-line
+    usage errors."""
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        add_contract_arguments(arg_parser)
+
+
+class GeOptMain(ContractedOptMain):
     def register_all_dialects(self):
         super().register_all_dialects()
         self.ctx.register_dialect("ge", lambda: GE)
@@ -140,7 +151,8 @@ class GeOptMain(xDSLOptMain):
     def output_resulting_program(self, prog) -> str:
         self.args.print_debuginfo = not self.args.strip_debuginfo
         self._plan_sidecar(prog)
-        return super().output_resulting_program(prog).replace(" loc(unknown)", "")
+        with doing("printing the IR"):
+            return super().output_resulting_program(prog).replace(" loc(unknown)", "")
 
     def _plan_sidecar(self, module: ModuleOp) -> None:
         """With -o, the output gets its own complete sidecar; without, new weights cannot be kept."""
@@ -160,27 +172,38 @@ class GeOptMain(xDSLOptMain):
         self._sidecar = (sidecar, referenced_weights(module))
 
     def run(self):
+        """Parses, runs the passes and prints; the IR and its sidecar are written together at the end,
+        whole or not at all (tools/outputs.py), and only if everything before succeeded."""
         self._sidecar = None
+        outputs = Outputs()
+        if self.args.output_file is not None:
+            reserve_ir_output(outputs, self.args.output_file)  # a bad -o fails before any work
+        source = self.args.input_file or "<stdin>"
         try:
-            super().run()
+            with tensor_byte_limit(self.args.max_tensor_bytes), doing(f"optimizing {source}"):
+                super().run()
         except ValueError as e:
             if "Unrecognized file extension" in str(e):
-                raise UserError(first_line(e)) from None
+                raise UserError(f"{source}: {first_line(e)[0].lower()}{first_line(e)[1:]} "
+                                "(give .mlir, or -f to name the format)") from None
             raise
         except OSError as e:
-            raise UserError(f"{e.filename}: {e.strerror}") from None
+            raise UserError(f"{e.filename or source}: {e.strerror or first_line(e)}") from None
         text = self._text.getvalue()
         if self.args.output_file is None:
             sys.stdout.write(text)
             return
         if self._sidecar is not None:
             path, arrays = self._sidecar
-            write_atomic(path, lambda tmp: save(tmp, arrays))
-        write_atomic(self.args.output_file, text)
+            outputs.add(path, lambda tmp: save(tmp, arrays))
+        outputs.add(self.args.output_file, text)
+        with doing(f"writing {self.args.output_file}"):
+            outputs.commit()
 
 
 def main(argv: list[str] | None = None) -> None:
-    with reported_errors("ge-opt"):
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)  # known before the parser ran, too
+    with reported_errors("ge-opt", debug):
         try:
             tool = GeOptMain(description="ge graph optimizer driver", args=argv)
         except ValueError as e:  # an unknown pass or pass option in -p

@@ -14,8 +14,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import time
 import zipfile
+import zlib
+from pathlib import Path
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
@@ -24,18 +27,28 @@ from frontend.sidecar import SidecarError, open_weights
 from ge_dialects.ge.weights import attach_weights
 from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
+from interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
 from interpreter.targets import TargetError, load_target
-from interpreter.runner import InputError, input_signature, main_function, run
-from tools.common import UserError, first_line, import_onnx_file, read_module, reported_errors, write_atomic
+from interpreter.runner import InputError, check_input, check_input_names, input_signature, run
+from tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
+                          reported_errors, seed)
+from tools.outputs import Outputs
 from ge_dialects.ge.types import numpy_dtype, shape_of
 
 
-def load_program(path: str, with_weights: bool = True):
+PROGRAM_SUFFIXES = (".mlir", ".onnx", "")
+"""What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models."""
+
+
+def load_program(path: str, with_weights: bool = True, max_tensor_bytes: int | None = None):
     """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory;
     the weights are also attached to the module (ge_dialects/ge/weights.py)."""
-    if path.endswith(".onnx"):
-        module, weights = import_onnx_file(path)
+    suffix = Path(path).suffix
+    if suffix not in PROGRAM_SUFFIXES:
+        raise UserError(f"{path}: unrecognized file extension '{suffix}' (ge-run reads .mlir IR or .onnx models)")
+    if suffix == ".onnx":
+        module, weights = import_onnx_file(path, max_tensor_bytes=max_tensor_bytes)
     else:
         module, weights = read_module(path), {}
         if with_weights:
@@ -47,21 +60,108 @@ def load_program(path: str, with_weights: bool = True):
     return module, weights
 
 
-def load_inputs(path: str) -> dict[str, np.ndarray]:
+NOT_NPZ = "not an .npz archive (a zip of .npy arrays by input name, as numpy.savez writes)"
+
+
+def load_inputs(path: str, signature: dict, limit: int | None = None) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file, checked against the graph's inputs before any data is read.
+
+    Names, dtypes, shapes and byte sizes come from the members' .npy headers; only when all of them
+    fit the signature (and the limit) are the arrays read. Pickled (object) arrays are never loaded."""
+    limit = max_tensor_bytes() if limit is None else limit
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise UserError(f"{path}: cannot read inputs ({e})") from None
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise UserError(f"{path}: {NOT_NPZ}") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or first_line(e)}") from None
+    with archive:
+        try:
+            members = _members(archive)
+            check_input_names(signature, members)
+            headers = {name: _header(archive, info, signature[name], limit) for name, info in members.items()}
+            return {name: _read_array(archive, members[name], *headers[name]) for name in members}
+        except InputError as e:
+            raise UserError(f"{path}: {e}") from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
+            raise UserError(f"{path}: cannot read inputs ({first_line(e)})") from None
+
+
+def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    members = {}
+    for info in archive.infolist():
+        if info.is_dir():
+            continue
+        if not info.filename.endswith(".npy"):
+            raise InputError(f"member '{info.filename}' is not an .npy array; {NOT_NPZ}")
+        name = info.filename[: -len(".npy")]
+        if name in members:
+            raise InputError(f"input '{name}' appears twice")
+        members[name] = info
+    return members
+
+
+def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
+    """(dtype, shape, fortran order, data offset) of a member, checked against its input type `t`."""
+    name = info.filename[: -len(".npy")]
+    with archive.open(info) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise InputError(f"input '{name}': .npy format version {version[0]}.{version[1]} is not supported")
+        except ValueError as e:
+            raise InputError(f"input '{name}': not an .npy array ({first_line(e)})") from None
+        offset = f.tell()
+    if dtype.hasobject:
+        raise InputError(f"input '{name}' holds Python objects (pickled data), which are never loaded")
+    want = numpy_dtype(t.element_type)
+    if dtype.kind == "V" and not dtype.fields and want.kind == "V" and dtype.itemsize == want.itemsize:
+        dtype = want  # numpy writes ml_dtypes arrays (bf16, f8, ...) as raw bytes of the same width
+    check_input(name, t, dtype, shape)
+    try:
+        check_alloc(shape, dtype)
+    except AllocationError as e:
+        raise InputError(f"input '{name}': {e}") from None
+    size = math.prod(shape) * dtype.itemsize
+    if info.file_size - offset < size:
+        raise InputError(f"input '{name}' is truncated: its header promises {format_bytes(size)}, "
+                         f"the member holds {format_bytes(max(info.file_size - offset, 0))}")
+    return dtype, shape, fortran, offset
+
+
+def _read_array(archive: zipfile.ZipFile, info, dtype, shape, fortran: bool, offset: int) -> np.ndarray:
+    array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+    buffer = memoryview(array.reshape(-1, order="A").view(np.uint8)) if array.size and dtype.itemsize else None
+    with archive.open(info) as f:
+        f.read(offset)
+        filled = 0
+        while buffer is not None and filled < len(buffer):
+            count = f.readinto(buffer[filled:])
+            if not count:
+                raise EOFError(f"member '{info.filename}' ends early")
+            filled += count
+    return array
 
 
 def random_inputs(module, seed: int) -> dict[str, np.ndarray]:
-    """Inputs of the graph's signature; unknown dims become 1, integers are small non-negative ids."""
+    """Inputs of the graph's signature; unknown dims become 1, integers are small non-negative ids.
+
+    Each input's size is checked against the kernels' limit (`--max-tensor-bytes`) first."""
+    if not isinstance(seed, int) or seed < 0:
+        raise InputError(f"the random seed must be a non-negative integer, not {seed}")
     rng = np.random.default_rng(seed)
     out = {}
     for name, t in input_signature(module).items():
         shape = tuple(1 if d is None else d for d in shape_of(t))
         dtype = numpy_dtype(t.element_type)
+        try:
+            check_alloc(shape, dtype)
+        except AllocationError as e:
+            raise InputError(f"random input '{name}' ({t}): {e}") from None
         if dtype.kind == "f" or dtype.name == "bfloat16":
             out[name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind == "b":
@@ -82,17 +182,17 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
     return "\n".join(lines)
 
 
-def run_on_device(module, args) -> None:
-    """Simulates the lowered module on the target; prints the report and writes trace / summary."""
+def run_on_device(module, args, outputs: Outputs) -> None:
+    """Simulates the lowered module on the target; prints the report, hands trace / summary to `outputs`."""
     try:
         target = load_target(args.target)
         result = simulate_module(module, target)
     except (TargetError, NotLowered, ValueError) as e:
         raise UserError(f"{args.program}: {first_line(e)}") from None
     if args.trace:
-        write_atomic(args.trace, json.dumps(chrome_trace(result)))
+        outputs.add(args.trace, json.dumps(chrome_trace(result)))
     if args.op_summary:
-        write_atomic(args.op_summary, op_summary_csv(result))
+        outputs.add(args.op_summary, op_summary_csv(result))
     print(report(result, memory_figures(module)))
 
 
@@ -102,9 +202,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("program", help="a ge IR file (.mlir) or an ONNX model (.onnx)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
-    source.add_argument("--random-inputs", metavar="SEED", type=int, help="random inputs from this seed")
+    source.add_argument("--random-inputs", metavar="SEED", type=seed, help="random inputs from this seed")
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
+    add_contract_arguments(parser)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     device.add_argument("--target", default="ascend910b", help="target chip (default %(default)s)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
@@ -113,34 +214,58 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
-    with reported_errors("ge-run"):
-        module, weights = load_program(args.program, with_weights=not args.timing_only)
-        if is_lowered(module):
-            run_on_device(module, args)
-        elif args.timing_only or args.trace or args.op_summary:
-            raise UserError(f"{args.program}: --timing-only, --trace and --op-summary need a module lowered to "
-                            "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')")
-        if args.timing_only:
-            return
+    with reported_errors("ge-run", args.debug), tensor_byte_limit(args.max_tensor_bytes):
+        execute(args)
+
+
+def execute(args) -> None:
+    """The whole job; its files are written only at the end, and only if everything succeeded."""
+    outputs = Outputs()
+    outputs.protect(args.program, "program")
+    if args.inputs:
+        outputs.protect(args.inputs, "inputs")
+    for path, role in ((args.output, "outputs (-o)"), (args.trace, "trace"), (args.op_summary, "op summary")):
+        if path:
+            outputs.reserve(path, role)
+    with doing(f"loading {args.program}"):
+        module, weights = load_program(args.program, not args.timing_only, args.max_tensor_bytes)
+    if is_lowered(module):
+        with doing("modeling the device"):
+            run_on_device(module, args, outputs)
+    elif args.timing_only or args.trace or args.op_summary:
+        raise UserError(f"{args.program}: --timing-only, --trace and --op-summary need a module lowered to "
+                        "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')")
+    if not args.timing_only:
         try:
-            main_function(module)
+            signature = input_signature(module)
         except InputError as e:
             raise UserError(f"{args.program}: {e}") from None
-        inputs = load_inputs(args.inputs) if args.inputs else random_inputs(module, args.random_inputs)
+        if args.inputs:
+            with doing(f"reading inputs from {args.inputs}"):
+                inputs = load_inputs(args.inputs, signature)
+        else:
+            with doing("making random inputs"):
+                try:
+                    inputs = random_inputs(module, args.random_inputs)
+                except InputError as e:
+                    raise UserError(f"{args.program}: {e}") from None
         start = time.perf_counter()
         try:
-            outputs = run(module, inputs, weights)
+            with doing(f"running {args.program}"):
+                results = run(module, inputs, weights)
         except InputError as e:
             raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
         except (KernelError, InterpretationError) as e:
-            raise UserError(f"{args.program}: {e}") from None
+            raise UserError(f"{args.program}: {first_line(e)}") from None
         seconds = time.perf_counter() - start
         if args.output:
             buffer = io.BytesIO()
-            np.savez(buffer, **outputs)
-            write_atomic(args.output, buffer.getvalue())
+            np.savez(buffer, **results)
+            outputs.add(args.output, buffer.getvalue())
         if args.print or not args.output:
-            print(summary(outputs, seconds))
+            print(summary(results, seconds))
+    with doing("writing the outputs"):
+        outputs.commit()
 
 
 if __name__ == "__main__":

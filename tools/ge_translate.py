@@ -1,6 +1,8 @@
 """ge-translate: model formats in and out of the ge dialect.
 
     ge-translate --import-onnx model.onnx -o model.mlir     # weights go to model.safetensors beside it
+
+The IR and its sidecar are written together, whole or not at all, after the import succeeded.
 """
 
 from __future__ import annotations
@@ -11,27 +13,30 @@ from pathlib import Path
 
 from frontend.sidecar import SIDECAR_ATTR, save
 from ge_dialects import ge
-from tools.common import UserError, import_onnx_file, print_module, reported_errors, write_atomic
+from tools.common import UserError, add_contract_arguments, doing, import_onnx_file, print_module, reported_errors
+from tools.outputs import Outputs, reserve_ir_output
 from xdsl.dialects.builtin import StringAttr
 
-
-def translate_onnx(model_path: str, output: str | None, inline_limit: int) -> None:
-    module, weights = import_onnx_file(model_path, inline_limit)
+def translate_onnx(model_path: str, output: str | None, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
+                   max_tensor_bytes: int | None = None) -> None:
+    outputs = Outputs()
+    sidecar = reserve_ir_output(outputs, output) if output is not None else None
+    module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes)
     if weights and output is None:
         raise UserError(f"{model_path}: the model has {len(weights)} weights above the inline limit; "
                         "give -o FILE.mlir so they can be written to a sidecar beside it")
-    if output is None:
-        sys.stdout.write(print_module(module))
-        return
-    out = Path(output)
-    if weights:
-        sidecar = out.with_suffix(".safetensors")
-        module.attributes[SIDECAR_ATTR] = StringAttr(sidecar.name)
-        text = print_module(module)  # printed before anything is written: a failure leaves no file
-        write_atomic(sidecar, lambda tmp: save(tmp, weights))
-    else:
+    with doing("printing the IR"):
+        if weights:
+            module.attributes[SIDECAR_ATTR] = StringAttr(sidecar.name)
         text = print_module(module)
-    write_atomic(out, text)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    if weights:
+        outputs.add(sidecar, lambda tmp: save(tmp, weights))
+    outputs.add(output, text)
+    with doing(f"writing {output}"):
+        outputs.commit()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,9 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="IR file to write (default: stdout)")
     parser.add_argument("--inline-limit", type=int, default=ge.ConstantOp.INLINE_LIMIT,
                         help="constants with at most this many elements stay inline (default %(default)s)")
+    add_contract_arguments(parser)
     args = parser.parse_args(argv)
-    with reported_errors("ge-translate"):
-        translate_onnx(args.import_onnx, args.output, args.inline_limit)
+    with reported_errors("ge-translate", args.debug):
+        translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import numpy as np
 
 from ge_dialects import ge
 from ge_dialects.ge.resize import resized_axes, scaled_length, sizes_with_policy
-from interpreter.kernels import kernel
+from interpreter.kernels import check_alloc, kernel
 
 
 @kernel(ge.ResizeOp)
@@ -20,6 +20,10 @@ def resize(op, ins):
     x = ins["X"]
     axes = resized_axes(op.p("axes"), x.ndim)
     plans = _axis_plans(op, ins, x.shape, axes)
+    resized = list(x.shape)
+    for axis, (out_len, _, _) in zip(axes, plans):
+        resized[axis] = out_len
+    check_alloc(resized, x.dtype)  # sizes and scales are data: refuse a huge result before computing it
     starts, ends = _roi(ins["roi"], len(axes))
     mode = op.p("mode")
     work = x if mode == "nearest" else x.astype(_compute_dtype(x.dtype))

@@ -23,7 +23,7 @@ from ge_dialects.ge.tensor_ops import (
     unsqueezed_dims,
 )
 from ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
-from interpreter.kernels import kernel
+from interpreter.kernels import AllocationError, check_alloc, kernel
 
 _NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 _NARROW_INT_DTYPES = {numpy_dtype(t) for t in NARROW_INT_TYPES}
@@ -85,6 +85,7 @@ def slice_(op, ins):
 def gather(op, ins):
     data, indices = ins["data"], ins["indices"]
     axis = normalize_axes([op.p("axis")], data.ndim)[0]
+    check_alloc([*data.shape[:axis], *np.shape(indices), *data.shape[axis + 1:]], data.dtype)
     indices = np.where(indices < 0, indices + data.shape[axis], indices)
     return np.take(data, indices, axis=axis)
 
@@ -183,7 +184,10 @@ def where(op, ins):
 @kernel(ge.ExpandOp)
 def expand(op, ins):
     x = ins["input"]
-    shape = np.broadcast_shapes(x.shape, tuple(_ints(ins["shape"])))
+    wanted = _ints(ins["shape"])
+    check_alloc([max(d, 0) for d in wanted], x.dtype)  # broadcast_shapes itself would allocate nothing
+    shape = np.broadcast_shapes(x.shape, tuple(wanted))
+    check_alloc(shape, x.dtype)
     return np.broadcast_to(x, shape).copy()
 
 
@@ -196,7 +200,9 @@ def shape(op, ins):
 
 @kernel(ge.ConstantOfShapeOp)
 def constant_of_shape(op, ins):
-    return np.full(_ints(ins["input"]), op.fill_value(), dtype=_result_dtype(op))
+    shape = _ints(ins["input"])
+    check_alloc(shape, _result_dtype(op))  # the shape is data: a negative or huge one is refused here
+    return np.full(shape, op.fill_value(), dtype=_result_dtype(op))
 
 
 @kernel(ge.PadOp)
@@ -207,6 +213,7 @@ def pad(op, ins):
     crop = tuple(slice(-min(lo, 0), size + min(hi, 0)) for size, (lo, hi) in zip(x.shape, widths))
     x = x[crop]
     grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    check_alloc([d + lo + hi for d, (lo, hi) in zip(x.shape, grow)], x.dtype)
     mode = op.p("mode")
     if mode == "constant":
         fill = ins["constant_value"]
@@ -219,5 +226,12 @@ def pad(op, ins):
 def range_(op, ins):
     start, limit, delta = (ins[n].item() for n in ("start", "limit", "delta"))
     dtype = ins["start"].dtype
-    n = ge.range_length(start, limit, delta)
+    if delta == 0 or not all(np.isfinite(float(v)) for v in (start, limit, delta)):
+        if delta == 0 and start == limit:
+            n = 0
+        else:
+            raise AllocationError(f"range({start}, {limit}, {delta}) has no finite length")
+    else:
+        n = ge.range_length(start, limit, delta)
+    check_alloc([n], np.float64 if dtype.kind == "f" else np.int64)
     return (start + np.arange(n, dtype=np.float64 if dtype.kind == "f" else np.int64) * delta).astype(dtype)
