@@ -79,10 +79,8 @@ def read_module(path: str) -> ModuleOp:
 def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_bytes: int | None = None):
     """(module, weights) of an ONNX file, import errors as user errors naming the file.
 
-    `max_tensor_bytes` bounds what import-time constant folding may allocate (the kernels' limit)
-    and is passed to the importer when it takes it (its own checks of initializers and shapes)."""
-    import inspect
-
+    `max_tensor_bytes` bounds every tensor the importer reads or allocates: initializers, external
+    data, static result shapes (frontend/validate.py) and import-time constant folding (the kernels)."""
     from frontend.onnx_importer import import_model, load_onnx
     from frontend.onnx_ops import OnnxImportError
     from interpreter.ge import TensorTooLarge
@@ -92,10 +90,8 @@ def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_byte
     options = {} if inline_limit is None else {"inline_limit": inline_limit}
     try:
         with doing(f"importing {path}"), tensor_byte_limit(limit):
-            model = load_onnx(path)
-            if "max_tensor_bytes" in inspect.signature(import_model).parameters:
-                options["max_tensor_bytes"] = limit
-            return import_model(model, **options)
+            model = load_onnx(path, max_tensor_bytes=limit)
+            return import_model(model, max_tensor_bytes=limit, **options)
     except OnnxImportError as e:
         raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
     except TensorTooLarge as e:  # import-time constant folding refused a result
