@@ -147,7 +147,7 @@ def check_reuse_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
         edges = reuse_edges(facts.kernels)
     except ReuseError as e:
         raise StreamError(f"{_where(fn)}: {e}") from None
-    for e in edges:
+    for e in sorted(edges, key=lambda e: (e.dst, -e.src)):  # name the latest unordered access
         if not facts.ordered(e.src, e.dst):
             raise StreamError(
                 f"{_where(fn)}: task {_task(facts, e.dst)} overwrites {buffer_label(facts.kernels, e.earlier)} "
