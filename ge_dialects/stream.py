@@ -1,39 +1,112 @@
 """The stream-and-event dialect: which hardware stream runs each task, and the events between them.
 
 After `lower-to-streams`, the function body is the program order: each `task.kernel` carries its
-`stream` (and `launch`), and synchronization is explicit:
+`stream` (and `launch`), and synchronization is explicit, with events as SSA values:
 
     %0 = task.kernel "/a" (...) ... attributes {stream = 0 : i64, launch = 0 : i64, ...} {...}
-    stream.record 0 on 0          // stream 0 records event 0 once the tasks before it finished
-    stream.wait 0 on 1            // stream 1 waits for event 0 before its next task
-    %1 = task.kernel "/b" (...) ... attributes {stream = 1 : i64, ...} {...}
+    %ev0 = stream.record 0 on 0 after %0 : tensor<...>   // hardware event id 0, recorded on
+                                                          // stream 0 once the task defining %0
+                                                          // (its latest task so far) finished
+    stream.wait %ev0 on 1                                 // stream 1 waits for %ev0 before its
+    %1 = task.kernel "/b" (...) ... {stream = 1 : i64}    // next task in program order
 
-A stream runs its tasks in program order; tasks on different streams overlap unless an event
-orders them. The function's `stream.mode` attribute is the execution mode: `op` (the host
-launches every task), `graph` (whole-graph sink: one launch) or `subgraph` (one launch per
-sunk subgraph, the host scheduling between them); `stream.count` is the number of streams.
+So which task an event follows is in the IR (the record's `after` operand), and which record a
+wait waits for is its SSA operand, not a matter of op positions. A stream runs its tasks in
+program order; tasks on different streams overlap unless an event orders them. The function's
+`stream.mode` attribute is the execution mode: `op` (the host launches every task), `graph`
+(whole-graph sink: one launch) or `subgraph` (one launch per sunk subgraph, the host scheduling
+between them); `stream.count` is the number of streams (every stream id is below it).
+
+Kernels, records and waits have memory and ordering effects (`DeviceEffects`), so generic passes
+(cse, dce, motion) neither merge, drop nor reorder them. Whole-function properties (every
+cross-stream dependency and every memory reuse covered by events, event ids safe to reuse) are
+checked by `lowering/streams/verify.py` (pass `verify-streams`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from xdsl.dialects.builtin import I64, IntegerAttr
-from xdsl.ir import Dialect
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def
+from xdsl.ir import Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
 from xdsl.utils.exceptions import VerifyException
 
 MODES = ("op", "graph", "subgraph")
 MODE_ATTR = "stream.mode"
 COUNT_ATTR = "stream.count"
+REUSE_EVENTS_ATTR = "stream.reuse_events"
+"""Function attribute: how many events exist only because planned memory is reused."""
+MAX_STREAMS = 1024
+"""Streams one model may use (the Ascend runtime's per-device stream limit is of this order)."""
+
+_DEVICE_EFFECTS = frozenset({EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)})
 
 
-class _EventOp(IRDLOperation):
+class DeviceEffects(MemoryEffect):
+    """Reads and writes device state (memory, stream queues, event flags): never Pure, so cse
+    does not merge two such ops and dce does not drop one whose results are unused."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> Set[EffectInstance]:
+        return _DEVICE_EFFECTS
+
+
+def stream_count_of(op: Operation) -> int | None:
+    """The `stream.count` of the function holding `op`, or None when it has none."""
+    fn = op.parent_op()
+    attr = fn.attributes.get(COUNT_ATTR) if fn is not None else None
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def check_stream_id(op: Operation, where: str, stream: int) -> None:
+    """A stream id is >= 0 and below its function's `stream.count` (itself >= 1)."""
+    if stream < 0:
+        raise VerifyException(f"{where}: stream must not be negative, got {stream}")
+    count = stream_count_of(op)
+    if count is None:
+        return
+    if count < 1:
+        raise VerifyException(f"{where}: the function's {COUNT_ATTR} must be at least 1, got {count}")
+    if stream >= count:
+        raise VerifyException(f"{where}: stream {stream} is not below the function's {COUNT_ATTR} = {count}")
+
+
+@irdl_attr_definition
+class EventType(ParametrizedAttribute, TypeAttribute):
+    """`!stream.event`: one recording of a hardware event, produced by `stream.record`."""
+
+    name = "stream.event"
+
+
+@irdl_op_definition
+class RecordOp(IRDLOperation):
+    """`%ev = stream.record E on S after %v : T`: hardware event E fires when the task defining
+    `%v` (on stream S, its latest task before this op) has finished."""
+
+    name = "stream.record"
+
+    after = operand_def()
+    result = result_def(EventType)
     event = prop_def(IntegerAttr[I64])
     stream = prop_def(IntegerAttr[I64])
 
-    def __init__(self, event: int, stream: int):
-        super().__init__(properties={"event": IntegerAttr(event, 64), "stream": IntegerAttr(stream, 64)})
+    traits = traits_def(DeviceEffects())
+
+    def __init__(self, event: int, stream: int, after: SSAValue):
+        super().__init__(operands=[after], result_types=[EventType()],
+                         properties={"event": IntegerAttr(event, 64), "stream": IntegerAttr(stream, 64)})
 
     @property
     def event_id(self) -> int:
@@ -43,33 +116,94 @@ class _EventOp(IRDLOperation):
     def stream_id(self) -> int:
         return self.stream.value.data
 
+    @property
+    def task(self) -> Operation | None:
+        """The task.kernel the event follows."""
+        owner = self.after.owner
+        return owner if isinstance(owner, Operation) and owner.name == "task.kernel" else None
+
     def verify_(self) -> None:
-        if self.event_id < 0 or self.stream_id < 0:
-            raise VerifyException(f"{self.name}: event and stream ids must not be negative")
+        where = f"stream.record {self.event_id} on {self.stream_id}"
+        if self.event_id < 0:
+            raise VerifyException(f"{where}: event id must not be negative")
+        check_stream_id(self, where, self.stream_id)
+        kernel = self.task
+        if kernel is None:
+            raise VerifyException(f"{where}: 'after' must be a result of a task.kernel")
+        task_stream = kernel.properties.get("stream")
+        if isinstance(task_stream, IntegerAttr) and task_stream.value.data != self.stream_id:
+            raise VerifyException(f"{where}: follows task '{kernel.properties['name'].data}' on stream "
+                                  f"{task_stream.value.data}, not on the record's stream")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.event_id} on {self.stream_id}")
+        printer.print_string(f" {self.event_id} on {self.stream_id} after ")
+        printer.print_operand(self.after)
+        printer.print_string(" : ")
+        printer.print_attribute(self.after.type)
 
     @classmethod
-    def parse(cls, parser: Parser):
+    def parse(cls, parser: Parser) -> RecordOp:
         event = parser.parse_integer(allow_boolean=False, allow_negative=False)
         parser.parse_keyword("on")
         stream = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        return cls(event, stream)
+        parser.parse_keyword("after")
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        after = parser.resolve_operand(unresolved, parser.parse_type())
+        return cls(event, stream, after)
 
 
 @irdl_op_definition
-class RecordOp(_EventOp):
-    """`stream.record E on S`: event E fires when stream S reaches this point."""
-
-    name = "stream.record"
-
-
-@irdl_op_definition
-class WaitOp(_EventOp):
-    """`stream.wait E on S`: stream S does not go past this point before event E fired."""
+class WaitOp(IRDLOperation):
+    """`stream.wait %ev on S`: stream S does not start its next task before `%ev` fired."""
 
     name = "stream.wait"
 
+    event = operand_def(EventType)
+    stream = prop_def(IntegerAttr[I64])
 
-STREAM = Dialect("stream", [RecordOp, WaitOp], [])
+    traits = traits_def(DeviceEffects())
+
+    def __init__(self, event: SSAValue, stream: int):
+        super().__init__(operands=[event], properties={"stream": IntegerAttr(stream, 64)})
+
+    @property
+    def stream_id(self) -> int:
+        return self.stream.value.data
+
+    @property
+    def record(self) -> RecordOp | None:
+        owner = self.event.owner
+        return owner if isinstance(owner, RecordOp) else None
+
+    @property
+    def event_id(self) -> int:
+        """The hardware event id of the record waited for."""
+        record = self.record
+        if record is None:
+            raise VerifyException(f"stream.wait on {self.stream_id}: its event does not come from a stream.record")
+        return record.event_id
+
+    def verify_(self) -> None:
+        where = f"stream.wait on {self.stream_id}"
+        check_stream_id(self, where, self.stream_id)
+        record = self.record
+        if record is None:
+            raise VerifyException(f"{where}: its event does not come from a stream.record")
+        if record.stream_id == self.stream_id:
+            raise VerifyException(f"{where}: waits for an event recorded on its own stream")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.event)
+        printer.print_string(f" on {self.stream_id}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WaitOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_keyword("on")
+        stream = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return cls(parser.resolve_operand(unresolved, EventType()), stream)
+
+
+STREAM = Dialect("stream", [RecordOp, WaitOp], [EventType])

@@ -32,13 +32,16 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, Pure, SingleBlockImplicitTerminator
+from xdsl.traits import IsolatedFromAbove, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
+from ge_dialects.stream import DeviceEffects, check_stream_id
 
 
 ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")
+MAX_BLOCK_DIM = 65535
+"""The most blocks one launch may ask for (the runtime's blockDim is a 16-bit count)."""
 
 
 @irdl_op_definition
@@ -63,7 +66,8 @@ class KernelOp(IRDLOperation):
     launch = opt_prop_def(IntegerAttr[I64])
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), Pure(), SingleBlockImplicitTerminator(YieldOp))
+    # Not Pure: a kernel writes device memory at its planned offsets and occupies its stream.
+    traits = traits_def(IsolatedFromAbove(), DeviceEffects(), SingleBlockImplicitTerminator(YieldOp))
 
     def __init__(self, name: str, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
                  properties: dict[str, Attribute]):
@@ -82,8 +86,8 @@ class KernelOp(IRDLOperation):
         where = f"task.kernel '{self.task_name.data}'"
         if self.engine.data not in ENGINES:
             raise VerifyException(f"{where}: unknown engine '{self.engine.data}'; expected one of {', '.join(ENGINES)}")
-        if self.block_dim.value.data < 1:
-            raise VerifyException(f"{where}: block_dim must be at least 1, got {self.block_dim.value.data}")
+        if not 1 <= self.block_dim.value.data <= MAX_BLOCK_DIM:
+            raise VerifyException(f"{where}: block_dim must be in 1..{MAX_BLOCK_DIM}, got {self.block_dim.value.data}")
         if self.workspace.value.data < 0:
             raise VerifyException(f"{where}: workspace must not be negative")
         if self.offsets is not None:
@@ -92,10 +96,12 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(f"{where}: {len(offsets)} offsets for {len(self.outputs)} results")
             if any(o < -1 for o in offsets):
                 raise VerifyException(f"{where}: offsets must be >= 0 (or -1 for an unplanned graph output)")
-        for key in ("stream", "launch"):
-            value = self.get(key)
-            if value is not None and value < 0:
-                raise VerifyException(f"{where}: {key} must not be negative")
+        launch = self.get("launch")
+        if launch is not None and launch < 0:
+            raise VerifyException(f"{where}: launch must not be negative")
+        stream = self.get("stream")
+        if stream is not None:
+            check_stream_id(self, where, stream)
         verify_body(where, self, self.body, YieldOp)
 
     def print(self, printer: Printer) -> None:

@@ -81,6 +81,7 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
         elif isinstance(op, stream.RecordOp):
             if op.stream_id not in last_on_stream:
                 raise NotLowered(f"stream.record {op.event_id} on {op.stream_id} precedes every task of its stream")
+            # the verifier (simulate_module) checked that op.task is this latest task
             records[last_on_stream[op.stream_id]].append(op.event_id)
         elif isinstance(op, task.KernelOp):
             s = op.get("stream")
@@ -132,6 +133,9 @@ def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
     mode_attr = fn.attributes.get(stream.MODE_ATTR)
     if not isinstance(mode_attr, StringAttr):
         raise NotLowered(f"@{fn_name} has no {stream.MODE_ATTR} (run lower-to-streams)")
+    from lowering.streams.verify import verify_stream_function
+
+    verify_stream_function(fn)  # StreamError (a ValueError, one line) on a race or a bad event
     return simulate(sim_tasks(fn), target, mode_attr.data)
 
 

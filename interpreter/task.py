@@ -1,7 +1,8 @@
 """Interpreter functions for the task and stream dialects.
 
 Numerically a task computes what its ops compute, and streams and events only order work that
-SSA already orders; so a task runs its body and record/wait do nothing here. Time is the device
+SSA already orders; so a task runs its body, a record yields a token for its event value and a
+wait does nothing here. Time is the device
 simulator's business (interpreter/device).
 """
 
@@ -34,7 +35,7 @@ class TaskFunctions(InterpreterFunctions):
 
     @impl(stream.RecordOp)
     def run_record(self, interpreter: Interpreter, op: stream.RecordOp, args: PythonValues) -> PythonValues:
-        return ()
+        return (("event", op.event_id, op.stream_id),)
 
     @impl(stream.WaitOp)
     def run_wait(self, interpreter: Interpreter, op: stream.WaitOp, args: PythonValues) -> PythonValues:

@@ -10,7 +10,10 @@ memory the user or the loader owns). The result:
     builtin.module attributes {task.memory = {pool = 1605632 : i64, no_reuse = 9633792 : i64,
                                lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
 
-A graph that does not fit the target's HBM is refused with one line giving the sizes.
+A graph that does not fit the target's HBM is refused with one line giving the sizes, and so is a
+function with ops outside tasks (run lower-to-tasks first), one already on streams (lifetimes
+from program order are only sound before `lower-to-streams` adds the reuse ordering), and one
+with a result of unknown size (a dynamic dimension: a static plan would be wrong).
 `plan-memory{reuse=false}` is GE's `ge.exec.disableReuseMemory`.
 """
 
@@ -20,12 +23,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import task
+from ge_dialects import stream, task
+from ge_dialects.ge.types import shape_of
 from ge_dialects.ge.constant import ConstantOp
 from interpreter.stream_executor import MEMORY_ATTR
 from interpreter.targets import pass_target
@@ -57,6 +61,18 @@ class PlanMemoryPass(ModulePass):
                 self.plan_function(op, fn, target)
 
     def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: dict) -> None:
+        where = f"plan-memory: @{fn.sym_name.data}"
+        for inner in fn.body.block.ops:
+            if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
+                    isinstance(inner, task.KernelOp) and inner.stream is not None):
+                raise DiagnosticException(f"{where} is already on streams (run plan-memory before lower-to-streams)")
+            if not isinstance(inner, task.KernelOp) and inner.name not in ("ge.constant", "func.return"):
+                raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
+            for r in inner.results if isinstance(inner, task.KernelOp) else ():
+                if isinstance(r.type, TensorType) and None in shape_of(r.type):
+                    raise DiagnosticException(
+                        f"{where}: task '{inner.task_name.data}' result {r.index} has an unknown size ({r.type}); "
+                        f"a static memory plan needs static shapes")
         kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
         index = {k: i for i, k in enumerate(kernels)}
         returned = set(fn.body.block.last_op.operands)

@@ -8,11 +8,19 @@ transitive reduction of data dependencies plus stream order, with ids reused onc
 (whole-graph sink, one launch) or `subgraph` (a new launch at each AI CPU task and each task
 with a dynamic shape, where the host must step in).
 
+Memory reuse is ordered too: when `plan-memory` gave a later result bytes of an earlier one,
+every access of the earlier result must finish before the later one is written. Those *reuse
+edges* (lowering/streams/reuse.py) join the data edges in the DAG that streams and events are
+planned on, so the transitive reduction covers them with events where they cross streams; the
+function's `stream.reuse_events` counts the events that exist only because of reuse. Event ids
+are reused only where safe under both latest-record and flag semantics. The result is checked by
+the stream verifier (lowering/streams/verify.py) before the pass returns.
+
     // after lower-to-streams{streams=2}
     %0 = task.kernel "/a" ... attributes {..., stream = 0 : i64, launch = 0 : i64}
-    stream.record 0 on 0
+    %ev0 = stream.record 0 on 0 after %0 : tensor<64xf32>
     %1 = task.kernel "/b" ... attributes {..., stream = 1 : i64, launch = 0 : i64}
-    stream.wait 0 on 1
+    stream.wait %ev0 on 1
     %2 = task.kernel "/c" (%0, %1) ... attributes {..., stream = 1 : i64, launch = 0 : i64}
 """
 
@@ -29,7 +37,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge_dialects import stream, task
 from ge_dialects.ge.types import shape_of
 from interpreter.targets import pass_target
-from lowering.streams import dag_from_ops, plan_streams
+from lowering.streams import Dag, dag_from_ops, insert_events, plan_streams
+from lowering.streams.reuse import ReuseError, reuse_edges
+from lowering.streams.verify import StreamError, verify_stream_function
 from passes.fusion.cost import CostModel, nbytes
 
 
@@ -61,8 +71,8 @@ class LowerToStreamsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in stream.MODES:
             raise DiagnosticException(f"lower-to-streams: mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
-        if self.streams < 0:
-            raise DiagnosticException(f"lower-to-streams: streams must be >= 0, got {self.streams}")
+        if not 0 <= self.streams <= stream.MAX_STREAMS:
+            raise DiagnosticException(f"lower-to-streams: streams must be in 0..{stream.MAX_STREAMS}, got {self.streams}")
         cost = CostModel(pass_target(self.name, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
@@ -71,17 +81,45 @@ class LowerToStreamsPass(ModulePass):
 
     def lower_function(self, fn: func.FuncOp, limit: int | None, cost: CostModel) -> None:
         block = fn.body.block
+        where = f"lower-to-streams: @{fn.sym_name.data}"
         if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) for o in block.ops):
-            raise DiagnosticException(f"lower-to-streams: @{fn.sym_name.data} already has streams")
-        dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
+            raise DiagnosticException(f"{where} already has streams")
+        stray = next((o for o in block.ops if not isinstance(o, task.KernelOp) and o.name not in NOT_TASKS), None)
+        if stray is not None:
+            raise DiagnosticException(f"{where} has '{stray.name}' outside a task.kernel (run lower-to-tasks first)")
+        data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
+        try:
+            reuse = reuse_edges(kernels)
+        except ReuseError as e:
+            raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
+        dag = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in reuse)])
         costs = [cost.kernel_time(k.members, sum(nbytes(v) for v in (*k.inputs, *k.outputs))) for k in kernels]
         plan = plan_streams(dag, limit, costs)
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):
             k.stream = IntegerAttr(s, 64)
             k.launch = IntegerAttr(launch, 64)
-        for (u, v) in sorted(plan.events):
-            event = plan.event_ids[(u, v)]
-            block.insert_op_after(stream.RecordOp(event, plan.streams[u]), kernels[u])
-            block.insert_op_before(stream.WaitOp(event, plan.streams[v]), kernels[v])
         fn.attributes[stream.MODE_ATTR] = StringAttr(self.mode)
         fn.attributes[stream.COUNT_ATTR] = IntegerAttr(max(plan.num_streams, 1), 64)
+        data_events = len(insert_events(data_dag, plan.streams))
+        fn.attributes[stream.REUSE_EVENTS_ATTR] = IntegerAttr(len(plan.events) - data_events, 64)
+        insert_event_ops(block, kernels, plan)
+        try:
+            verify_stream_function(fn)
+        except StreamError as e:
+            raise DiagnosticException(f"lower-to-streams: internal error: {e}") from None
+
+
+NOT_TASKS = frozenset({"ge.constant", "func.return"})
+"""Ops that stay outside the tasks (weights and the return)."""
+
+
+def insert_event_ops(block, kernels: list[task.KernelOp], plan) -> None:
+    """A record right after each event's source task, a wait on its event right before its
+    destination task (events in (src, dst) order, so records and waits keep that order)."""
+    after_src: dict[int, object] = {}
+    for u, v in sorted(plan.events):
+        record = stream.RecordOp(plan.event_ids[(u, v)], plan.streams[u], kernels[u].results[0])
+        record.result.name_hint = "ev"
+        block.insert_op_after(record, after_src.get(u, kernels[u]))
+        after_src[u] = record
+        block.insert_op_before(stream.WaitOp(record.result, plan.streams[v]), kernels[v])

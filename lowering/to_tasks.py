@@ -20,8 +20,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import fused, task
+from ge_dialects import fused, stream, task
 from ge_dialects.ge.base import location_name
 from ge_dialects.outlined import outline_into
 from interpreter.targets import pass_target
@@ -70,6 +71,9 @@ class LowerToTasksPass(ModulePass):
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
+            if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) or (isinstance(o, task.KernelOp) and o.stream is not None)
+                   for o in fn.body.block.ops):
+                raise DiagnosticException(f"{self.name}: @{fn.sym_name.data} is already on streams")
             used: set[str] = set()
             for inner in list(fn.body.block.ops):
                 if inner.name in STAY_OUTSIDE or isinstance(inner, task.KernelOp):

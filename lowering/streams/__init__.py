@@ -5,7 +5,8 @@
 - ``assign``: ``assign_streams`` (minimum path cover by bipartite matching, merged down to a
   stream budget), ``estimate_makespan``.
 - ``events``: ``insert_events`` (cross-stream edges of the transitive reduction of data +
-  stream-order edges), ``assign_event_ids`` (event-id reuse by interval colouring).
+  stream-order edges), ``assign_event_ids`` (event-id reuse by interval colouring, latest-record semantics only),
+  ``assign_safe_event_ids`` (reuse safe under flag semantics too; what ``plan_streams`` uses).
 - ``plan_streams`` here runs the three for one DAG.
 """
 
@@ -15,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lowering.streams.assign import assign_streams, estimate_makespan, path_cover
-from lowering.streams.events import assign_event_ids, insert_events, stream_edges, unenforced_edges
+from lowering.streams.events import (
+    assign_event_ids,
+    assign_safe_event_ids,
+    insert_events,
+    stream_edges,
+    unenforced_edges,
+)
 from lowering.streams.graph import Dag, Edge, dag_from_ops, transitive_closure, transitive_reduction
 
 __all__ = [
@@ -23,6 +30,7 @@ __all__ = [
     "Edge",
     "StreamPlan",
     "assign_event_ids",
+    "assign_safe_event_ids",
     "assign_streams",
     "dag_from_ops",
     "estimate_makespan",
@@ -45,7 +53,8 @@ class StreamPlan:
     events: list[Edge]
     """``(src, dst)``: record after ``src`` on its stream, wait before ``dst`` on its stream."""
     event_ids: dict[Edge, int]
-    """Hardware event id per event, ``0..num_event_ids-1``, reused once waited."""
+    """Hardware event id per event, ``0..num_event_ids-1``, reused once its previous wait is
+    ordered before the new record (safe under latest-record and flag semantics)."""
 
     @property
     def num_streams(self) -> int:
@@ -62,4 +71,4 @@ def plan_streams(
     """Assigns streams, inserts the events and gives them ids (program order = issue order)."""
     streams = assign_streams(dag, max_streams, costs)
     events = insert_events(dag, streams)
-    return StreamPlan(streams, events, assign_event_ids(events, range(dag.n)))
+    return StreamPlan(streams, events, assign_safe_event_ids(events, streams))

@@ -126,3 +126,37 @@ def assign_event_ids(events: Iterable[Edge], order: Sequence[int]) -> dict[Edge,
         ids[e] = i
         heapq.heappush(live, (end, i))
     return ids
+
+
+def assign_safe_event_ids(events: Iterable[Edge], streams: Sequence[int]) -> dict[Edge, int]:
+    """An event id per event, reused only where safe under both wait semantics.
+
+    Records are issued right after their ``src`` and waits right before their ``dst`` (program
+    order). Whether a wait binds to the latest record of its id issued before it (CUDA) or a
+    record sets a flag that the first wait to see it consumes, a new event ``(u2, v2)`` may take
+    the id of ``(u1, v1)`` when the wait before ``v1`` has *completed* before the record after
+    ``u2`` fires, i.e. when ``v1 == u2`` or ``v1`` happens-before ``u2`` under the stream order
+    plus all the events. (That also puts the old wait before the new record in program order.)
+    Greedy by record position, smallest usable id first.
+    """
+    events = sorted(dict.fromkeys(events))
+    n = len(streams)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for u, v in stream_edges(streams) + events:
+        if not 0 <= u < v < n:
+            raise ValueError(f"event ({u}, {v}) goes against the program order")
+        succ[u].append(v)
+    reach = transitive_closure(n, succ)
+    holder: list[Edge] = []  # id -> the latest event that took it
+    ids: dict[Edge, int] = {}
+    for e in events:
+        u2 = e[0]
+        for i, (_, v1) in enumerate(holder):
+            if v1 == u2 or reach[v1] >> u2 & 1:
+                holder[i] = e
+                ids[e] = i
+                break
+        else:
+            ids[e] = len(holder)
+            holder.append(e)
+    return ids

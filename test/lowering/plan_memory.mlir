@@ -17,3 +17,4 @@ func.func @chain(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   func.return %3 : tensor<1024xf32>
 }
 
+

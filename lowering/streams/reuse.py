@@ -1,0 +1,107 @@
+"""The ordering that memory reuse needs, read from the planned offsets of a task sequence.
+
+`plan-memory` gives each intermediate result of a `task.kernel` a byte range `[offset, offset +
+size)` in the pool (offset -1: a graph output, not in the pool). Two results whose ranges overlap
+share bytes, which is only sound when every *access* of the earlier one (its writer and all its
+readers) has finished before the later one's writer starts. Each such requirement is a *reuse
+edge* `access -> writer`; on one stream the stream order enforces it, across streams an event
+must. An in-place pair (the writer of B reads A and writes B at A's offset, element by element)
+needs no edge for that task.
+
+The earlier of two overlapping results is the one whose writer comes first in program order, so
+every reuse edge goes forward in program order unless the plan itself is wrong (an access of A
+after B overwrote it): that is reported as an error naming both tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from passes.fusion.cost import nbytes
+
+
+class ReuseError(ValueError):
+    """The planned offsets make a task read or write bytes another live result holds."""
+
+
+@dataclass(frozen=True)
+class PlacedBuffer:
+    value: SSAValue
+    writer: int
+    """Index of the task that writes it."""
+    offset: int
+    size: int
+    accesses: tuple[int, ...]
+    """The writer and every reader (task indices), sorted."""
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class ReuseEdge:
+    src: int
+    """A task accessing the earlier buffer."""
+    dst: int
+    """The task writing the later buffer over (some of) its bytes."""
+    earlier: PlacedBuffer
+    later: PlacedBuffer
+
+
+def task_name(op: Operation) -> str:
+    return op.properties["name"].data
+
+
+def buffer_label(kernels: Sequence[Operation], b: PlacedBuffer) -> str:
+    return f"'{task_name(kernels[b.writer])}' result {b.value.index} (bytes {b.offset}..{b.end})"
+
+
+def placed_buffers(kernels: Sequence[Operation]) -> list[PlacedBuffer]:
+    """The pool buffers of the kernels (results with an offset >= 0 and a non-zero size)."""
+    index = {k: i for i, k in enumerate(kernels)}
+    buffers = []
+    for i, k in enumerate(kernels):
+        offsets = k.properties.get("offsets")
+        if offsets is None:
+            continue
+        for r, offset in zip(k.results, offsets.get_values()):
+            size = nbytes(r)
+            if offset < 0 or size == 0:
+                continue
+            readers = {index[u.operation] for u in r.uses if u.operation in index}
+            buffers.append(PlacedBuffer(r, i, offset, size, tuple(sorted(readers | {i}))))
+    return buffers
+
+
+def overlapping_pairs(buffers: Sequence[PlacedBuffer]) -> list[tuple[PlacedBuffer, PlacedBuffer]]:
+    """Pairs of buffers sharing at least one byte, (earlier writer, later writer)."""
+    by_offset = sorted(buffers, key=lambda b: (b.offset, b.writer))
+    pairs = []
+    for i, a in enumerate(by_offset):
+        for b in by_offset[i + 1:]:
+            if b.offset >= a.end:
+                break
+            pairs.append((a, b) if (a.writer, a.value.index) < (b.writer, b.value.index) else (b, a))
+    return pairs
+
+
+def reuse_edges(kernels: Sequence[Operation]) -> list[ReuseEdge]:
+    """Every `access of the earlier buffer -> writer of the later one` for overlapping buffers,
+    one per (src, dst) task pair. Raises ReuseError when the plan is wrong in program order."""
+    edges: dict[tuple[int, int], ReuseEdge] = {}
+    for a, b in overlapping_pairs(placed_buffers(kernels)):
+        if a.writer == b.writer:
+            raise ReuseError(f"task '{task_name(kernels[a.writer])}' writes results {a.value.index} and "
+                             f"{b.value.index} over the same bytes ({a.offset}..{a.end} and {b.offset}..{b.end})")
+        for x in a.accesses:
+            if x == b.writer and a.offset == b.offset and b.size <= a.size:
+                continue  # in place: the writer of b reads a's elements before it overwrites them
+            if x >= b.writer:
+                raise ReuseError(f"task '{task_name(kernels[x])}' reads {buffer_label(kernels, a)} at or after "
+                                 f"'{task_name(kernels[b.writer])}' overwrites it with {buffer_label(kernels, b)}")
+            edges.setdefault((x, b.writer), ReuseEdge(x, b.writer, a, b))
+    return [edges[key] for key in sorted(edges)]

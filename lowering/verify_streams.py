@@ -1,0 +1,30 @@
+"""`verify-streams`: rejects a function lowered to streams that has a race (see
+lowering/streams/verify.py): a cross-stream data or memory-reuse dependency no stream order or
+event enforces, a record or wait out of place, or an event id reused unsafely. One line naming
+the two tasks; the module is unchanged. `lower-to-streams` runs the same check on its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from lowering.streams.verify import StreamError, verify_stream_function
+
+
+@dataclass(frozen=True)
+class VerifyStreamsPass(ModulePass):
+    name = "verify-streams"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp) and fn.body.blocks:
+                try:
+                    verify_stream_function(fn)
+                except StreamError as e:
+                    raise DiagnosticException(f"verify-streams: {e}") from None
