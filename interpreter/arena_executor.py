@@ -11,9 +11,10 @@ memory plan shows in its outputs.
   orders, and the one the plain interpreter uses; others expose what the events fail to order.
 - A task whose input's producer has not run yet is a ScheduleError naming both tasks.
 
-Half of the seeds pick a random runnable stream at each step; the other half give the streams
-random priorities and demote the leading stream at a few random steps (the PCT strategy of
-Burckhardt et al., 2010), which lets one stream run far ahead of another, where reuse races hide.
+A third of the seeds pick a random runnable stream at each step; a third give the streams fixed
+random priorities, so that the lowest runs as late as the events allow; a third demote the leading
+stream at a few random steps (the PCT strategy of Burckhardt et al., 2010). The last two let one
+stream run far ahead of another, where a missing event or a reuse race hides.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ from interpreter.task import TaskFunctions
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
 
+STRATEGIES = ("uniform", "priority", "pct")
+"""How a seed picks the next stream among the runnable ones: at random; by fixed random priorities
+(the lowest stream runs only when no other can: as late as the events let it); by priorities the
+leading stream loses at a few random steps (PCT)."""
+
 PCT_DEMOTIONS = 3
 """Priority changes per PCT schedule."""
 
@@ -51,7 +57,7 @@ def _blocked(program: StreamProgram, queues: dict[int, list[int]], recorded: set
     parts = []
     for s, queue in sorted(queues.items()):
         if queue:
-            t = program.tasks[queue[0]]
+            t = program.tasks[queue[-1]]  # queues hold the next task last
             missing = [k for k in t.waits if k not in recorded]
             parts.append(f"stream {s} at '{t.name}' waits {', '.join(map(str, missing))}")
     return "; ".join(parts)
@@ -66,9 +72,10 @@ def random_order(program: StreamProgram, seed: int) -> list[int]:
     for q in queues.values():
         q.reverse()  # pop() takes the next task
     streams = sorted(queues)
-    pct = rng.random() < 0.5
+    strategy = STRATEGIES[rng.integers(len(STRATEGIES))]
     priority = {s: p for s, p in zip(streams, rng.permutation(len(streams)))}
-    demote_at = set(rng.integers(0, len(program.tasks), PCT_DEMOTIONS).tolist()) if pct else set()
+    demotions = PCT_DEMOTIONS if strategy == "pct" else 0
+    demote_at = set(rng.integers(0, len(program.tasks), demotions).tolist())
     recorded: set = set()
     order: list[int] = []
     while len(order) < len(program.tasks):
@@ -76,7 +83,7 @@ def random_order(program: StreamProgram, seed: int) -> list[int]:
                     if queues[s] and all(k in recorded for k in program.tasks[queues[s][-1]].waits)]
         if not runnable:
             raise ScheduleError(f"deadlock after {len(order)} tasks: {_blocked(program, queues, recorded)}")
-        if pct:
+        if strategy != "uniform":
             s = max(runnable, key=lambda s: priority[s])
             if len(order) in demote_at:
                 priority[s] = min(priority.values()) - 1
@@ -157,11 +164,12 @@ def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, s
 
 
 def run_in_arena(module: ModuleOp, inputs: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray] | None = None,
-                 seed: int | None = 0) -> dict[str, np.ndarray]:
+                 seed: int | None = 0, program: StreamProgram | None = None) -> dict[str, np.ndarray]:
     """Like interpreter.runner.run, for a module lowered to streams with planned memory: `main`'s
-    outputs by name, its tasks run over one arena in the random order of `seed`."""
+    outputs by name, its tasks run over one arena in the random order of `seed`. `program` replaces
+    what `main` says (tests pass a mutated one)."""
     fn = main_function(module)
-    program = stream_program(fn)
+    program = program or stream_program(fn)
     args = tuple(to_physical(a, t) for a, t in zip(check_inputs(module, inputs), fn.function_type.inputs.data))
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
