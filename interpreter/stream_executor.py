@@ -92,8 +92,11 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
             kernels.append(op)
     if not kernels:
         raise NotLowered("the module has no tasks (run lower-to-tasks and lower-to-streams)")
+    producer = {v: i for i, k in enumerate(kernels) for v in k.outputs}
     return [SimTask(work=task_work(k, names), stream=k.get("stream"), launch=k.get("launch") or 0,
-                    waits=waits[i], records=tuple(records.get(i, ()))) for i, k in enumerate(kernels)]
+                    waits=waits[i], records=tuple(records.get(i, ())),
+                    inputs_from=tuple(sorted({producer[v] for v in k.inputs if v in producer})))
+            for i, k in enumerate(kernels)]
 
 
 @dataclass

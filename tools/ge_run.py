@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from frontend.sidecar import SidecarError, open_weights
 from ge_dialects.ge.weights import attach_weights
+from interpreter.arena_executor import run_in_arena
 from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
@@ -211,6 +212,9 @@ def main(argv: list[str] | None = None) -> None:
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")
+    device.add_argument("--schedule-seed", metavar="N", type=int,
+                        help="compute the outputs with every intermediate in one arena at its planned offset and "
+                             "the tasks in a random order the streams and events allow, drawn from seed N")
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
@@ -252,9 +256,12 @@ def execute(args) -> None:
         start = time.perf_counter()
         try:
             with doing(f"running {args.program}"):
-                results = run(module, inputs, weights)
+                results = run(module, inputs, weights) if args.schedule_seed is None else \
+                    run_in_arena(module, inputs, weights, args.schedule_seed)
         except InputError as e:
             raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
+        except NotLowered as e:
+            raise UserError(f"{args.program}: --schedule-seed: {first_line(e)}") from None
         except (KernelError, InterpretationError) as e:
             raise UserError(f"{args.program}: {first_line(e)}") from None
         seconds = time.perf_counter() - start

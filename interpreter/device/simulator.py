@@ -34,6 +34,11 @@ MODES = {
 }
 
 
+class ScheduleError(RuntimeError):
+    """A task started before a task whose result it reads had ended: the streams and events do not
+    order a data dependence (a compiler bug, not a user error)."""
+
+
 def task_type(engine: str, hw: Hardware) -> str:
     """msprof's task type of a task on `engine`."""
     if engine == "aicpu":
@@ -288,6 +293,7 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
     seq = 0
     queue: list[int] = []  # ready tasks with blocks left to dispatch
     groups: list[_Group] = []
+    early: list[tuple[int, int]] = []  # (task, producer) pairs where the task started first
     hbm_trace: list[tuple[float, float]] = []
 
     def push(time: float, kind: str, data) -> None:
@@ -325,6 +331,7 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
             s = st[j]
             if s.start is None:
                 s.start = now
+                early.extend((j, p) for p in tasks[j].inputs_from if st[p].end is None)
                 sizes: dict[str, int] = {}
                 for x in w.inputs:
                     sizes[x.name] = max(sizes.get(x.name, 0), x.nbytes)
@@ -432,6 +439,12 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
             dispatch(now)
             rerate(now)
 
+    if early:
+        j, p = early[0]
+        ended = f"finished at {st[p].end * 1e6:.1f} us" if st[p].end is not None else "never finished"
+        raise ScheduleError(f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
+                            f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
+                            f"{tasks[p].stream}) {ended}")
     unfinished = [works[i].name for i in range(n) if st[i].end is None]
     if unfinished:  # cannot happen when waits refer to earlier tasks; kept as a guard
         raise RuntimeError(f"simulation stalled; unfinished tasks: {', '.join(unfinished[:5])}")

@@ -9,7 +9,7 @@ from device_cases import chain, conv_work, raw, vector_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interpreter.device import ENGINES, Hardware, SimTask, TaskWork, simulate, task_time
+from interpreter.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
 from interpreter.targets import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
@@ -127,6 +127,22 @@ def test_stream_order_and_cross_stream_event():
     assert ra.start == rb.start  # two streams start together
     hw = Hardware.of(t)
     assert rc.start == pytest.approx(ra.end + hw.record_s + hw.wait_s)  # c waited for a's record
+
+
+def test_a_consumer_starting_before_its_producer_ended_is_a_schedule_error():
+    """Without its event, c (stream 1, after a short b) starts while its producer a (stream 0) runs:
+    the simulator names both; with the event it does not."""
+    a = vector_task("a", 8 << 20, 8 << 20, block_dim=8)
+    b = vector_task("b", 1 << 10, 1 << 10)
+    c = vector_task("c", 1 << 20, 1 << 20, block_dim=8)
+    ordered = [SimTask(a, 0, 0, records=(7,)), SimTask(b, 1, 0), SimTask(c, 1, 0, waits=(7,), inputs_from=(0,))]
+    simulate(ordered, "ascend910b", "graph")
+    missing = [SimTask(a, 0, 0), SimTask(b, 1, 0), SimTask(c, 1, 0, inputs_from=(0,))]
+    with pytest.raises(ScheduleError, match=r"task 'c' \(#2, stream 1\) started at [0-9.]+ us before its producer 'a' "
+                                            r"\(#0, stream 0\) finished at [0-9.]+ us"):
+        simulate(missing, "ascend910b", "graph")
+    # the same producer on the consumer's own stream is ordered by the stream
+    simulate([SimTask(a, 1, 0), SimTask(b, 1, 0), SimTask(c, 1, 0, inputs_from=(0,))], "ascend910b", "graph")
 
 
 def test_wait_on_unrecorded_event_is_refused():

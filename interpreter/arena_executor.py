@@ -1,0 +1,181 @@
+"""Runs a function lowered to streams the way the device would, so that a missing event or a bad
+memory plan shows in its outputs.
+
+- Every intermediate (a task result with a planned offset) lives in ONE byte arena the size of the
+  planned pool, at its offset; a task reads its inputs from the arena and writes its results there.
+  Two buffers the plan overlaps while both are live overwrite each other. The arena starts filled
+  with 0xFF bytes (NaN in every float type), so a read of bytes nothing wrote shows.
+- Tasks run one at a time, whole, in an order drawn at random (seeded) among the orders streams
+  and events allow: a stream runs its tasks in program order; a task starts only once every event
+  it waits on is recorded, and a record happens when its task ends. Program order is one of these
+  orders, and the one the plain interpreter uses; others expose what the events fail to order.
+- A task whose input's producer has not run yet is a ScheduleError naming both tasks.
+
+A third of the seeds pick a random runnable stream at each step; a third give the streams fixed
+random priorities, so that the lowest runs as late as the events allow; a third demote the leading
+stream at a few random steps (the PCT strategy of Burckhardt et al., 2010). The last two let one
+stream run far ahead of another, where a missing event or a reuse race hides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import ModuleOp
+
+from ge_dialects.ge.weights import weights_of
+from interpreter.device.simulator import ScheduleError
+from interpreter.fused import FusedFunctions
+from interpreter.ge import GeFunctions
+from interpreter.layouts import to_logical, to_physical
+from interpreter.runner import check_inputs, main_function, output_names
+from interpreter.stream_program import StreamProgram, stream_program
+from interpreter.task import TaskFunctions
+
+POISON = 0xFF
+"""Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
+
+STRATEGIES = ("uniform", "priority", "pct")
+"""How a seed picks the next stream among the runnable ones: at random; by fixed random priorities
+(the lowest stream runs only when no other can: as late as the events let it); by priorities the
+leading stream loses at a few random steps (PCT)."""
+
+PCT_DEMOTIONS = 3
+"""Priority changes per PCT schedule."""
+
+
+class ArenaError(Exception):
+    """The memory plan does not hold a task's result (an offset or size outside the pool, or a
+    result stored in more bytes than planned): a compiler bug."""
+
+
+def _blocked(program: StreamProgram, queues: dict[int, list[int]], recorded: set) -> str:
+    parts = []
+    for s, queue in sorted(queues.items()):
+        if queue:
+            t = program.tasks[queue[-1]]  # queues hold the next task last
+            missing = [k for k in t.waits if k not in recorded]
+            parts.append(f"stream {s} at '{t.name}' waits {', '.join(map(str, missing))}")
+    return "; ".join(parts)
+
+
+def random_order(program: StreamProgram, seed: int) -> list[int]:
+    """Task indices in an order the streams and events allow, drawn from `seed`."""
+    rng = np.random.default_rng(seed)
+    queues: dict[int, list[int]] = {}
+    for t in program.tasks:
+        queues.setdefault(t.stream, []).append(t.index)
+    for q in queues.values():
+        q.reverse()  # pop() takes the next task
+    streams = sorted(queues)
+    strategy = STRATEGIES[rng.integers(len(STRATEGIES))]
+    priority = {s: p for s, p in zip(streams, rng.permutation(len(streams)))}
+    demotions = PCT_DEMOTIONS if strategy == "pct" else 0
+    demote_at = set(rng.integers(0, len(program.tasks), demotions).tolist())
+    recorded: set = set()
+    order: list[int] = []
+    while len(order) < len(program.tasks):
+        runnable = [s for s in streams
+                    if queues[s] and all(k in recorded for k in program.tasks[queues[s][-1]].waits)]
+        if not runnable:
+            raise ScheduleError(f"deadlock after {len(order)} tasks: {_blocked(program, queues, recorded)}")
+        if strategy != "uniform":
+            s = max(runnable, key=lambda s: priority[s])
+            if len(order) in demote_at:
+                priority[s] = min(priority.values()) - 1
+        else:
+            s = runnable[rng.integers(len(runnable))]
+        j = queues[s].pop()
+        order.append(j)
+        recorded.update(program.tasks[j].records)
+    return order
+
+
+class _Arena:
+    """The pool as bytes, and the (offset, dtype, shape) of each value stored in it."""
+
+    def __init__(self, program: StreamProgram):
+        self.program = program
+        self.bytes = np.full(program.pool, POISON, dtype=np.uint8)
+        self.placed: dict[SSAValue, tuple[int, int]] = {}  # value -> (offset, planned size)
+        self.layout: dict[SSAValue, tuple[np.dtype, tuple[int, ...]]] = {}
+        for t in program.tasks:
+            for i, (v, off, size) in enumerate(zip(t.outputs, t.offsets, t.sizes)):
+                if off < 0:
+                    continue
+                if off + size > program.pool:
+                    raise ArenaError(f"task '{t.name}' result #{i}: {size} bytes at offset {off} end past the "
+                                     f"{program.pool}-byte pool")
+                self.placed[v] = (off, size)
+
+    def holds(self, value: SSAValue) -> bool:
+        return value in self.placed
+
+    def view(self, value: SSAValue, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        off, _ = self.placed[value]
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return self.bytes[off:off + n].view(dtype).reshape(shape)
+
+    def write(self, value: SSAValue, array: np.ndarray, where: str) -> None:
+        off, size = self.placed[value]
+        if array.nbytes > size:
+            raise ArenaError(f"{where} is stored in {array.nbytes} bytes but plan-memory reserved {size} at offset {off}")
+        self.layout[value] = (array.dtype, array.shape)
+        np.copyto(self.view(value, array.dtype, array.shape), array)
+
+    def read(self, value: SSAValue) -> np.ndarray:
+        return self.view(value, *self.layout[value])
+
+
+def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, seed: int | None) -> list[np.ndarray]:
+    """The function's results (physical arrays) from running its tasks over the arena in the order
+    drawn from `seed` (program order if None)."""
+    fn = program.function
+    values: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args))
+    for op in program.setup:
+        values.update(zip(op.results, interpreter.run_op(op, tuple(values[v] for v in op.operands))))
+    arena = _Arena(program)
+    producer = program.producer()
+    done: set[int] = set()
+
+    def read(value: SSAValue, reader: str) -> np.ndarray:
+        p = producer.get(value)
+        if p is not None and p not in done:
+            raise ScheduleError(f"task '{reader}' ran before its producer '{program.tasks[p].name}'")
+        return arena.read(value) if arena.holds(value) else values[value]
+
+    order = range(len(program.tasks)) if seed is None else random_order(program, seed)
+    for j in order:
+        t = program.tasks[j]
+        results = interpreter.run_op(t.op, tuple(read(v, t.name) for v in t.inputs))
+        for i, (v, r) in enumerate(zip(t.outputs, results)):
+            r = np.asarray(r)
+            if arena.holds(v):
+                arena.write(v, r, f"task '{t.name}' result #{i}")
+            else:  # a copy: the kernel may have returned a view of an input in the arena
+                values[v] = np.array(r, copy=True)
+        done.add(j)
+    returned = fn.body.block.last_op.operands
+    return [np.array(read(v, "func.return"), copy=True) for v in returned]
+
+
+def run_in_arena(module: ModuleOp, inputs: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray] | None = None,
+                 seed: int | None = 0, program: StreamProgram | None = None) -> dict[str, np.ndarray]:
+    """Like interpreter.runner.run, for a module lowered to streams with planned memory: `main`'s
+    outputs by name, its tasks run over one arena in the random order of `seed`. `program` replaces
+    what `main` says (tests pass a mutated one)."""
+    fn = main_function(module)
+    program = program or stream_program(fn)
+    args = tuple(to_physical(a, t) for a, t in zip(check_inputs(module, inputs), fn.function_type.inputs.data))
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(GeFunctions(weights_of(module) if weights is None else weights))
+    interpreter.register_implementations(FusedFunctions())
+    interpreter.register_implementations(TaskFunctions())
+    results = run_program(program, interpreter, args, seed)
+    outputs = (to_logical(r, t) for r, t in zip(results, fn.function_type.outputs.data))
+    return dict(zip(output_names(fn), outputs))

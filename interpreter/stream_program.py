@@ -1,0 +1,114 @@
+"""What a function lowered to streams asks the device to do, read from the IR once: its tasks in
+program order, each with its stream, its planned result offsets, the events it waits on before it
+starts and the events recorded when it ends.
+
+The arena executor (interpreter/arena_executor.py) and its tests work on this record only, so the
+spelling of streams and events in the IR is known here and nowhere else. Events are opaque keys:
+a wait names the key of the one record it waits for.
+
+Spelling (ge_dialects/stream.py): `%ev = stream.record E on S after %v` fires when the task
+defining `%v` (the latest task of stream S before the record) ends; `stream.wait %ev on S` holds
+the next task of stream S after it until that record has fired. The key of an event is its SSA
+value `%ev`, so which record a wait waits for is in the IR, not in op positions or hardware ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from ge_dialects import stream, task
+from interpreter.stream_executor import MEMORY_ATTR, NotLowered
+from passes.fusion.cost import nbytes
+
+
+@dataclass(frozen=True)
+class ProgramTask:
+    index: int  # position in program order
+    op: task.KernelOp  # its body is what the task computes
+    stream: int
+    launch: int
+    inputs: tuple[SSAValue, ...]
+    outputs: tuple[SSAValue, ...]
+    offsets: tuple[int, ...]  # byte offset of each result in the pool; -1: not in the pool (a graph output)
+    sizes: tuple[int, ...]  # bytes plan-memory reserved for each result
+    waits: tuple[Hashable, ...] = ()  # events that must have been recorded before the task starts
+    records: tuple[Hashable, ...] = ()  # events recorded when the task ends
+
+    @property
+    def name(self) -> str:
+        return self.op.task_name.data
+
+
+@dataclass(frozen=True)
+class StreamProgram:
+    function: func.FuncOp
+    tasks: tuple[ProgramTask, ...]
+    pool: int  # bytes of the planned memory pool
+    setup: tuple[Operation, ...]  # ops outside tasks that compute values before any task (constants)
+
+    def producer(self) -> dict[SSAValue, int]:
+        """Task index that defines each task result."""
+        return {v: t.index for t in self.tasks for v in t.outputs}
+
+
+def pool_bytes(module: ModuleOp | None) -> int | None:
+    attr = module.attributes.get(MEMORY_ATTR) if module is not None else None
+    if not isinstance(attr, DictionaryAttr) or not isinstance(attr.data.get("pool"), IntegerAttr):
+        return None
+    return attr.data["pool"].value.data
+
+
+def stream_program(fn: func.FuncOp) -> StreamProgram:
+    """The tasks of `fn` (lower-to-tasks, plan-memory and lower-to-streams applied) with their events."""
+    where = f"@{fn.sym_name.data}"
+    module = fn.parent_op()
+    pool = pool_bytes(module if isinstance(module, ModuleOp) else None)
+    if pool is None:
+        raise NotLowered(f"{where}: the module has no {MEMORY_ATTR} pool (run plan-memory)")
+    pending_waits: dict[int, list[SSAValue]] = {}  # stream -> events its next task waits for
+    last_on_stream: dict[int, int] = {}
+    records: dict[int, list[SSAValue]] = {}
+    kernels: list[task.KernelOp] = []
+    waits: list[tuple] = []
+    setup: list[Operation] = []
+    task_results: set[SSAValue] = set()
+    task_index: dict[task.KernelOp, int] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, stream.RecordOp):
+            recorded = op.task
+            if recorded not in task_index or last_on_stream.get(op.stream_id) != task_index[recorded]:
+                raise NotLowered(f"{where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
+                                 "latest task of its stream")
+            records.setdefault(task_index[recorded], []).append(op.result)
+        elif isinstance(op, stream.WaitOp):
+            pending_waits.setdefault(op.stream_id, []).append(op.event)
+        elif isinstance(op, task.KernelOp):
+            s = op.get("stream")
+            if s is None:
+                raise NotLowered(f"{where}: task '{op.task_name.data}' has no stream (run lower-to-streams)")
+            if op.offsets is None:
+                raise NotLowered(f"{where}: task '{op.task_name.data}' has no offsets (run plan-memory)")
+            waits.append(tuple(pending_waits.pop(s, [])))
+            last_on_stream[s] = task_index[op] = len(kernels)
+            kernels.append(op)
+            task_results.update(op.outputs)
+        elif isinstance(op, func.ReturnOp):
+            continue
+        else:
+            if any(v in task_results for v in op.operands):
+                raise NotLowered(f"{where}: {op.name} outside a task reads a task's result")
+            setup.append(op)
+    if not kernels:
+        raise NotLowered(f"{where}: no tasks (run lower-to-tasks and lower-to-streams)")
+    tasks = tuple(
+        ProgramTask(index=i, op=k, stream=k.get("stream"), launch=k.get("launch") or 0,
+                    inputs=tuple(k.inputs), outputs=tuple(k.outputs),
+                    offsets=tuple(k.offsets.get_values()), sizes=tuple(nbytes(r) for r in k.outputs),
+                    waits=waits[i], records=tuple(records.get(i, ())))
+        for i, k in enumerate(kernels))
+    return StreamProgram(function=fn, tasks=tasks, pool=pool, setup=tuple(setup))
