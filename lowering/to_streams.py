@@ -30,7 +30,7 @@ from ge_dialects import stream, task
 from ge_dialects.ge.types import shape_of
 from interpreter.targets import pass_target
 from lowering.streams import dag_from_ops, plan_streams
-from passes.fusion.cost import CostModel, nbytes
+from passes.fusion.cost import CostModel
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
@@ -74,7 +74,7 @@ class LowerToStreamsPass(ModulePass):
         if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) for o in block.ops):
             raise DiagnosticException(f"lower-to-streams: @{fn.sym_name.data} already has streams")
         dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
-        costs = [cost.kernel_time(k.members, sum(nbytes(v) for v in (*k.inputs, *k.outputs))) for k in kernels]
+        costs = [cost.task_time(k) for k in kernels]
         plan = plan_streams(dag, limit, costs)
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):
             k.stream = IntegerAttr(s, 64)
