@@ -288,12 +288,15 @@ def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
     return rows
 
 
-CONSTANT_SOURCES = """- `[host] launch_s` = 20 us. Source: GE's documentation puts one host-device round trip at "tens of
+CONSTANT_SOURCES = """\
+- `[host] launch_s` = 20 us. Source: GE's documentation puts one host-device round trip at "tens of
   microseconds" (../shared/HARDWARE.md, Dispatch costs); 20 us is the low end. One measured eager op
   on Ascend spent 71 us in its op API (236 us end to end), which includes tiling and framework work
   and so bounds a bare launch from above. No official per-kernel launch figure exists.
-- `[overheads] task_device_s` = 5 us. No published figure. Reasoning (an assumption, marked as
-  such): a task costs the device its dispatch from the stream's queue, the start of its blocks on
-  the cores (kernel arguments, instruction fetch) and the completion report, work of the on-chip
-  task scheduler with no host round trip; it is taken as a fraction (a quarter) of the host launch,
-  a few microseconds. Both constants are marked ASSUMPTION in interpreter/targets/*.toml."""
+- `[overheads] task_device_s` = 5 us. No published figure. Ascend C's best-practice guide ("Setting
+  a Proper Number of Cores and Operator Kernel Type", hiascend.com) names the parts of a kernel's
+  "header overhead" (core start-up, TLB misses, same-address conflicts, initialization), growing
+  with the cores started, without numbers. Reasoning (an assumption, marked as such): dispatch from
+  the stream's queue, block start and completion report are on-chip work with no host round trip,
+  so a few microseconds, taken as a quarter of the host launch. Both constants are marked
+  ASSUMPTION in interpreter/targets/*.toml; the compiled programs are the same in every row."""
