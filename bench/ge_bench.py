@@ -5,16 +5,27 @@ kernel) against O3 with whole-graph sink (one launch), both in the same precisio
 latency, Cube and Vector utilization, HBM bandwidth utilization, planned device memory, the
 largest batch that fits in HBM, and compile time (ge IR in memory to the stream level). Then a
 sweep over stream counts shows GE's trade-off: too few streams lose overlap, too many add events.
+
+The headline speedup mixes two things: what the compiler does (fewer, fused kernels) and what the
+launch mode does (one host launch instead of one per kernel). `split` separates them: O0 and O3,
+each run per-op and graph-sunk; the speedup O0 per-op -> O3 graph is the product of the compiler's
+share (O0 op -> O3 op, or O0 graph -> O3 graph) and the launch mode's share (O3 op -> O3 graph, or
+O0 op -> O0 graph). `sensitivity` shows how much of it rests on the two assumed constants of the
+target file, `[host] launch_s` and `[overheads] task_device_s`, at half, as given and double. The
+compiled programs are the same in every row (built with the target as given); only the device's
+timing of them changes.
 Timing only: no numbers are computed and weights are never read.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import onnx
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -22,7 +33,8 @@ from frontend import models
 from frontend.onnx_importer import import_model
 from ge_dialects import stream
 from ge_dialects.ge.weights import attach_weights
-from interpreter.stream_executor import memory_figures, simulate_module
+from interpreter.device import simulate
+from interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
 from interpreter.targets import load_target
 from passes.ge_optimize import GeOptimizePass
 from passes.pipeline import apply_all, parse_passes
@@ -102,12 +114,14 @@ def largest_batch(builder: Builder, level: int, precision: str, target: str) -> 
     return lo
 
 
-def row(name: str, target: str, precision: str, with_max_batch: bool) -> dict[str, str]:
+def row(name: str, target: str, precision: str, with_max_batch: bool) -> tuple[dict[str, str], Compiled]:
+    """The headline row, and the compiled tasks for the split and sensitivity tables."""
     builder, batch = MODELS[name]
     model = builder(batch)
     spec = load_target(target)
     o0 = build(model, 0, precision, target, "op")
     o3 = build(model, 3, precision, target, "graph")
+    compiled = Compiled(name, target, sim_tasks(main_function(o0.module)), sim_tasks(main_function(o3.module)))
     r0, r3 = simulate_module(o0.module, spec), simulate_module(o3.module, spec)
     m0, m3 = memory_figures(o0.module), memory_figures(o3.module)
     out = {
@@ -127,7 +141,7 @@ def row(name: str, target: str, precision: str, with_max_batch: bool) -> dict[st
     }
     if with_max_batch:
         out["max batch O3"] = str(largest_batch(builder, 3, precision, target))
-    return out
+    return out, compiled
 
 
 def stream_sweep(name: str, target: str, precision: str, counts=(1, 2, 4, 8, 16)) -> list[dict[str, str]]:
@@ -152,3 +166,137 @@ def markdown(rows: list[dict[str, str]]) -> str:
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(r[k] for k in keys) + " |" for r in rows]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# The compiler's share against the launch mode's share
+
+
+#: The two constants of a target file that no published figure gives (see docs/device_model.md):
+#: (table name, key) of each.
+ASSUMED = {"launch_s": ("host", "launch_s"), "task_device_s": ("overheads", "task_device_s")}
+FACTORS = (0.5, 1.0, 2.0)
+SENSITIVITY_MODELS = ("resnet50 b1", "resnet50 b32", "bert_base")
+
+
+def with_constants(spec: dict, **factors: float) -> dict:
+    """A copy of the target dict `spec` with each ASSUMED constant named in `factors` scaled by its
+    factor (the loaded target is cached and shared: never changed in place)."""
+    out = copy.deepcopy(spec)
+    for key, factor in factors.items():
+        if key not in ASSUMED:
+            raise ValueError(f"'{key}' is not one of the assumed constants ({', '.join(ASSUMED)})")
+        table, name = ASSUMED[key]
+        out[table][name] = spec[table][name] * factor
+    return out
+
+
+def main_function(module: ModuleOp) -> func.FuncOp:
+    return next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
+
+
+@dataclass
+class Split:
+    """Modeled latencies (seconds) of O0 and O3, each per-op and graph-sunk, and their kernel counts."""
+
+    o0_op: float
+    o0_graph: float
+    o3_op: float
+    o3_graph: float
+    kernels_o0: int
+    kernels_o3: int
+
+    @property
+    def total(self) -> float:
+        return self.o0_op / self.o3_graph
+
+    @property
+    def compiler_graph(self) -> float:
+        return self.o0_graph / self.o3_graph
+
+    @property
+    def compiler_op(self) -> float:
+        return self.o0_op / self.o3_op
+
+    @property
+    def launch_o3(self) -> float:
+        return self.o3_op / self.o3_graph
+
+    @property
+    def launch_o0(self) -> float:
+        return self.o0_op / self.o0_graph
+
+
+@dataclass
+class Compiled:
+    """One model compiled at O0 and O3 for one target (lowered once: the launch mode changes only
+    how the host issues the same tasks)."""
+
+    name: str
+    target: str
+    o0: list
+    o3: list
+
+    def split(self, spec: dict) -> Split:
+        def latency(tasks, mode):
+            return simulate(tasks, spec, mode).latency
+
+        return Split(latency(self.o0, "op"), latency(self.o0, "graph"), latency(self.o3, "op"),
+                     latency(self.o3, "graph"), len(self.o0), len(self.o3))
+
+
+def compile_both(name: str, target: str, precision: str) -> Compiled:
+    builder, batch = MODELS[name]
+    model = builder(batch)
+    tasks = [sim_tasks(main_function(build(model, level, precision, target, "graph").module)) for level in (0, 3)]
+    return Compiled(name, target, *tasks)
+
+
+def _x(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def split_row(c: Compiled) -> dict[str, str]:
+    s = c.split(load_target(c.target))
+    return {
+        "model": c.name, "target": c.target, "kernels O0/O3": f"{s.kernels_o0}/{s.kernels_o3}",
+        "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O0 graph (us)": f"{s.o0_graph * 1e6:.0f}",
+        "O3 op (us)": f"{s.o3_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
+        "total O0 op -> O3 graph": _x(s.total),
+        "compiler, graph (O0 -> O3 graph)": _x(s.compiler_graph),
+        "compiler, op (O0 -> O3 op)": _x(s.compiler_op),
+        "launch mode, O3 (op -> graph)": _x(s.launch_o3),
+        "launch mode, O0 (op -> graph)": _x(s.launch_o0),
+    }
+
+
+def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
+    spec = load_target(c.target)
+    rows = []
+    for launch in factors:
+        for overhead in factors:
+            varied = with_constants(spec, launch_s=launch, task_device_s=overhead)
+            s = c.split(varied)
+            rows.append({
+                "model": c.name, "target": c.target,
+                "launch_s (us)": f"{varied['host']['launch_s'] * 1e6:g}" + (" (given)" if launch == 1 else ""),
+                "task_device_s (us)": f"{varied['overheads']['task_device_s'] * 1e6:g}" + (" (given)" if overhead == 1 else ""),
+                "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
+                "total": _x(s.total), "compiler, graph": _x(s.compiler_graph),
+                "compiler, op": _x(s.compiler_op), "launch mode, O3": _x(s.launch_o3),
+            })
+    return rows
+
+
+CONSTANT_SOURCES = """\
+- `[host] launch_s` = 20 us. Source: GE's documentation puts one host-device round trip at "tens of
+  microseconds" (../shared/HARDWARE.md, Dispatch costs); 20 us is the low end. One measured eager op
+  on Ascend spent 71 us in its op API (236 us end to end), which includes tiling and framework work
+  and so bounds a bare launch from above. No official per-kernel launch figure exists.
+- `[overheads] task_device_s` = 5 us. No published figure. Ascend C's best-practice guide ("Setting
+  a Proper Number of Cores and Operator Kernel Type", hiascend.com) names the parts of a kernel's
+  "header overhead" (core start-up, TLB misses, same-address conflicts, initialization), growing
+  with the cores started, without numbers. Reasoning (an assumption, marked as such): dispatch from
+  the stream's queue, block start and completion report are on-chip work with no host round trip,
+  so a few microseconds, taken as a quarter of the host launch. Both constants are marked
+  ASSUMPTION in interpreter/targets/*.toml; the compiled programs are the same in every row."""

@@ -13,13 +13,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
 from ge_dialects import stream, task
-from ge_dialects.ge.types import format_of, shape_of, type_name
-from interpreter.device.work import SimTask, TaskWork, Tensor
-from passes.fusion.cost import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+from interpreter.device.ir_work import kernel_work
+from interpreter.device.work import SimTask, TaskWork
 
 MEMORY_ATTR = "task.memory"
 """Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
@@ -29,40 +28,9 @@ class NotLowered(Exception):
     """The module has no tasks on streams (run lower-to-tasks and lower-to-streams first)."""
 
 
-def _tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
-    t = value.type
-    name = names.setdefault(value, f"%{len(names)}")
-    fmt = format_of(t)
-    return Tensor(name=name, nbytes=nbytes(value), shape=tuple(d or 1 for d in shape_of(t)),
-                  dtype=type_name(t.element_type), fmt=fmt.storage.data if fmt else "ND")
-
-
 def task_work(kernel: task.KernelOp, names: dict[SSAValue, str]) -> TaskWork:
-    members = kernel.members
-    cube = [m for m in members if m.name in CUBE_OPS]
-    vector = [m for m in members if m.name not in CUBE_OPS and m.name != "ge.constant"]
-    simple = sum(sum(elements(r) for r in m.results) for m in vector if m.name not in TRANSCENDENTAL)
-    costly = sum(sum(elements(r) for r in m.results) for m in vector if m.name in TRANSCENDENTAL)
-    for m in cube:
-        if m.name == "ge.attention":  # scale, mask, softmax on the score matrix
-            scores = macs(m) // max(1, shape_of(m.operands[0].type)[-1] or 1) // 2
-            costly += 3 * scores
-    anchor = cube[0] if cube else members[0]
-    dtype_value = anchor.operands[0] if anchor.operands else anchor.results[0]
-    engine = kernel.engine.data
-    return TaskWork(
-        name=kernel.task_name.data,
-        op_type=kernel.pattern.data,
-        engine=engine,
-        dtype=type_name(dtype_value.type.element_type) if isinstance(dtype_value.type, TensorType) else "f32",
-        cube_macs=sum(macs(m) for m in cube),
-        vector_elems=simple,
-        transcendental_elems=costly,
-        inputs=tuple(_tensor(v, names) for v in kernel.inputs),
-        outputs=tuple(_tensor(v, names) for v in kernel.outputs),
-        cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
-        block_dim=kernel.block_dim.value.data,
-    )
+    """The task's work record (interpreter/device/ir_work.py, shared with fuse-ops and lower-to-streams)."""
+    return kernel_work(kernel, names)
 
 
 def sim_tasks(fn: func.FuncOp) -> list[SimTask]:

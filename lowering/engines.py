@@ -9,13 +9,14 @@ fractal for the Cube, a 16 KiB slab for the Vector), so small kernels do not cla
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from ge_dialects import fused
 from ge_dialects.ge.types import is_float, shape_of
-from passes.fusion.cost import elements, macs, nbytes
+from interpreter.device.metrics import elements, macs, nbytes
 
 CUBE_OPS = frozenset({"ge.conv", "ge.matmul", "ge.gemm"})
 PATTERN_ENGINES = {"cube+elementwise": "cube+vector", "attention": "cube+vector",
@@ -27,10 +28,7 @@ FRACTAL = 16
 
 def engine_of(op: Operation) -> str:
     if isinstance(op, fused.GroupOp):
-        engine = PATTERN_ENGINES[op.pattern.data]
-        if engine == "cube+vector" and len(op.members) == 1:
-            return "cube"
-        return engine
+        return group_engine(op.pattern.data, op.members)
     if op.name in CUBE_OPS:
         return "cube"
     if op.name == "ge.attention":
@@ -41,18 +39,34 @@ def engine_of(op: Operation) -> str:
     return "vector"
 
 
+def group_engine(pattern: str, members: Sequence[Operation]) -> str:
+    """The engine of a fused group of pattern class `pattern` (also asked of fusion candidates)."""
+    engine = PATTERN_ENGINES[pattern]
+    return "cube" if engine == "cube+vector" and len(members) == 1 else engine
+
+
 def cube_op(op: Operation) -> Operation | None:
-    members = op.members if isinstance(op, fused.GroupOp) else [op]
+    return cube_member(op.members if isinstance(op, fused.GroupOp) else [op])
+
+
+def cube_member(members: Sequence[Operation]) -> Operation | None:
     return next((m for m in members if m.name in CUBE_OPS or m.name == "ge.attention"), None)
 
 
 def launch_geometry(op: Operation, engine: str, target: dict) -> tuple[int, str]:
     """(block_dim, tiling summary) of a kernel on `target`."""
+    members = op.members if isinstance(op, fused.GroupOp) else [op]
+    return geometry(members, list(op.results), engine, target)
+
+
+def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str, target: dict) -> tuple[int, str]:
+    """(block_dim, tiling summary) of `members` run as one kernel writing `outputs` (also asked of
+    fusion candidates, so that fusion times a group with the geometry lowering will give it)."""
     cores = target["cores"]
-    out = op.results[0] if op.results else None
+    out = outputs[0] if outputs else None
     if engine == "aicpu":
         return 1, f"elements={elements(out) if out else 0}"
-    anchor = cube_op(op)
+    anchor = cube_member(members)
     if engine in ("cube", "cube+vector") and anchor is not None:
         shape = shape_of(anchor.results[0].type)
         n = shape[1] if anchor.name == "ge.conv" else shape[-1]
@@ -60,6 +74,6 @@ def launch_geometry(op: Operation, engine: str, target: dict) -> tuple[int, str]
         k = macs(anchor) // max(1, elements(anchor.results[0]))
         fractals = math.ceil(m / FRACTAL) * math.ceil((n or 1) / FRACTAL)
         return max(1, min(cores["cube_core"], fractals)), f"m={m} n={n} k={k} fractals={fractals}"
-    total = sum(nbytes(r) for r in op.results)
+    total = sum(nbytes(r) for r in outputs)
     slabs = max(1, math.ceil(total / VECTOR_TILE_BYTES))
     return max(1, min(cores["vector_core"], slabs)), f"bytes={total} slabs={slabs}"

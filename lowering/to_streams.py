@@ -40,7 +40,7 @@ from interpreter.targets import pass_target
 from lowering.streams import Dag, dag_from_ops, insert_events, plan_streams
 from lowering.streams.reuse import ReuseError, reuse_edges
 from lowering.streams.verify import StreamError, verify_stream_function
-from passes.fusion.cost import CostModel, nbytes
+from passes.fusion.cost import CostModel
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
@@ -93,7 +93,7 @@ class LowerToStreamsPass(ModulePass):
         except ReuseError as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
         dag = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in reuse)])
-        costs = [cost.kernel_time(k.members, sum(nbytes(v) for v in (*k.inputs, *k.outputs))) for k in kernels]
+        costs = [cost.task_time(k) for k in kernels]
         plan = plan_streams(dag, limit, costs)
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):
             k.stream = IntegerAttr(s, 64)

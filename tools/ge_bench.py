@@ -1,14 +1,29 @@
-"""ge-bench: O0 per-op launch against O3 whole-graph sink on the modeled Ascend targets.
+"""ge-bench: what the compiler buys on the modeled Ascend targets, and what the launch mode buys.
 
-    ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--markdown out.md]
+    ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--sensitivity] [--markdown out.md]
+
+Tables: O0 per-op launch against O3 whole-graph sink (the headline); the same speedup split into
+the compiler's share and the launch mode's share (O0 and O3, each per-op and graph-sunk); with
+--sensitivity, the split again with the two assumed constants of the target file (`[host]
+launch_s`, `[overheads] task_device_s`) at half, as given and double; the stream-count sweep.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from bench.ge_bench import MODELS, TARGETS, markdown, row, stream_sweep
+from bench.ge_bench import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
+                            markdown, row, sensitivity_rows, split_row, stream_sweep)
+from interpreter.targets import TargetError, load_target
 from tools.common import UserError, reported_errors, write_atomic
+
+
+def model_list(text: str, option: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in MODELS:
+            raise UserError(f"{option}: unknown model '{n}' (models: {', '.join(MODELS)})")
+    return names
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -18,26 +33,54 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--precision", default="force_fp16",
                         help="precision_mode for both levels (default %(default)s, ATC's default)")
-    parser.add_argument("--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep")
+    parser.add_argument("--sweep", default="bert_base,resnet50 b32",
+                        help="models for the stream-count sweep ('' to skip)")
     parser.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
+    parser.add_argument("--sensitivity", action="store_true",
+                        help="add the table of speedups with launch_s and task_device_s at half, as given and double")
+    parser.add_argument("--sensitivity-models", default=",".join(SENSITIVITY_MODELS),
+                        help="models of the sensitivity table (default %(default)s)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown")
     args = parser.parse_args(argv)
     with reported_errors("ge-bench"):
-        names = [n for n in args.models.split(",") if n]
-        for n in names + [s for s in args.sweep.split(",") if s]:
-            if n not in MODELS:
-                raise UserError(f"unknown model '{n}' (models: {', '.join(MODELS)})")
-        targets = args.targets.split(",")
-        rows = [row(n, t, args.precision, not args.no_max_batch) for n in names for t in targets]
-        table = markdown(rows)
-        print(table)
-        sweeps = [r for n in args.sweep.split(",") if n for r in stream_sweep(n, targets[-1], args.precision)]
-        sweep_table = markdown(sweeps) if sweeps else ""
-        if sweep_table:
-            print()
-            print(sweep_table)
+        names = model_list(args.models, "--models")
+        sweep_names = model_list(args.sweep, "--sweep")
+        sensitivity_names = model_list(args.sensitivity_models, "--sensitivity-models") if args.sensitivity else []
+        targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+        if not targets:
+            raise UserError("--targets: no target given")
+        for t in targets:
+            try:
+                load_target(t)
+            except TargetError as e:
+                raise UserError(f"--targets: {e}") from None
+
+        compiled: dict[tuple[str, str], Compiled] = {}
+        rows = []
+        for n in names:
+            for t in targets:
+                headline, compiled[(n, t)] = row(n, t, args.precision, not args.no_max_batch)
+                rows.append(headline)
+        sections = []
+        if rows:
+            sections.append(("O0 per-op against O3 graph sink", markdown(rows)))
+            sections.append(("The compiler's share and the launch mode's share",
+                             markdown([split_row(compiled[(n, t)]) for n in names for t in targets])))
+        if sensitivity_names:
+            sens = []
+            for n in sensitivity_names:
+                for t in targets:
+                    if (n, t) not in compiled:
+                        compiled[(n, t)] = compile_both(n, t, args.precision)
+                    sens += sensitivity_rows(compiled[(n, t)])
+            sections.append(("Sensitivity to the assumed constants", markdown(sens) + "\n\n" + CONSTANT_SOURCES))
+        sweeps = [r for n in sweep_names for r in stream_sweep(n, targets[-1], args.precision)]
+        if sweeps:
+            sections.append(("Stream count", markdown(sweeps)))
+        text = "\n\n".join(f"## {title}\n\n{table}" for title, table in sections)
+        print(text)
         if args.markdown:
-            write_atomic(args.markdown, f"# ge-bench ({args.precision})\n\n{table}\n\n## Stream count\n\n{sweep_table}\n")
+            write_atomic(args.markdown, f"# ge-bench ({args.precision})\n\n{text}\n")
 
 
 if __name__ == "__main__":

@@ -1,52 +1,28 @@
-"""A first-order time estimate of ops and fused groups, for fusion's benefit and critical-path checks.
+"""Kernel time estimates for fusion's benefit and critical-path checks and for stream balancing: the
+device model ge-run reports (interpreter/device), asked through its IR bridge (ir_work.py).
 
-Roofline per kernel: the larger of compute time (Cube MACs or Vector lane-cycles at the target's
-rates) and HBM traffic time (bytes crossing the kernel boundary at the target's bandwidth), plus the
-target's per-task overhead. Every number comes from the target file; nothing is per model.
+A candidate group is timed as the task lower-to-tasks would make of it: the engine of its pattern
+class and the block_dim of its geometry (lowering/engines.py), its boundary values as inputs and
+outputs, then the device cost model's tiled pipeline, task overhead included (a cold L2, all of
+HBM: the task alone). Every number comes from the target file; nothing is per model.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects.ge.types import numpy_dtype, shape_of
+from ge_dialects import fused, task
+from interpreter.device.cost import Hardware
+from interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
+from interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+from lowering.engines import engine_of, geometry, group_engine
 
-CUBE_OPS = frozenset({"ge.conv", "ge.matmul", "ge.gemm", "ge.attention"})
-TRANSCENDENTAL = frozenset({"ge.erf", "ge.tanh", "ge.sigmoid", "ge.sqrt", "ge.div", "ge.pow", "ge.gelu",
-                            "ge.softmax", "ge.layer_norm", "ge.hard_swish"})
-FREE_OPS = frozenset({"ge.constant", "ge.shape", "func.return", "fused.yield"})
+__all__ = ["CUBE_OPS", "NOT_TASKS", "TRANSCENDENTAL", "CostModel", "elements", "macs", "nbytes"]
 
-
-def elements(value: SSAValue) -> int:
-    t = value.type
-    if not isinstance(t, TensorType):
-        return 0
-    return math.prod(1 if d is None else d for d in shape_of(t))
-
-
-def nbytes(value: SSAValue) -> int:
-    t = value.type
-    return elements(value) * numpy_dtype(t.element_type).itemsize if isinstance(t, TensorType) else 0
-
-
-def macs(op: Operation) -> int:
-    """Multiply-accumulates of a Cube op (0 for other ops)."""
-    if op.name == "ge.conv":
-        w = shape_of(op.operands[1].type)
-        return elements(op.results[0]) * math.prod(d or 1 for d in w[1:])
-    if op.name in ("ge.matmul", "ge.gemm"):
-        a = shape_of(op.operands[0].type)
-        k = a[0] if op.name == "ge.gemm" and op.p("transA") else a[-1]
-        return elements(op.results[0]) * (k or 1)
-    if op.name == "ge.attention":
-        q, v = shape_of(op.operands[0].type), shape_of(op.operands[2].type)
-        sk = v[-2] or 1
-        return elements(op.operands[0]) * sk + math.prod(d or 1 for d in q[:-1]) * sk * (v[-1] or 1)
-    return 0
+#: Top-level ops lower-to-tasks leaves outside every kernel: they take no device time.
+NOT_TASKS = frozenset({"ge.constant", "func.return"})
 
 
 class CostModel:
@@ -54,36 +30,31 @@ class CostModel:
 
     def __init__(self, target: dict):
         self.target = target
-        cores, cube, vector = target["cores"], target["cube"], target["vector"]
-        self.clock = cores["clock_hz"]
-        self.cube_macs_per_s = cores["cube_core"] * cube["m"] * cube["k"] * cube["n"] * self.clock
-        self.fp32_ratio = cube["fp32_ratio"]
-        self.vector_bytes_per_s = cores["vector_core"] * vector["fp16_lanes"] * 2 * self.clock
-        self.transcendental = vector["transcendental_cost"]
-        self.hbm = target["hbm"]["bandwidth"]
-        self.overhead = target["overheads"]["task_device_s"]
+        self.hardware = Hardware.of(target)
 
-    def compute_time(self, op: Operation) -> float:
-        if op.name in FREE_OPS:
-            return 0.0
-        if op.name in CUBE_OPS:
-            dtype = numpy_dtype(op.operands[0].type.element_type)
-            rate = self.cube_macs_per_s * (self.fp32_ratio if dtype.itemsize >= 4 else 1.0)
-            return macs(op) / rate
-        work = sum(nbytes(r) for r in op.results)
-        factor = self.transcendental if op.name in TRANSCENDENTAL else 1
-        return work * factor / self.vector_bytes_per_s
+    @property
+    def join_s(self) -> float:
+        """A cross-stream join on the device: one event record and one wait."""
+        return self.hardware.record_s + self.hardware.wait_s
 
-    def kernel_time(self, ops: Iterable[Operation], boundary_bytes: int) -> float:
-        """One kernel running `ops`, reading and writing `boundary_bytes` through HBM."""
-        ops = list(ops)
-        if all(op.name in FREE_OPS for op in ops):
-            return 0.0
-        compute = sum(self.compute_time(op) for op in ops)
-        return max(compute, boundary_bytes / self.hbm) + self.overhead
+    def kernel_time(self, members: Sequence[Operation], inputs: Sequence[SSAValue],
+                    outputs: Sequence[SSAValue], engine: str) -> float:
+        """One kernel running `members` on `engine`, reading `inputs` and writing `outputs`."""
+        block_dim, _ = geometry(members, outputs, engine, self.target)
+        return work_time(ops_work(members, inputs, outputs, engine, block_dim), self.hardware)
+
+    def group_time(self, pattern: str, members: Sequence[Operation], outputs: Sequence[SSAValue]) -> float:
+        """The kernel `members` would become as a `fused.group` of pattern class `pattern`."""
+        return self.kernel_time(members, boundary_inputs(members), outputs, group_engine(pattern, members))
 
     def op_time(self, op: Operation) -> float:
-        if op.name in FREE_OPS:
+        """The task lower-to-tasks would make of a top-level op or fused group (0 for constants)."""
+        if op.name in NOT_TASKS:
             return 0.0
-        traffic = sum(nbytes(v) for v in op.operands) + sum(nbytes(r) for r in op.results)
-        return self.kernel_time([op], traffic)
+        if isinstance(op, fused.GroupOp):
+            return self.kernel_time(op.members, op.inputs, op.outputs, engine_of(op))
+        return self.kernel_time([op], boundary_inputs([op]), op.results, engine_of(op))
+
+    def task_time(self, kernel: task.KernelOp) -> float:
+        """A lowered task as ge-run times it when it runs alone."""
+        return work_time(kernel_work(kernel), self.hardware)

@@ -8,9 +8,11 @@ checks, in this order:
   2. no cycle: no path leaves the group and comes back into it (the group would depend on itself);
   3. no serialization: the estimated critical path of the graph does not get longer (a group waits
      for all its inputs, so absorbing an op whose other input comes from a long parallel branch
-     delays the whole kernel);
+     delays the whole kernel) by more than one cross-stream join (an event record and wait: what
+     keeping the op on a parallel branch would cost the path on the device);
   4. the working set of a minimal tile fits the on-chip buffer (UB) of the target;
-  5. a positive benefit (time saved by the estimate in cost.py).
+  5. a positive benefit: the time the members take as separate tasks minus the group's time as one
+     task, both by the device model ge-run reports (cost.py).
 Each candidate that reaches the checks leaves a remark: applied with its benefit, or rejected with
 the reason. Rules are applied by outlining the members into a `fused.group`.
 """
@@ -29,7 +31,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from ge_dialects import fused
 from ge_dialects.ge.types import numpy_dtype, shape_of
 from passes import remarks
-from passes.fusion.cost import CostModel, nbytes
+from passes.fusion.cost import CostModel
 
 PASS_NAME = "fuse-ops"
 TRAINING_ATTR = "ge.training"
@@ -203,8 +205,8 @@ class Schedule:
 
 
 def group_time(candidate: Candidate, cost: CostModel) -> float:
-    traffic = sum(nbytes(v) for v in candidate.external_inputs()) + sum(nbytes(v) for v in candidate.outputs)
-    return cost.kernel_time(candidate.members, traffic)
+    """The candidate's time as the task it would become (ge-run's device model, cost.py)."""
+    return cost.group_time(candidate.rule.pattern, candidate.members, candidate.outputs)
 
 
 ROW_OPS = {"ge.softmax": "axis", "ge.layer_norm": "axis"}
@@ -248,12 +250,7 @@ class FusionEngine:
         """The op's (or group's) estimated kernel time, computed once per op."""
         t = self._times.get(op)
         if t is None:
-            if isinstance(op, fused.GroupOp):
-                traffic = sum(nbytes(v) for v in op.inputs) + sum(nbytes(r) for r in op.outputs)
-                t = self.cost.kernel_time(op.members, traffic)
-            else:
-                t = self.cost.op_time(op)
-            self._times[op] = t
+            t = self._times[op] = self.cost.op_time(op)
         return t
 
     def run(self, module: ModuleOp) -> None:
@@ -289,7 +286,7 @@ class FusionEngine:
         fused_time = group_time(c, self.cost)
         benefit = sum(self.time(op) for op in c.members) - fused_time
         through = schedule.path_through(c, fused_time)
-        if through > schedule.length * (1 + 1e-9) + 1e-12:
+        if through > schedule.length + self.cost.join_s * (1 + 1e-9):
             return self._reject(c, f"would serialize a parallel branch on the critical path "
                                    f"({schedule.length * 1e6:.2f} us -> {through * 1e6:.2f} us)", benefit)
         ws = working_set_bytes(c)

@@ -1,0 +1,98 @@
+"""The one bridge from ge IR to the device model: the work record (TaskWork) of a list of ge ops
+run as one kernel, and its time on a target.
+
+The same functions serve three callers, so that the compiler optimizes the model ge-run reports:
+- ge-run (interpreter/stream_executor.py) times each `task.kernel` of a lowered module;
+- fuse-ops (passes/fusion/cost.py) times a candidate group and the ops it would replace;
+- lower-to-streams times each task to balance streams.
+It imports only ge_dialects and the device model's records and cost functions (no passes, no
+lowering), so every layer can import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from ge_dialects import fused, task
+from ge_dialects.ge.types import format_of, shape_of, type_name
+from interpreter.device.cost import Hardware, task_time
+from interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+from interpreter.device.work import TaskWork, Tensor
+
+#: Ops that are not work of a kernel: constants are data in memory or immediates.
+NO_WORK = frozenset({"ge.constant", "func.return", "fused.yield", "task.yield"})
+
+
+def tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
+    """The buffer record of `value`; `names` gives every distinct value its own name (L2 residency and
+    the de-duplication of a tensor read twice go by name)."""
+    t = value.type
+    name = names.setdefault(value, f"%{len(names)}")
+    fmt = format_of(t)
+    return Tensor(name=name, nbytes=nbytes(value), shape=tuple(d or 1 for d in shape_of(t)),
+                  dtype=type_name(t.element_type), fmt=fmt.storage.data if fmt else "ND")
+
+
+def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+             engine: str, block_dim: int, name: str = "", op_type: str = "",
+             names: dict[SSAValue, str] | None = None) -> TaskWork:
+    """The work of `members` run as one kernel on `engine` with `block_dim` blocks, reading `inputs`
+    and writing `outputs` (its boundary; values passed between members stay on chip)."""
+    names = {} if names is None else names
+    members = [m for m in members if m.name not in NO_WORK]
+    cube = [m for m in members if m.name in CUBE_OPS]
+    vector = [m for m in members if m.name not in CUBE_OPS]
+    simple = sum(sum(elements(r) for r in m.results) for m in vector if m.name not in TRANSCENDENTAL)
+    costly = sum(sum(elements(r) for r in m.results) for m in vector if m.name in TRANSCENDENTAL)
+    for m in cube:
+        if m.name == "ge.attention":  # scale, mask, softmax on the score matrix
+            scores = macs(m) // max(1, shape_of(m.operands[0].type)[-1] or 1) // 2
+            costly += 3 * scores
+    anchor = cube[0] if cube else (members[0] if members else None)
+    dtype_value = None if anchor is None else (anchor.operands[0] if anchor.operands else anchor.results[0])
+    dtype = (type_name(dtype_value.type.element_type)
+             if dtype_value is not None and isinstance(dtype_value.type, TensorType) else "f32")
+    return TaskWork(
+        name=name,
+        op_type=op_type,
+        engine=engine,
+        dtype=dtype,
+        cube_macs=sum(macs(m) for m in cube),
+        vector_elems=simple,
+        transcendental_elems=costly,
+        inputs=tuple(tensor(v, names) for v in inputs),
+        outputs=tuple(tensor(v, names) for v in outputs),
+        cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
+        block_dim=block_dim,
+    )
+
+
+def kernel_work(kernel: task.KernelOp, names: dict[SSAValue, str] | None = None) -> TaskWork:
+    """The work of one `task.kernel` (its engine, block_dim, inputs and outputs as lowered)."""
+    return ops_work(kernel.members, kernel.inputs, kernel.outputs, kernel.engine.data,
+                    kernel.block_dim.value.data, kernel.task_name.data, kernel.pattern.data, names)
+
+
+def work_time(work: TaskWork, target) -> float:
+    """Seconds of `work` run alone on its `block_dim` cores with all of HBM and a cold L2: the task
+    overhead plus its tiled pipeline, as the simulator times a task that runs alone."""
+    hw = Hardware.of(target)
+    return task_time(work, hw, work.block_dim).total_s
+
+
+def boundary_inputs(members: Sequence[Operation]) -> list[SSAValue]:
+    """Values `members` read from outside, in first-use order, as outlining makes them kernel inputs:
+    scalar constants are cloned in as immediates, so they are not inputs."""
+    inside = set(members)
+    seen: list[SSAValue] = []
+    for op in members:
+        for v in op.operands:
+            if v.owner in inside or v in seen:
+                continue
+            if isinstance(v.owner, Operation) and fused.is_scalar_constant(v.owner):
+                continue
+            seen.append(v)
+    return seen

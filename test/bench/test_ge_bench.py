@@ -1,0 +1,132 @@
+"""ge-bench's split of the speedup into the compiler's and the launch mode's shares, and its
+sensitivity to the two assumed constants of the target file."""
+
+import math
+import subprocess
+import sys
+
+import pytest
+from onnx import TensorProto
+
+from bench import ge_bench
+from bench.ge_bench import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
+from frontend.models import GraphBuilder
+from interpreter.targets import load_target
+from tools import ge_bench as cli
+
+
+def tiny(batch: int):
+    """Two conv + batch-norm + relu blocks: O3 fuses each into one kernel."""
+    b = GraphBuilder()
+    x = b.input("input", TensorProto.FLOAT, [batch, 16, 28, 28])
+    for i in range(2):
+        with b.scope(f"conv{i}"):
+            x = b.conv(x, 16, 16, 3, stride=1, pad=1)
+        with b.scope(f"bn{i}"):
+            x = b.batch_norm(x, 16)
+        x = b.relu(x)
+    b.output(x, "output", TensorProto.FLOAT, [batch, 16, 28, 28])
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Compiled:
+    ge_bench.MODELS["tiny"] = (tiny, 1)
+    try:
+        yield compile_both("tiny", "ascend910b", "force_fp16")
+    finally:
+        del ge_bench.MODELS["tiny"]
+
+
+def test_with_constants_scales_a_copy():
+    spec = load_target("ascend910b")
+    launch, overhead = spec["host"]["launch_s"], spec["overheads"]["task_device_s"]
+    varied = with_constants(spec, launch_s=2.0, task_device_s=0.5)
+    assert varied["host"]["launch_s"] == 2 * launch
+    assert varied["overheads"]["task_device_s"] == 0.5 * overhead
+    assert varied["events"] == spec["events"] and varied["aicpu"] == spec["aicpu"]
+    # the cached target every pass loads is unchanged
+    assert load_target("ascend910b")["host"]["launch_s"] == launch
+    assert load_target("ascend910b")["overheads"]["task_device_s"] == overhead
+    assert set(ASSUMED) == {"launch_s", "task_device_s"}
+
+
+def test_with_constants_refuses_other_keys():
+    with pytest.raises(ValueError, match="'clock_hz' is not one of the assumed constants"):
+        with_constants(load_target("ascend910b"), clock_hz=2.0)
+
+
+def test_split_factors_multiply_to_the_total(compiled):
+    s = compiled.split(load_target("ascend910b"))
+    assert s.kernels_o3 < s.kernels_o0
+    assert math.isclose(s.total, s.compiler_op * s.launch_o3)
+    assert math.isclose(s.total, s.compiler_graph * s.launch_o0)
+    # a sunk graph pays one launch, per-op mode one per task
+    hw_launch = load_target("ascend910b")["host"]["launch_s"]
+    assert s.o0_op >= s.kernels_o0 * hw_launch
+    assert s.o3_graph < s.o3_op
+
+
+def test_launch_cost_is_what_per_op_mode_pays(compiled):
+    """Doubling launch_s adds one launch per kernel to per-op runs and one launch to a sunk run
+    (the tasks are launch-bound at this size)."""
+    spec = load_target("ascend910b")
+    base = compiled.split(spec)
+    doubled = compiled.split(with_constants(spec, launch_s=2.0))
+    launch = spec["host"]["launch_s"]
+    assert doubled.o3_graph - base.o3_graph == pytest.approx(launch, rel=1e-6)
+    assert doubled.o0_op - base.o0_op == pytest.approx(base.kernels_o0 * launch, rel=0.05)
+    assert doubled.launch_o3 > base.launch_o3
+
+
+def test_task_overhead_moves_the_sunk_graph(compiled):
+    spec = load_target("ascend910b")
+    base = compiled.split(spec)
+    doubled = compiled.split(with_constants(spec, task_device_s=2.0))
+    overhead = spec["overheads"]["task_device_s"]
+    # the O3 tasks run one after another: each pays the overhead once more
+    assert doubled.o3_graph - base.o3_graph == pytest.approx(base.kernels_o3 * overhead, rel=0.05)
+
+
+def test_sensitivity_grid(compiled):
+    rows = sensitivity_rows(compiled)
+    assert len(rows) == 9
+    given = [r for r in rows if "(given)" in r["launch_s (us)"] and "(given)" in r["task_device_s (us)"]]
+    assert len(given) == 1
+    assert given[0]["total"] == split_row(compiled)["total O0 op -> O3 graph"]
+    assert [r["launch_s (us)"] for r in rows[:3]] == ["10"] * 3
+    assert [r["task_device_s (us)"] for r in rows[:3]] == ["2.5", "5 (given)", "10"]
+    assert len({r["total"] for r in rows}) > 1  # the constants reach the simulation
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "tools.ge_bench", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--models", "resnet51"], "--models: unknown model 'resnet51'"),
+    (["--sweep", "nope"], "--sweep: unknown model 'nope'"),
+    (["--sensitivity", "--sensitivity-models", "x"], "--sensitivity-models: unknown model 'x'"),
+    (["--targets", "ascend999"], "--targets: unknown target 'ascend999'"),
+])
+def test_bad_options_are_one_line_errors(args, needle):
+    result = run_cli(*args)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert needle in lines[0]
+
+
+def test_cli_prints_and_writes_the_tables(compiled, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(ge_bench.MODELS, "tiny", (tiny, 1))
+    out = tmp_path / "bench.md"
+    cli.main(["--models", "tiny", "--targets", "ascend910b", "--no-max-batch", "--sweep", "",
+              "--sensitivity", "--sensitivity-models", "tiny", "--markdown", str(out)])
+    printed = capsys.readouterr().out
+    text = out.read_text()
+    for title in ("O0 per-op against O3 graph sink", "The compiler's share and the launch mode's share",
+                  "Sensitivity to the assumed constants"):
+        assert f"## {title}" in printed and f"## {title}" in text
+    assert "launch mode, O3 (op -> graph)" in text
+    assert "Reasoning (an assumption, marked as" in text
+    assert text.count("| tiny | ascend910b |") == 1 + 1 + 9
