@@ -25,7 +25,7 @@ from ge_dialects.ge.weights import attach_weights
 from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import TargetError, load_target, load_target_file, target_names
 from interpreter.runner import InputError, input_signature, main_function, run
 from tools.common import UserError, first_line, import_onnx_file, read_module, reported_errors, write_atomic
 from ge_dialects.ge.types import numpy_dtype, shape_of
@@ -85,9 +85,12 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
 def run_on_device(module, args) -> None:
     """Simulates the lowered module on the target; prints the report and writes trace / summary."""
     try:
-        target = load_target(args.target)
+        target = load_target_file(args.target_file) if args.target_file else load_target(args.target)
+    except TargetError as e:
+        raise UserError(str(e)) from None
+    try:
         result = simulate_module(module, target)
-    except (TargetError, NotLowered, ValueError) as e:
+    except (NotLowered, ValueError) as e:
         raise UserError(f"{args.program}: {first_line(e)}") from None
     if args.trace:
         write_atomic(args.trace, json.dumps(chrome_trace(result)))
@@ -106,7 +109,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
-    device.add_argument("--target", default="ascend910b", help="target chip (default %(default)s)")
+    chip = device.add_mutually_exclusive_group()
+    chip.add_argument("--target", default="ascend910b", choices=target_names(),
+                      help="target chip (default %(default)s)")
+    chip.add_argument("--target-file", metavar="TOML",
+                      help="a target description of your own (the keys of interpreter/targets/*.toml)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")
