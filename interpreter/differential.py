@@ -60,7 +60,10 @@ class Difference:
 
 
 def _at(index: tuple[int, ...], before: np.ndarray, after: np.ndarray) -> str:
-    return f"at {list(index)}: before {before[index]!r}, after {after[index]!r}"
+    def value(x: np.ndarray) -> str:
+        return str(int(x[index])) if x.dtype.kind in "biu" else f"{float(x[index]):.8g}"
+
+    return f"at {[int(i) for i in index]}: before {value(before)}, after {value(after)}"
 
 
 def compare(before: np.ndarray, after: np.ndarray, tolerance: Tolerance) -> Difference:
