@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     chip = device.add_mutually_exclusive_group()
-    chip.add_argument("--target", default="ascend910b", choices=target_names(),
-                      help="target chip (default %(default)s)")
+    chip.add_argument("--target", default="ascend910b", metavar="NAME",  # checked by load_target: one line
+                      help=f"target chip, one of {', '.join(target_names())} (default %(default)s)")
     chip.add_argument("--target-file", metavar="TOML",
                       help="a target description of your own (the keys of interpreter/targets/*.toml)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
