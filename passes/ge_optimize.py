@@ -127,7 +127,7 @@ class GeOptimizePass(ModulePass):
 
     def pipeline(self) -> str:
         """The sub-passes as `ge-opt -p` text, for showing (never parsed here)."""
-        return ",".join(p.pipeline_pass_spec().__str__() for p in self.sub_passes())
+        return ",".join(str(p.pipeline_pass_spec()) for p in self.sub_passes())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         apply_all(ctx, op, self.sub_passes())
