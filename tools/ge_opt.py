@@ -38,6 +38,7 @@ from interpreter.runner import InputError
 from interpreter.differential import DEFAULT_ATOL, DEFAULT_RTOL, DifferentialChecker, NumericsError, Tolerance
 from passes import remarks
 from passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
+from passes.fusion.engine import FusionRule
 from passes.ge_options import apply_ge_options
 from passes.pipeline import PassVerificationError, available_passes, is_composite, notify, observed
 from tools.common import UserError, first_line, reported_errors, write_atomic
@@ -137,7 +138,7 @@ class GeOptMain(xDSLOptMain):
             if not math.isfinite(value) or value < 0:
                 raise UserError(f"{flag} {value}: must be a finite number >= 0")
 
-    def _load_fusion_rules(self) -> list:
+    def _load_fusion_rules(self) -> list[FusionRule]:
         rules = []
         try:
             for path in self.args.load_fusion_rules:
