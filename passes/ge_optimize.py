@@ -6,35 +6,91 @@
   O2  O1 plus graph fusion: Conv+BN folding, bias folding, LayerNorm / GELU / attention recognition.
   O3  O2 plus UB fusion into fused.group kernels (GE's default).
 
-Each level is a textual pipeline in `LEVELS`, so `ge-opt -p` can run any part alone. GE's option
-names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.level=O1`).
+Each level in `LEVELS` is a list of stages; a stage builds pass objects from the options. The
+options become fields of those objects and are never pasted into pipeline text, so an option's
+value cannot add a pass. Every stage is also a pass (or a few) that `ge-opt -p` runs alone. GE's
+option names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.level=O1`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from passes.pipeline import apply_all, parse_passes
-
-CLEANUP = "fold-constants,merge-constants,cse,simplify,dce"
-GRAPH_FUSION = ("fold-conv-bn,fold-bias-add,recognize-layer-norm,recognize-gelu,recognize-attention,"
-                "simplify,cse,dce")
-LAYOUT = "assign-formats,cancel-trans-data,merge-trans-data,fold-trans-data,dce"
-
-LEVELS: dict[int, tuple[str, ...]] = {
-    0: ("{precision}",),
-    1: ("infer-shapes", CLEANUP, "{precision}", LAYOUT),
-    2: ("infer-shapes", CLEANUP, GRAPH_FUSION, "{precision}", LAYOUT),
-    3: ("infer-shapes", CLEANUP, GRAPH_FUSION, "{precision}", LAYOUT, "fuse-ops{{target={target}}}", "dce"),
-}
+from interpreter.targets import TargetError, check_target_name
+from passes.fold_bias_add import FoldBiasAddPass
+from passes.fold_constants import FoldConstantsPass
+from passes.fold_conv_bn import FoldConvBnPass
+from passes.fuse_ops import FuseOpsPass
+from passes.infer_shapes import InferShapesPass
+from passes.layout.assign_formats import AssignFormatsPass
+from passes.layout.cancel_trans_data import CancelTransDataPass
+from passes.layout.fold_trans_data import FoldTransDataPass
+from passes.layout.merge_trans_data import MergeTransDataPass
+from passes.merge_constants import MergeConstantsPass
+from passes.mixed_precision import MixedPrecisionPass
+from passes.pipeline import apply_all
+from passes.recognize_attention import RecognizeAttentionPass
+from passes.recognize_gelu import RecognizeGeluPass
+from passes.recognize_layer_norm import RecognizeLayerNormPass
+from passes.simplify import SimplifyPass
 
 PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
                    "allow_mix_precision", "allow_mix_precision_bf16")
+
+
+@dataclass(frozen=True)
+class LevelOptions:
+    """What a stage may read: the validated options of ge-optimize."""
+
+    precision_mode: str
+    target: str
+
+
+Stage = Callable[[LevelOptions], list[ModulePass]]
+
+
+def shapes(_: LevelOptions) -> list[ModulePass]:
+    return [InferShapesPass()]
+
+
+def cleanup(_: LevelOptions) -> list[ModulePass]:
+    return [FoldConstantsPass(), MergeConstantsPass(), CommonSubexpressionElimination(), SimplifyPass(),
+            DeadCodeElimination()]
+
+
+def graph_fusion(_: LevelOptions) -> list[ModulePass]:
+    return [FoldConvBnPass(), FoldBiasAddPass(), RecognizeLayerNormPass(), RecognizeGeluPass(),
+            RecognizeAttentionPass(), SimplifyPass(), CommonSubexpressionElimination(), DeadCodeElimination()]
+
+
+def precision(options: LevelOptions) -> list[ModulePass]:
+    return [MixedPrecisionPass(mode=options.precision_mode)]
+
+
+def layout(_: LevelOptions) -> list[ModulePass]:
+    return [AssignFormatsPass(), CancelTransDataPass(), MergeTransDataPass(), FoldTransDataPass(),
+            DeadCodeElimination()]
+
+
+def ub_fusion(options: LevelOptions) -> list[ModulePass]:
+    return [FuseOpsPass(target=options.target), DeadCodeElimination()]
+
+
+LEVELS: dict[int, tuple[Stage, ...]] = {
+    0: (precision,),
+    1: (shapes, cleanup, precision, layout),
+    2: (shapes, cleanup, graph_fusion, precision, layout),
+    3: (shapes, cleanup, graph_fusion, precision, layout, ub_fusion),
+}
+
 
 def level_value(text: str) -> int:
     """`3`, `O3` or `o3` -> 3."""
@@ -52,19 +108,26 @@ class GeOptimizePass(ModulePass):
     precision_mode: str = "must_keep_origin_dtype"
     target: str = "ascend910b"
 
-    def pipeline(self) -> str:
+    def options(self) -> LevelOptions:
+        """The options, each checked against its closed set before any pass is built from it."""
         if self.level not in LEVELS:
             raise DiagnosticException(f"ge-optimize: level {self.level} is not one of 0, 1, 2, 3")
         if self.precision_mode not in PRECISION_MODES:
             raise DiagnosticException(f"ge-optimize: precision_mode '{self.precision_mode}' is not one of "
                                       f"{', '.join(PRECISION_MODES)}")
-        precision = f"mixed-precision{{mode={self.precision_mode}}}"
-        parts = [p.format(precision=precision, target=self.target) for p in LEVELS[self.level]]
-        return ",".join(p for p in parts if p)
+        try:
+            check_target_name(self.target)
+        except TargetError as e:
+            raise DiagnosticException(f"ge-optimize: {e}") from None
+        return LevelOptions(self.precision_mode, self.target)
 
     def sub_passes(self) -> list[ModulePass]:
-        spec = self.pipeline()
-        return parse_passes(spec) if spec else []
+        options = self.options()
+        return [p for stage in LEVELS[self.level] for p in stage(options)]
+
+    def pipeline(self) -> str:
+        """The sub-passes as `ge-opt -p` text, for showing (never parsed here)."""
+        return ",".join(str(p.pipeline_pass_spec()) for p in self.sub_passes())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         apply_all(ctx, op, self.sub_passes())

@@ -1,7 +1,8 @@
 """GE's option names, as `ge-opt --ge-option NAME=VALUE` accepts them.
 
-Each option sets a field of the passes that implement it; `ge.socVersion` sets the target of
-every pass that has one. Alone (no `-p`), the options run `ge-optimize`.
+Each option sets a field of the passes that implement it (a value, never pipeline text);
+`ge.socVersion` sets the target of every pass that has one and must name a known target. Alone
+(no `-p`), the options run `ge-optimize`.
 
     ge-opt m.mlir --ge-option ge.oo.level=O1 --ge-option ge.exec.precision_mode=force_fp16
     ge-opt o3.mlir -p 'lower-to-tasks,plan-memory,lower-to-streams' \\
@@ -16,6 +17,7 @@ from dataclasses import fields, replace
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from interpreter.targets import TargetError, check_target_name
 from passes.ge_optimize import GeOptimizePass, level_value
 
 
@@ -33,6 +35,13 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _target(text: str) -> str:
+    try:
+        return check_target_name(text.lower())
+    except TargetError as e:
+        raise ValueError(str(e)) from None
+
+
 ANY_PASS = "*"
 
 #: GE option -> (pass it applies to, field, how to read the value).
@@ -40,8 +49,8 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
     "ge.oo.level": ("ge-optimize", "level", level_value),
     "ge.exec.precision_mode": ("ge-optimize", "precision_mode", str),
     "precision_mode": ("ge-optimize", "precision_mode", str),
-    "ge.socVersion": (ANY_PASS, "target", lambda v: v.lower()),
-    "soc_version": (ANY_PASS, "target", lambda v: v.lower()),
+    "ge.socVersion": (ANY_PASS, "target", _target),
+    "soc_version": (ANY_PASS, "target", _target),
     "ge.exec.disableReuseMemory": ("plan-memory", "reuse", lambda v: not _flag(v)),
     "ge.enableSingleStream": ("lower-to-streams", "single_stream", _flag),
     "ge.streamNum": ("lower-to-streams", "streams", _count),

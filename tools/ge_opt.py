@@ -5,11 +5,15 @@ turns them off), `-o` is written whole or not at all, and errors are one line. A
 sidecar is opened for the passes that read weights, and with `-o` every weight the result refers to
 is written to a complete sidecar beside the output (`out.safetensors`). `--remarks` prints what the
 passes applied and refused.
+
+Only this project's passes and a few xDSL ones (passes/pipeline.py) can be named in `-p`; user
+fusion rules (Python) load only from files named with `--load-fusion-rules` (docs/security.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from contextlib import ExitStack
 from io import StringIO
@@ -27,14 +31,16 @@ from ge_dialects.stream import STREAM
 from ge_dialects.task import TASK
 from ge_dialects.ge import GE
 from ge_dialects.ge.weights import attach_weights, referenced_keys, referenced_weights, weights_of
-from xdsl.utils.exceptions import InterpretationError
+from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from interpreter.ge import KernelError
 from interpreter.runner import InputError
-from interpreter.differential import DEFAULT_TOLERANCE, DifferentialChecker, NumericsError
-from passes import all_passes, remarks
+from interpreter.differential import DEFAULT_ATOL, DEFAULT_RTOL, DifferentialChecker, NumericsError, Tolerance
+from passes import remarks
+from passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
+from passes.fusion.engine import FusionRule
 from passes.ge_options import apply_ge_options
-from passes.pipeline import is_composite, notify, observed
+from passes.pipeline import PassVerificationError, available_passes, is_composite, notify, observed
 from interpreter.kernels import tensor_byte_limit
 from tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
 from tools.outputs import Outputs, reserve_ir_output
@@ -65,8 +71,8 @@ class GeOptMain(ContractedOptMain):
         self.ctx.register_dialect("stream", lambda: STREAM)
 
     def register_all_passes(self):
-        super().register_all_passes()
-        for name, factory in all_passes().items():
+        # Not xDSL's whole set: its `mlir-opt` pass runs any executable the pipeline names.
+        for name, factory in available_passes().items():
             self.register_pass(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
@@ -77,11 +83,21 @@ class GeOptMain(ContractedOptMain):
         arg_parser.add_argument(
             "--verify-numerics", nargs="?", const=0, type=int, metavar="SEED",
             help="run the interpreter (random inputs from SEED, default 0) after every pass and fail "
-                 "when a pass changes the outputs beyond its tolerance",
+                 "when an element of an output breaks |after-before| <= ATOL + RTOL*|before| (or NaN / inf "
+                 "move, or an integer changes), each pass against the one before and the end against the start",
         )
         arg_parser.add_argument(
-            "--numerics-tolerance", type=float, default=DEFAULT_TOLERANCE,
-            help="largest max|after-before|/max|before| a pass may cause (default %(default)s)",
+            "--numerics-tolerance", type=float, default=DEFAULT_RTOL, metavar="RTOL",
+            help="RTOL of --verify-numerics, the error relative to each element (default %(default)s)",
+        )
+        arg_parser.add_argument(
+            "--numerics-atol", type=float, default=DEFAULT_ATOL, metavar="ATOL",
+            help="ATOL of --verify-numerics, the error allowed on elements near zero (default %(default)s)",
+        )
+        arg_parser.add_argument(
+            "--load-fusion-rules", action="append", default=[], metavar="FILE",
+            help="run the Python FILE and add the fusion rules it defines (RULES, a list of FusionRule) in "
+                 "front of fuse-ops' table; repeatable",
         )
         arg_parser.add_argument(
             "--ge-option", action="append", default=[], metavar="NAME=VALUE",
@@ -108,25 +124,52 @@ class GeOptMain(ContractedOptMain):
         return module
 
     def setup_pipeline(self):
+        self._check_tolerances()
+        self._fusion_rules = self._load_fusion_rules()
         super().setup_pipeline()
         top_level = self.pipeline.callback
 
         def callback(previous, module, following):
-            top_level(previous, module, following)
+            try:
+                top_level(previous, module, following)  # verifies the module
+            except DiagnosticException as e:
+                if previous is None:  # the input itself
+                    raise
+                raise PassVerificationError(previous.name, e) from e
             if previous is not None and not is_composite(previous):
                 notify(previous, module)
 
         passes = apply_ge_options(self.pipeline.passes, self.args.ge_option)
         self.pipeline = PassPipeline(passes, callback)
 
+    def _check_tolerances(self) -> None:
+        """A NaN, negative or infinite tolerance makes a check that cannot pass or cannot fail."""
+        for flag, value in (("--numerics-tolerance", self.args.numerics_tolerance),
+                            ("--numerics-atol", self.args.numerics_atol)):
+            if not math.isfinite(value) or value < 0:
+                raise UserError(f"{flag} {value}: must be a finite number >= 0")
+
+    def _load_fusion_rules(self) -> list[FusionRule]:
+        rules = []
+        try:
+            for path in self.args.load_fusion_rules:
+                rules += load_rule_file(path)
+            merged_table(rules)
+        except RuleFileError as e:
+            raise UserError(f"--load-fusion-rules: {e}") from None
+        return rules
+
     def apply_passes(self, prog: ModuleOp) -> None:
         with remarks.collected() as found, ExitStack() as stack:
             checker = None
+            stack.enter_context(user_fusion_rules(self._fusion_rules))
             try:
                 if self.args.verify_numerics is not None:
                     checker = self._numerics_checker(prog)
                     stack.enter_context(observed(checker))
                 super().apply_passes(prog)
+                if checker:
+                    checker.finish()
             except NumericsError as e:
                 raise UserError(str(e)) from None
             except (InputError, KernelError, InterpretationError) as e:
@@ -142,7 +185,8 @@ class GeOptMain(ContractedOptMain):
         from tools.ge_run import random_inputs
 
         inputs = random_inputs(module, self.args.verify_numerics)
-        return DifferentialChecker.start(module, inputs, self.args.numerics_tolerance)
+        return DifferentialChecker.start(module, inputs,
+                                         Tolerance(self.args.numerics_tolerance, self.args.numerics_atol))
 
     def prepare_output(self) -> IO[str]:
         self._text = _KeptText()

@@ -30,7 +30,7 @@ from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
-from interpreter.targets import TargetError, load_target
+from interpreter.targets import TargetError, load_target, load_target_file, target_names
 from interpreter.runner import InputError, check_input, check_input_names, input_signature, run
 from tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
                           reported_errors, seed)
@@ -186,9 +186,12 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
 def run_on_device(module, args, outputs: Outputs) -> None:
     """Simulates the lowered module on the target; prints the report, hands trace / summary to `outputs`."""
     try:
-        target = load_target(args.target)
+        target = load_target_file(args.target_file) if args.target_file else load_target(args.target)
+    except TargetError as e:
+        raise UserError(str(e)) from None
+    try:
         result = simulate_module(module, target)
-    except (TargetError, NotLowered, ValueError) as e:
+    except (NotLowered, ValueError) as e:
         raise UserError(f"{args.program}: {first_line(e)}") from None
     if args.trace:
         outputs.add(args.trace, json.dumps(chrome_trace(result)))
@@ -208,7 +211,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
     add_contract_arguments(parser)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
-    device.add_argument("--target", default="ascend910b", help="target chip (default %(default)s)")
+    chip = device.add_mutually_exclusive_group()
+    chip.add_argument("--target", default="ascend910b", metavar="NAME",  # checked by load_target: one line
+                      help=f"target chip, one of {', '.join(target_names())} (default %(default)s)")
+    chip.add_argument("--target-file", metavar="TOML",
+                      help="a target description of your own (the keys of interpreter/targets/*.toml)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")

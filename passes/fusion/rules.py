@@ -5,8 +5,8 @@ elementwise epilogue, attention with the layout ops around it (what a fused atte
 through its addressing), a reduction with elementwise neighbours, and elementwise chains. Rules are
 tried in table order, so a Cube op claims its epilogue before a chain could.
 
-Add a rule by appending a `FusionRule` here, or pass a file of your own to the pass:
-`fuse-ops{rule-file=my_rules.py}` (the file defines `RULES`, a list of FusionRule).
+Add a rule by appending a `FusionRule` here, or name a file of your own on the command line:
+`ge-opt --load-fusion-rules my_rules.py` (the file defines `RULES`, a list of FusionRule).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@
 // GE:     task.memory = {pool = [[POOL:[0-9]+]] : i64, no_reuse = [[POOL]] : i64
 // GE:     stream.count = 1 : i64
 // GE2:    stream.count = 2 : i64
-// SOC:      ge-opt: error: fuse-ops: unknown target 'ascend999'
+// SOC:      ge-opt: error: --ge-option ge.socVersion: unknown target 'ascend999' (targets: ascend910, ascend910b)
 // BADVALUE: ge-opt: error: --ge-option ge.streamNum: 'two' is not a non-negative integer
 // NOPASS:   ge-opt: error: --ge-option ge.streamNum applies to lower-to-streams, which the pipeline does not run
 // BADLEVEL: ge-opt: error: ge-optimize: level 'O7' is not one of 0, 1, 2, 3 (or O0..O3)

@@ -12,7 +12,7 @@ from frontend.onnx_importer import import_model
 from ge_dialects.ge.weights import attach_weights
 from interpreter.runner import run
 from passes import remarks
-from passes.fuse_ops import FuseOpsPass
+from passes.fuse_ops import FuseOpsPass, load_rule_file, user_fusion_rules
 from passes.fusion.census import census
 from passes.fusion.engine import TRAINING_ATTR
 from tools.common import parse_module
@@ -47,7 +47,7 @@ def one_line_error(result, needle):
 def test_user_rule_file_adds_a_rule_without_editing_the_engine(tmp_path):
     rules = tmp_path / "my_rules.py"
     rules.write_text(USER_RULES.format(inference_only=False))
-    result = ge_opt("-p", f'fuse-ops{{rule_file="{rules}"}}', "--remarks", stdin=POOL_RELU)
+    result = ge_opt("-p", "fuse-ops", "--load-fusion-rules", rules, "--remarks", stdin=POOL_RELU)
     assert result.returncode == 0, result.stderr
     assert 'fused.group "reduce+elementwise" "pool_relu"' in result.stdout
     assert "applied pool_relu on [/pool, /relu]" in result.stderr
@@ -58,32 +58,61 @@ def test_inference_only_rule_skips_training_graphs(tmp_path):
     rules.write_text(USER_RULES.format(inference_only=True))
     module = parse_module(POOL_RELU, "<test>")
     module.attributes[TRAINING_ATTR] = UnitAttr()
-    with remarks.collected() as found:
-        FuseOpsPass(rules=("pool_relu",), rule_file=str(rules)).apply(None, module)
-    assert census(module).groups["pool_relu"] == 0
-    assert any("inference-only" in r.reason for r in found)
-    del module.attributes[TRAINING_ATTR]
-    FuseOpsPass(rules=("pool_relu",), rule_file=str(rules)).apply(None, module)
-    assert census(module).groups["pool_relu"] == 1
+    with user_fusion_rules(load_rule_file(str(rules))):
+        with remarks.collected() as found:
+            FuseOpsPass(rules=("pool_relu",)).apply(None, module)
+        assert census(module).groups["pool_relu"] == 0
+        assert any("inference-only" in r.reason for r in found)
+        del module.attributes[TRAINING_ATTR]
+        FuseOpsPass(rules=("pool_relu",)).apply(None, module)
+        assert census(module).groups["pool_relu"] == 1
 
 
 @pytest.mark.parametrize("spec, needle", [
     ("fuse-ops{rules=nonexistent}", "unknown rule 'nonexistent'"),
     ("fuse-ops{target=ascend999}", "unknown target 'ascend999'"),
-    ('fuse-ops{rule_file="/nonexistent/rules.py"}', "rule file /nonexistent/rules.py"),
+    ('fuse-ops{rule_file="/nonexistent/rules.py"}', "rule_file"),  # no longer a pipeline option
 ])
 def test_bad_options_are_one_line_errors(spec, needle):
     one_line_error(ge_opt("-p", spec, stdin=POOL_RELU), needle)
 
 
 def test_malformed_pipeline_is_one_line():
-    one_line_error(ge_opt("-p", "fuse-ops{rule_file=/x.py}", stdin=POOL_RELU), "pass-pipeline:1:20: Unknown token")
+    one_line_error(ge_opt("-p", "fuse-ops{rules=/x.py}", stdin=POOL_RELU), "pass-pipeline:1:16: Unknown token")
 
 
-def test_bad_rule_file_contents(tmp_path):
+def test_missing_rule_file_is_one_line():
+    one_line_error(ge_opt("-p", "fuse-ops", "--load-fusion-rules", "/nonexistent/rules.py", stdin=POOL_RELU),
+                   "--load-fusion-rules: rule file /nonexistent/rules.py: No such file")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("RULES = 3\n", "must define RULES"),
+    ("import no_such_module_here\n", "ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("RULES = [\n", "SyntaxError"),
+])
+def test_bad_rule_file_contents(tmp_path, text, needle):
     rules = tmp_path / "bad.py"
-    rules.write_text("RULES = 3\n")
-    one_line_error(ge_opt("-p", f'fuse-ops{{rule_file="{rules}"}}', stdin=POOL_RELU), "must define RULES")
+    rules.write_text(text)
+    one_line_error(ge_opt("-p", "fuse-ops", "--load-fusion-rules", rules, stdin=POOL_RELU), needle)
+
+
+def test_rule_file_may_not_redefine_a_rule(tmp_path):
+    """A user rule named like a built-in one would silently lose to it (or replace it): refused."""
+    rules = tmp_path / "dup.py"
+    rules.write_text(USER_RULES.format(inference_only=False).replace('"pool_relu"', '"cube_epilogue"'))
+    one_line_error(ge_opt("-p", "fuse-ops", "--load-fusion-rules", rules, stdin=POOL_RELU),
+                   "fusion rule 'cube_epilogue' is defined twice")
+
+
+def test_rule_files_are_repeatable(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text(USER_RULES.format(inference_only=False))
+    second.write_text(USER_RULES.format(inference_only=False).replace('"pool_relu"', '"pool_relu_2"'))
+    result = ge_opt("-p", "fuse-ops{rules=pool_relu_2}", "--load-fusion-rules", first,
+                    "--load-fusion-rules", second, stdin=POOL_RELU)
+    assert result.returncode == 0, result.stderr
+    assert 'fused.group "reduce+elementwise" "pool_relu_2"' in result.stdout
 
 
 @pytest.mark.parametrize("name", ["resnet50", "bert_base"])
