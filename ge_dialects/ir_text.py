@@ -110,7 +110,10 @@ def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -
     except (DiagnosticException, VerifyException, ValueError) as e:
         op = _first_failing_op(module)
         place = parser.place(op, line_offset) if op is not None else parser.lexer.input.name
-        raise SourceVerifyError(f"{place}: {_first_line(e)}") from None
+        located = SourceVerifyError(f"{place}: {_first_line(e)}")
+        for note in getattr(e, "__notes__", ()):  # xDSL's annotated IR, for --verify-diagnostics
+            located.add_note(note)
+        raise located from None
     except RecursionError:
         raise SourceVerifyError(f"{parser.lexer.input.name}: nesting too deep to verify") from None
     call = recursive_call(module)

@@ -7,6 +7,7 @@ from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
 
 from ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
 from tools.common import UserError
@@ -14,7 +15,9 @@ from tools.common import UserError
 
 def read_ir_chunk(ctx: Context, chunk: IO[bytes], source: str, implicit_module: bool, line_offset: int,
                   verify: bool = True) -> ModuleOp:
-    """Parses (and verifies) one chunk of a `--split-input-file` input; ParseError or UserError."""
+    """Parses (and verifies) one chunk of a `--split-input-file` input.
+
+    Raises ParseError, VerifyException (naming file:line:col) or UserError."""
     data = chunk.read()
     try:
         text = data.decode("utf-8")
@@ -25,6 +28,9 @@ def read_ir_chunk(ctx: Context, chunk: IO[bytes], source: str, implicit_module: 
     if verify:
         try:
             verify_at_source(module, parser, line_offset)
-        except SourceVerifyError as e:
-            raise UserError(str(e)) from None
+        except SourceVerifyError as e:  # a verifier error, so --verify-diagnostics prints it
+            error = VerifyException(str(e))
+            for note in getattr(e, "__notes__", ()):
+                error.add_note(note)
+            raise error from None
     return module

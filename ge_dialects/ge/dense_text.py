@@ -209,7 +209,7 @@ def _float_values(parser: AttrParser, elements: Sequence[_Element], element_type
             value = math.inf
         rounded = np.array(value, np.float64).astype(dtype)
         if not np.isfinite(rounded.astype(np.float64)):
-            _fail(parser, f"{e.spelled()} is out of range for {name}", e.start, e.end)
+            _fail(parser, f"{e.spelled()} is out of range for type {name}", e.start, e.end)
         out[i] = rounded
     return out
 
@@ -232,11 +232,11 @@ def _int_values(parser: AttrParser, elements: Sequence[_Element], element_type: 
         if is_bool:
             low, high = 0, 1
         if not low <= value <= high:
-            _fail(parser, f"{e.spelled()} is out of range for {name} ([{low}, {high}])", e.start, e.end)
+            _fail(parser, f"{e.spelled()} is out of range for type {name} ([{low}, {high}])", e.start, e.end)
         values.append(value)
     if is_bool:
         return np.array(values, np.bool_)
-    width = dtype.itemsize * 8
+    width = element_type.width.data if isinstance(element_type, IntegerType) else 64
     if dtype.kind == "i":  # signless values past the signed range are their two's complement
         values = [v - (1 << width) if v >= 1 << (width - 1) else v for v in values]
     return np.array(values, dtype)
