@@ -245,10 +245,14 @@ def _int_values(parser: AttrParser, elements: Sequence[_Element], element_type: 
 def _check_narrow_bytes(parser: AttrParser, data: np.ndarray, element_type: Attribute, where: int) -> None:
     """Raw bytes (a hex string) of the sub-byte types must hold values those types have."""
     if isinstance(element_type, IntegerType) and element_type.width.data < 8:
-        low, high = _int_range(element_type)
-        if element_type.signedness.data != Signedness.UNSIGNED:
-            high = (1 << (element_type.width.data - 1)) - 1
-        if data.size and (int(data.min()) < low or int(data.max()) > high):
+        width = element_type.width.data
+        if width == 1:
+            low, high, stored = 0, 1, data.view(np.uint8)
+        elif element_type.signedness.data == Signedness.UNSIGNED:
+            low, high, stored = 0, (1 << width) - 1, data
+        else:  # stored sign-extended
+            low, high, stored = -(1 << (width - 1)), (1 << (width - 1)) - 1, data
+        if stored.size and (int(stored.min()) < low or int(stored.max()) > high):
             _fail(parser, f"the hex data holds values outside {type_name(element_type)}", where)
     elif isinstance(element_type, AnyFloat) and element_type.bitwidth < 8:
         if data.size and int(data.view(np.uint8).max()) >> element_type.bitwidth:
