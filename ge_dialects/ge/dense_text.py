@@ -7,8 +7,8 @@ Here, as in MLIR:
 
 - a hex literal in a float tensor is the element's bit pattern (NaN payloads, infinities, and any
   value at all); a decimal literal is rounded to the element type and must fit it;
-- a finite float prints in decimal when the decimal reads back to the same bits (the shortest such
-  from xDSL's 7 significant digits up), else as its bit pattern;
+- a finite float prints in decimal when the decimal reads back to the same bits (xDSL's spelling
+  when that one does, else the shortest from 7 significant digits up), else as its bit pattern;
 - a splat (every element has the same bits) prints, and stays in memory, as one element;
 - tensors with more than `HEX_THRESHOLD` elements print as one hex string of their raw bytes;
 - a literal whose tensor would hold more than `max_tensor_bytes()` bytes is refused before anything
@@ -335,9 +335,13 @@ def _float_text(value: np.generic, dtype: np.dtype) -> str:
     as_float = float(value)
     bits = np.array(value, dtype).view(_bits_dtype(dtype))
     if math.isfinite(as_float):
-        for digits in range(6, 17):
-            text = f"{as_float:.{digits}e}"
-            if np.array(float(text), np.float64).astype(dtype).view(_bits_dtype(dtype)) == bits:
+        # xDSL's spellings first (7 digits, then 9 for f32 and 17 for f64), so text stays familiar
+        candidates = [f"{as_float:.6e}"]
+        if dtype.itemsize in (4, 8) and dtype.kind == "f":
+            candidates.append(f"{as_float:.{9 if dtype.itemsize == 4 else 17}g}")
+        candidates += [f"{as_float:.{digits}e}" for digits in range(7, 17)]
+        for text in candidates:
+            if "." in text and np.array(float(text), np.float64).astype(dtype).view(_bits_dtype(dtype)) == bits:
                 return text
     return f"0x{int(bits):0{2 * dtype.itemsize}X}"
 

@@ -10,8 +10,8 @@ func.func @special_floats() -> (tensor<6xf32>, tensor<3xf16>, tensor<3xbf16>, te
   %1 = ge.constant dense<[0x7E00, 0xFC00, 0x0001]> : tensor<3xf16>
   // CHECK: ge.constant dense<[0xFFC1, -0.000000e+00, 1.000977e-01]> : tensor<3xbf16>
   %2 = ge.constant dense<[0xFFC1, 0x8000, 0.1]> : tensor<3xbf16>
-  // Finite values get the digits they need (xDSL printed 0.1 + 1 ulp as 1.000000e-01).
-  // CHECK: ge.constant dense<[1.0000000000000002e-01, 4.940656e-324]> : tensor<2xf64>
+  // Finite values get the digits they need (7 digits would print 0.1 + 1 ulp as 1.000000e-01).
+  // CHECK: ge.constant dense<[0.10000000000000002, 4.940656e-324]> : tensor<2xf64>
   %3 = ge.constant dense<[0x3FB999999999999B, 0x0000000000000001]> : tensor<2xf64>
   func.return %0, %1, %2, %3 : tensor<6xf32>, tensor<3xf16>, tensor<3xbf16>, tensor<2xf64>
 }
