@@ -21,6 +21,7 @@ from ge_dialects.fused import FUSED
 from ge_dialects.stream import STREAM
 from ge_dialects.task import TASK
 from ge_dialects.ge import GE
+from ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
 
 
 class UserError(Exception):
@@ -54,21 +55,18 @@ def parse_error_line(e: ParseError) -> str:
 
 def parse_module(text: str, source: str) -> ModuleOp:
     try:
-        module = Parser(make_context(), text, source).parse_module()
+        module, parser = parse_ir(make_context(), text, source)
+        verify_at_source(module, parser)
     except ParseError as e:
         raise UserError(parse_error_line(e)) from None
-    except ValueError as e:  # xDSL's attribute constructors, e.g. an out-of-range dense literal
-        raise UserError(f"{source}: {first_line(e)}") from None
-    try:
-        module.verify()
-    except DiagnosticException as e:
-        raise UserError(f"{source}: {first_line(e)}") from None
+    except SourceVerifyError as e:
+        raise UserError(str(e)) from None
     return module
 
 
 def read_module(path: str) -> ModuleOp:
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError:

@@ -44,6 +44,7 @@ from passes.pipeline import PassVerificationError, available_passes, is_composit
 from interpreter.kernels import tensor_byte_limit
 from tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
 from tools.outputs import Outputs, reserve_ir_output
+from tools.ir_input import read_ir_chunk
 
 
 class _KeptText(StringIO):
@@ -112,10 +113,11 @@ class GeOptMain(ContractedOptMain):
 
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         source = self.args.input_file or "<stdin>"
-        try:
+        if file_extension != "mlir":
             module = super().parse_chunk(chunk, file_extension, start_offset)
-        except ValueError as e:  # xDSL's attribute constructors, e.g. an out-of-range dense literal
-            raise UserError(f"{source}: {first_line(e)}") from None
+        else:
+            module = read_ir_chunk(self.ctx, chunk, source, not self.args.no_implicit_module,
+                                   start_offset, verify=not self.args.disable_verify)
         if module is not None:
             try:
                 attach_weights(module, open_weights(module, Path(source) if self.args.input_file else Path.cwd() / "-"))

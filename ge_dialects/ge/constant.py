@@ -22,6 +22,7 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge_dialects.ge.base import GeOp, describe, name_loc
+from ge_dialects.ge.dense_text import parse_dense_body, print_dense
 from ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
 
 
@@ -101,7 +102,7 @@ class ConstantOp(GeOp):
         printer.print_string(" ")
         value = self.value
         if isinstance(value, DenseIntOrFPElementsAttr):
-            value.print_without_type(printer)
+            print_dense(printer, value)  # bit-exact, unlike xDSL's (NaN, -0.0, f32 digits)
         else:
             printer.print_attribute(value)
         printer.print_string(" : ")
@@ -110,7 +111,12 @@ class ConstantOp(GeOp):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         pos = parser.pos
-        value = parser.parse_attribute()  # `dense<...> : type` is read whole, type included
+        if parser.parse_optional_keyword("dense") is not None:  # `dense<...> : type`, bit-exact
+            value = parse_dense_body(parser)
+            if value is None:  # not a ge element type: xDSL reads it, the verifier refuses it
+                value = parser.parse_dense_int_or_fp_elements_attr(None)
+        else:
+            value = parser.parse_attribute()
         if isinstance(value, DenseIntOrFPElementsAttr):
             result_type: Attribute = tensor(value.get_element_type(), value.get_shape())
         elif isinstance(value, WeightRefAttr):

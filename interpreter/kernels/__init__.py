@@ -9,12 +9,12 @@ return exactly the op's result dtypes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
+
+from ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
 
 
 Kernel = Callable[[Any, dict[str, Any]], Any]
@@ -57,29 +57,8 @@ def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
     return array
 
 
-DEFAULT_MAX_TENSOR_BYTES = 4 << 30
-"""The largest tensor a kernel may allocate, 4 GiB: far above any model's activations we run, far below
-what makes numpy thrash or die. The tools' `--max-tensor-bytes` changes it."""
-
-_max_tensor_bytes: ContextVar[int] = ContextVar("max_tensor_bytes", default=DEFAULT_MAX_TENSOR_BYTES)
-
-
 class AllocationError(Exception):
     """A kernel was asked for a tensor with a negative dimension or more bytes than the limit."""
-
-
-@contextmanager
-def tensor_byte_limit(limit: int) -> Iterator[None]:
-    """Sets the kernels' allocation limit for the code run inside (the interpreter, constant folding)."""
-    token = _max_tensor_bytes.set(limit)
-    try:
-        yield
-    finally:
-        _max_tensor_bytes.reset(token)
-
-
-def max_tensor_bytes() -> int:
-    return _max_tensor_bytes.get()
 
 
 def format_bytes(count: int) -> str:
@@ -96,7 +75,7 @@ def check_alloc(shape: Iterable[Any], dtype: Any) -> None:
     if any(d < 0 for d in dims):
         raise AllocationError(f"a tensor of shape {dims} has a negative dimension")
     size = math.prod(dims) * np.dtype(dtype).itemsize
-    limit = _max_tensor_bytes.get()
+    limit = max_tensor_bytes()
     if size > limit:
         raise AllocationError(f"a tensor of shape {dims} and dtype {np.dtype(dtype)} needs {format_bytes(size)}, "
                               f"more than the limit of {format_bytes(limit)} (--max-tensor-bytes)")

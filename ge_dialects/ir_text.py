@@ -1,0 +1,184 @@
+"""Reading IR text from users: every mistake is a `ParseError` at a place in the text, never a
+traceback or a runaway allocation.
+
+On top of xDSL's parser:
+- string literals whose escaped bytes are UTF-8 are strings (xDSL makes them bytes, so a node named
+  `/层/relu`, printed as `loc("/\\E5\\B1\\82/relu")`, did not read back);
+- `dense<...>` literals are bit-exact, splats stay one element, and sizes are limited
+  (`ge_dialects.ge.dense_text`);
+- nesting deeper than Python's stack allows ends in "nesting too deep" at the place it happened;
+- every operation remembers where it starts, so verifier errors and recursive calls are reported at
+  their line (`verify_at_source`).
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
+
+from ge_dialects.ge.dense_text import parse_dense_body
+
+
+
+class GeLexer(MLIRLexer):
+    """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
+
+    def _lex_string_literal(self, start_pos):
+        token = super()._lex_string_literal(start_pos)
+        if token.kind == MLIRTokenKind.BYTES_LIT:
+            try:
+                StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
+            except UnicodeDecodeError:
+                return token
+            return type(token)(MLIRTokenKind.STRING_LIT, token.span)
+        return token
+
+    def _lex_prefixed_ident(self, start_pos):
+        try:
+            return super()._lex_prefixed_ident(start_pos)
+        except ParseError as e:
+            sigil = self.input.at(start_pos) or "%"
+            following = self.input.at(start_pos + 1)
+            got = f"'{following}'" if following and not following.isspace() else "nothing"
+            raise ParseError(Span(start_pos, start_pos + 1, self.input),
+                             f"a name after '{sigil}' must be a number or start with a letter or one of $._- (ASCII only); got {got}") from e
+
+
+class GeParser(Parser):
+    """xDSL's parser with GeLexer, bit-exact dense literals, and the start of every operation."""
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>"):
+        super().__init__(ctx, text, name)
+        self._parser_state = ParserState(GeLexer(Input(text, name)))
+        self.op_starts: dict[Operation, int] = {}
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        self.op_starts[op] = start
+        return op
+
+    def parse_dense_int_or_fp_elements_attr(self, type):
+        attr = parse_dense_body(self, type)
+        return attr if attr is not None else super().parse_dense_int_or_fp_elements_attr(type)
+
+    def place(self, op: Operation, line_offset: int = 0) -> str:
+        """`file:line:col` of the operation (or of its closest parsed ancestor)."""
+        node: Operation | None = op
+        while node is not None and node not in self.op_starts:
+            node = node.parent_op()
+        start = self.op_starts[node] if node is not None else 0
+        return str(Span(start, start + 1, self.lexer.input, line_offset).get_location())
+
+
+def parse_ir(ctx: Context, text: str, source: str, *, implicit_module: bool = True,
+             line_offset: int = 0) -> tuple[ModuleOp, GeParser]:
+    """Parses a module; raises ParseError (with `line_offset` added to its line) for any mistake."""
+    parser = GeParser(ctx, text, source)
+    try:
+        module = parser.parse_module(implicit_module)
+    except RecursionError:
+        where = parser.pos
+        raise ParseError(Span(where, where + 1, parser.lexer.input, line_offset),
+                         "nesting too deep (brackets, regions or types nested beyond what the "
+                         "parser supports)") from None
+    except ParseError as e:
+        if line_offset:
+            e.span = Span(e.span.start, e.span.end, e.span.input, line_offset)
+        raise
+    except ValueError as e:  # xDSL's attribute constructors, e.g. a bad integer attribute value
+        where = parser.pos
+        raise ParseError(Span(where, where + 1, parser.lexer.input, line_offset), _first_line(e)) from None
+    return module, parser
+
+
+class SourceVerifyError(Exception):
+    """A verifier error with `file:line:col` of the operation it is about."""
+
+
+def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -> None:
+    """Verifies `module`, then refuses recursive calls; errors name the line of the operation."""
+    try:
+        module.verify()
+    except (DiagnosticException, VerifyException, ValueError) as e:
+        op = _first_failing_op(module)
+        place = parser.place(op, line_offset) if op is not None else parser.lexer.input.name
+        located = SourceVerifyError(f"{place}: {_first_line(e)}")
+        for note in getattr(e, "__notes__", ()):  # xDSL's annotated IR, for --verify-diagnostics
+            located.add_note(note)
+        raise located from None
+    except RecursionError:
+        raise SourceVerifyError(f"{parser.lexer.input.name}: nesting too deep to verify") from None
+    call = recursive_call(module)
+    if call is not None:
+        callee = call.callee.string_value()
+        raise SourceVerifyError(f"{parser.place(call, line_offset)}: @{callee} calls itself "
+                                f"(directly or through other functions); recursion is not supported")
+
+
+def _first_failing_op(module: ModuleOp) -> Operation | None:
+    """The operation whose own checks fail, innermost first (the order xDSL verifies in)."""
+    for op in _post_order(module):
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception:
+            return op
+    return None
+
+
+def _post_order(root: Operation) -> list[Operation]:
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(root, False)]
+    while stack:
+        op, expanded = stack.pop()
+        if expanded:
+            order.append(op)
+            continue
+        stack.append((op, True))
+        children = [child for region in op.regions for block in region.blocks for child in block.ops]
+        stack.extend((child, False) for child in reversed(children))
+    return order
+
+
+def recursive_call(module: ModuleOp) -> func.CallOp | None:
+    """A `func.call` that can reach its own function again, or None."""
+    calls: dict[str, list[func.CallOp]] = {}
+    for op in module.walk():
+        if isinstance(op, func.CallOp):
+            caller = op.parent_op()
+            while caller is not None and not isinstance(caller, func.FuncOp):
+                caller = caller.parent_op()
+            if caller is not None:
+                calls.setdefault(caller.sym_name.data, []).append(op)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in calls:
+        if state.get(root):
+            continue
+        stack = [(root, iter(calls.get(root, ())))]
+        state[root] = 1
+        while stack:
+            name, pending = stack[-1]
+            call = next(pending, None)
+            if call is None:
+                state[name] = 2
+                stack.pop()
+                continue
+            callee = call.callee.string_value()
+            if state.get(callee) == 1:
+                return call
+            if not state.get(callee):
+                state[callee] = 1
+                stack.append((callee, iter(calls.get(callee, ()))))
+    return None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
