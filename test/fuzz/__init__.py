@@ -1,0 +1,12 @@
+"""Fuzzing the command-line tools against their contract (README, "Tools").
+
+A hostile input may make a tool fail, but only the documented way: one line
+`<tool>: error: ...` and exit 1 for a user's mistake, one line `<tool>: internal error: ...` and
+exit 2 for a compiler bug, never a traceback or a hang, and output files written whole or not at
+all (a file that existed before a failed run is left as it was).
+
+    seeds.py       small valid inputs: ONNX models, IR texts, sidecars, flag sets
+    strategies.py  mutators that turn seeds into hostile cases (deterministic from a seed)
+    contract.py    runs one case in a forked child of this process and classifies the outcome
+    run.py         the command line: `python -m test.fuzz.run --tool all --n 10000 --seed 0`
+"""
