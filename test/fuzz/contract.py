@@ -56,8 +56,10 @@ OUTCOMES = (OK, USER_ERROR, INTERNAL, *VIOLATIONS)
 
 SENTINEL = b"sentinel: a file that existed before the run\n"
 
-_MAIN = {"ge-opt": ("tools.ge_opt", "main"), "ge-translate": ("tools.ge_translate", "main"),
-         "ge-run": ("tools.ge_run", "main")}
+#: tool -> (module, function, what it writes: "ir" for IR text, "run" for ge-run's files); the
+#: harness's own tests add fake tools here.
+TOOLS = {"ge-opt": ("tools.ge_opt", "main", "ir"), "ge-translate": ("tools.ge_translate", "main", "ir"),
+         "ge-run": ("tools.ge_run", "main", "run")}
 
 
 @dataclass
@@ -185,7 +187,7 @@ def _child(case: Case, folder: Path, work: Path, time_limit: float, memory_mb: i
     signal.setitimer(signal.ITIMER_REAL, time_limit)
     out, err = io.StringIO(), io.StringIO()
     exit_code, escaped, check = None, None, None
-    module_name, function = _MAIN[case.tool]
+    module_name, function, _ = TOOLS[case.tool]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -249,7 +251,8 @@ def signature_of(e: BaseException) -> str:
     """`ExceptionType @ file:function` of the innermost frame in the project (not in a library)."""
     frames = traceback.extract_tb(e.__traceback__)
     ours = [f for f in frames if _is_project_file(f.filename)]
-    frame = ours[-1] if ours else (frames[-1] if frames else None)
+    not_harness = [f for f in frames if "fuzz" not in Path(f.filename).parts]
+    frame = (ours or not_harness or frames or [None])[-1]
     where = f"{_short(frame.filename)}:{frame.name}" if frame else "?"
     return f"{type(e).__name__} @ {where}"
 
@@ -271,7 +274,7 @@ def _short(filename: str) -> str:
 def check_outputs(case: Case, folder: Path, stdout: str) -> str | None:
     """What is wrong with the outputs of a successful run, or None."""
     try:
-        if case.tool in ("ge-opt", "ge-translate"):
+        if TOOLS[case.tool][2] == "ir":
             ir_out = next((o for o in case.outputs if o.endswith(".mlir")), None)
             if ir_out is None:
                 return _check_ir(stdout, folder / "stdout.mlir", "stdout")

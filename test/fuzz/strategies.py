@@ -99,7 +99,7 @@ def _hostile_attribute(rng: random.Random, name: str) -> AttributeProto:
         return helper.make_attribute(name, _small_graph(rng, depth=rng.choice([0, 1, 3])))
     attr = AttributeProto()
     attr.name = name
-    attr.type = rng.choice([AttributeProto.INT, AttributeProto.TENSOR, AttributeProto.GRAPH, 0, 99])
+    attr.type = rng.choice([AttributeProto.INT, AttributeProto.TENSOR, AttributeProto.GRAPH, 0])
     return attr
 
 
@@ -405,7 +405,11 @@ def mutated_onnx(corpus: Corpus, rng: random.Random) -> tuple[dict[str, bytes], 
     done = [f"onnx:{name}"]
     functions, weights = zip(*ONNX_MUTATIONS)
     for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4])):
-        done.append(rng.choices(functions, weights)[0](model, rng, files))
+        mutation = rng.choices(functions, weights)[0]
+        try:
+            done.append(mutation(model, rng, files))
+        except (ValueError, TypeError) as e:  # protobuf refuses the value (an enum out of range, ...)
+            done.append(f"{mutation.__name__}:refused({type(e).__name__})")
     try:
         data = model.SerializeToString()
     except Exception as e:  # a mutation protobuf itself refuses (e.g. an out-of-range enum): keep the seed
@@ -427,6 +431,17 @@ _DIMS = ["0x", "?x", "1000000x", "99999999999x", "-1x", "", "1x1x", "2x", "65536
 _TYPES = ["f32", "f16", "bf16", "f64", "i64", "i32", "i8", "i1", "i4", "ui8", "f8E4M3FN", "index", "complex<f32>",
           "none", "tensor<f32>", "!ge.foo", "memref<2xf32>", "f80", "i0", "i99999"]
 _STRINGS = ['"../../etc/passwd"', '"/tmp/x"', '""', '"\\00"', '"名"', '"' + "a" * 3000 + '"', '"\\"', '"x\\ny"']
+
+
+_OP_NAMES: dict[int, list[str]] = {}
+
+
+def _op_names(corpus: Corpus) -> list[str]:
+    """The op names the IR seeds use (computed once per corpus)."""
+    if id(corpus) not in _OP_NAMES:
+        _OP_NAMES[id(corpus)] = sorted({t for s in corpus.ir for t in _tokens(s.text)
+                                        if re.match(r"^(ge|fused|task|stream)\.\w", t)})
+    return _OP_NAMES[id(corpus)]
 
 
 def _tokens(text: str) -> list[str]:
@@ -467,8 +482,7 @@ def mutate_ir(text: str, rng: random.Random, corpus: Corpus) -> tuple[str, str]:
             names = [tokens[j] for j in solid if tokens[j].startswith("%")]
             tokens[i] = rng.choice(names + ["%undefined", "%名", "%0", "%" + "a" * 300])
         elif kind == "op":
-            ops = sorted({t for s in corpus.ir[:60] for t in _tokens(s.text) if re.match(r"^(ge|fused|task|stream)\.\w", t)})
-            tokens[i] = rng.choice(ops + ["ge.nope", "func.call", "builtin.module"])
+            tokens[i] = rng.choice(_op_names(corpus) + ["ge.nope", "func.call", "builtin.module"])
         else:
             tokens[i] = rng.choice(_STRINGS)
     elif kind == "splice":
