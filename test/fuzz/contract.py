@@ -62,6 +62,24 @@ TOOLS = {"ge-opt": ("tools.ge_opt", "main", "ir"), "ge-translate": ("tools.ge_tr
          "ge-run": ("tools.ge_run", "main", "run")}
 
 
+class Symlink(str):
+    """A file of a case that is a symbolic link to this target (e.g. out of the case's folder)."""
+
+
+OUTSIDE = "outside.bin"
+"""A file beside (not in) the case's folder: what a symlink out of the folder points to."""
+
+
+def lay_files(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, Symlink):
+            path.symlink_to(data)
+        else:
+            path.write_bytes(data)
+
+
 @dataclass
 class Case:
     """One input: the files to lay in an empty folder and the tool's argv (paths relative to it)."""
@@ -100,10 +118,8 @@ def run_case(case: Case, time_limit: float = 10.0, memory_mb: int = 2048) -> Res
     try:
         folder = work / "case"
         folder.mkdir()
-        for name, data in case.files.items():
-            path = folder / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        (work / OUTSIDE).write_bytes(b"\x00" * 64)
+        lay_files(folder, case.files)
         if case.sentinels:
             for name in case.outputs:
                 if not (folder / name).exists() and (folder / name).parent.is_dir():

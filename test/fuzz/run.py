@@ -28,7 +28,7 @@ if __package__ in (None, ""):  # run as a script: make `fuzz` and the project im
     _TEST = Path(__file__).resolve().parents[1]
     sys.path[:0] = [str(_TEST), str(_TEST.parent)]
 
-from fuzz.contract import INTERNAL, OUTCOMES, VIOLATIONS, Case, Result, run_case  # noqa: E402
+from fuzz.contract import INTERNAL, OUTCOMES, OUTSIDE, SENTINEL, VIOLATIONS, Case, Result, lay_files, run_case  # noqa: E402
 from fuzz.seeds import corpus  # noqa: E402
 from fuzz.strategies import TOOLS, make_case  # noqa: E402
 
@@ -116,9 +116,12 @@ def save_examples(report: ToolReport, folder: Path, seed: int, minimize: bool, t
             case = minimized(case, result, time_limit, memory_mb)
         where = folder / case.tool / f"{index:06d}-{result.outcome}"
         where.mkdir(parents=True, exist_ok=True)
-        for name, data in case.files.items():
-            (where / name).parent.mkdir(parents=True, exist_ok=True)
-            (where / name).write_bytes(data)
+        lay_files(where, case.files)
+        (folder / case.tool / OUTSIDE).write_bytes(b"\x00" * 64)  # what ../outside.bin links point to
+        if case.sentinels:  # the outputs that existed before the run, as the fuzzer laid them
+            for name in case.outputs:
+                if name not in case.files and (where / name).parent.is_dir():
+                    (where / name).write_bytes(SENTINEL)
         (where / "cmd").write_text(" ".join(shlex.quote(a) for a in [case.tool, *case.argv]) + "\n")
         (where / "result.txt").write_text(
             f"tool: {case.tool}\ncase: {index} (--seed {seed})\norigin: {case.origin}\n"

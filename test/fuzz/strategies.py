@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from .contract import Case
+from .contract import OUTSIDE, Case, Symlink
 from .seeds import Corpus, IrSeed
 
 HUGE_INTS = [-1, 0, 1, 2**31 - 1, 2**31, 2**32 + 1, 2**40, 2**62, 2**63 - 1, -(2**63)]
@@ -233,6 +233,8 @@ def m_external_data(model, rng, files):
     files["weights.bin"] = b"\xab" * padding + data
     if rng.random() < 0.2:
         files["sub/weights.bin"] = data
+    if rng.random() < 0.15:  # a link inside the folder that leads out of it
+        files["weights.bin"] = Symlink(f"../{OUTSIDE}")
     if rng.random() < 0.85:
         t.ClearField("raw_data")
     t.data_location = TensorProto.EXTERNAL
@@ -539,8 +541,10 @@ def mutated_sidecar(seed: IrSeed, rng: random.Random) -> tuple[dict[str, bytes],
     if rng.random() < 0.75:
         return {seed.sidecar_name: data}, ""
     choice = rng.random()
-    if choice < 0.15:
+    if choice < 0.1:
         return {}, "sidecar:missing"
+    if choice < 0.15:
+        return {seed.sidecar_name: Symlink(f"../{OUTSIDE}")}, "sidecar:symlink-out"
     if choice < 0.4:
         damaged, what = mutate_bytes(data, rng)
         return {seed.sidecar_name: damaged}, f"sidecar:{what}"
