@@ -193,6 +193,8 @@ def _child(case: Case, folder: Path, work: Path, time_limit: float, memory_mb: i
     fd_err = os.open(work / "fd2", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd_out, 1)
     os.dup2(fd_err, 2)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # a tool that reads stdin gets end-of-file, not a wait
+    sys.stdin = io.StringIO("")
     timed_out = []
 
     def on_alarm(signum, frame):
