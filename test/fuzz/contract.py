@@ -1,11 +1,12 @@
 """Runs one fuzz case against a tool and says whether the tool kept its contract.
 
 Each case runs in a child forked from this (already warm) process: the tool's `main(argv)` is
-called in-process in the child, so a case costs no interpreter start nor imports (about 10 ms of
-fork), yet every case starts from the same clean state, a leak or a wedged global cannot spoil the
+called in-process in the child, so a case costs a fork instead of an interpreter start and the
+imports (0.1 s a case on the busy 2-core machine, most of it the tool's own work), yet every case
+starts from the same clean state, a leak or a wedged global cannot spoil the
 next one, and the child can be capped and killed:
 
-- time: `signal.alarm` raises `_Timeout` (a BaseException, so a tool's `except Exception` cannot
+- time: SIGALRM (`signal.setitimer`) raises `_Timeout` (a BaseException, so a tool's `except Exception` cannot
   swallow it) after `time_limit` seconds, which gives the frame where the tool hung; the parent
   kills the child with SIGKILL a few seconds later if it is stuck in C code. Either is a *hang*.
 - memory: RLIMIT_AS caps the child's address space at what the parent uses plus `memory_mb`,
@@ -23,6 +24,7 @@ a failed run that clobbers it. Outcomes:
     traceback    an exception escaped main, or 'Traceback' on stderr
     bad-exit     an exit code other than 0, 1, 2
     bad-message  a failure whose stderr is not exactly the one `<tool>: [internal ]error:` line
+                 (with --remarks or --verify-numerics, their reports may come before it)
     hang         over the time limit
     crash        the child died (signal, or os._exit) without a result
     clobbered    a failed run changed a file that existed before (an output sentinel or an input)
