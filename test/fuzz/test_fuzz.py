@@ -133,6 +133,33 @@ def test_cases_are_deterministic():
         assert make_case(corpus(), tool, 18, 3).files != a.files or make_case(corpus(), tool, 18, 3).argv != a.argv
 
 
+_CASE_DIGEST = """
+import hashlib, sys
+from fuzz.seeds import corpus
+from fuzz.strategies import TOOLS, make_case
+digest = hashlib.sha256()
+for tool in TOOLS:
+    for index in range(60):
+        case = make_case(corpus(), tool, index, 5)
+        digest.update(repr((sorted(case.files.items()), case.argv, case.origin, case.sentinels)).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_cases_are_the_same_in_another_process():
+    """A saved case index reproduces later: no wall-clock time or hash order in a case's bytes."""
+    import subprocess
+    from pathlib import Path
+
+    here = {}
+    exec(_CASE_DIGEST.replace("print(", "here['digest'] = ("), {"here": here})
+    test_dir = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(test_dir), str(test_dir.parent)]))
+    other = subprocess.run([sys.executable, "-c", _CASE_DIGEST], capture_output=True, text=True, env=env,
+                           check=True).stdout.strip()
+    assert other == here["digest"]
+
+
 def test_seeds_cover_the_sources():
     seeds = corpus()
     assert {"bert_toy", "gpt2_toy", "resnet_block", "mobilenet_block"} <= set(seeds.onnx_models)
