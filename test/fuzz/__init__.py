@@ -12,5 +12,5 @@ all (a file that existed before a failed run is left as it was).
     byte_mutations.py  raw byte damage for any of them
     strategies.py      the cases: a seed, its mutations and a flag set, deterministic from a seed
     contract.py        runs one case in a forked child of this process and classifies the outcome
-    run.py             the command line: `python -m test.fuzz.run --tool all --n 10000 --seed 0`
+    run.py             the command line: `python test/fuzz/run.py --tool all --n 10000 --seed 0`
 """
