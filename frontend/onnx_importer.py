@@ -54,7 +54,7 @@ from frontend.validate import (
 from ge_dialects import ge
 from ge_dialects.ge.base import constant_value
 from ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
-from interpreter.ge import run_kernel
+from interpreter.ge import KernelError, run_kernel
 from passes.fold_constants import undefined_result
 
 FOLD_LIMIT = 4096
@@ -295,7 +295,7 @@ class _Importer:
             try:
                 with np.errstate(all="ignore"):  # 0/0 folds to NaN, as it computes at run time
                     results = run_kernel(op, tuple(values))
-            except (IndexError, ValueError, ArithmeticError) as e:
+            except (KernelError, IndexError, ValueError, ArithmeticError) as e:
                 raise OnnxImportError(f"{where}: cannot be evaluated on its constant inputs: {e}") from None
         op.erase(safe_erase=False)  # detached, but its operand uses must go
         return [self.constant(np.asarray(r), name) for r in results]

@@ -44,6 +44,8 @@ class SidecarError(Exception):
 
 def confined_path(folder: Path, reference: str, what: str) -> Path:
     """`folder/reference`, refusing references that point outside `folder`."""
+    if "\0" in reference:
+        raise SidecarError(f"{what} {reference!r} contains a NUL character")
     ref = Path(reference)
     if ref.is_absolute() or ".." in ref.parts:
         raise SidecarError(f"{what} '{reference}' must be a path inside {folder} (no absolute path, no '..')")

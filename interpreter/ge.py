@@ -14,7 +14,7 @@ from ge_dialects import ge
 from ge_dialects.ge.base import describe
 from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge_dialects.ge.types import numpy_dtype, shape_of
-from interpreter.kernels import AllocationError, check_alloc, load_all
+from interpreter.kernels import AllocationError, DataError, check_alloc, load_all
 from interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
 
@@ -68,7 +68,7 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
             values = tuple(_logical(v, operand) for v, operand in zip(values, op.operands))
         _check_static_results(op)
         out = fn(op, operand_groups(op, values))
-    except LayoutError as e:
+    except (LayoutError, DataError) as e:
         raise KernelError(f"{describe(op)}: {e}") from None
     except AllocationError as e:
         raise TensorTooLarge(f"{describe(op)}: {e}") from None

@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from interpreter.targets import pass_target
+from passes.pipeline import require_graph_level
 from passes.fusion.cost import CostModel
 from passes.fusion.engine import FusionEngine, FusionRule
 from passes.fusion.rules import RULES
@@ -90,6 +91,7 @@ class FuseOpsPass(ModulePass):
     rules: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_graph_level(self.name, op)
         target = pass_target(self.name, self.target)
         engine = FusionEngine(select_rules(self.rules), CostModel(target), target["buffers"]["ub"])
         engine.run(op)

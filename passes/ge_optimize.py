@@ -36,7 +36,7 @@ from passes.layout.fold_trans_data import FoldTransDataPass
 from passes.layout.merge_trans_data import MergeTransDataPass
 from passes.merge_constants import MergeConstantsPass
 from passes.mixed_precision import MixedPrecisionPass
-from passes.pipeline import apply_all
+from passes.pipeline import apply_all, require_graph_level
 from passes.recognize_attention import RecognizeAttentionPass
 from passes.recognize_gelu import RecognizeGeluPass
 from passes.recognize_layer_norm import RecognizeLayerNormPass
@@ -130,4 +130,5 @@ class GeOptimizePass(ModulePass):
         return ",".join(str(p.pipeline_pass_spec()) for p in self.sub_passes())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_graph_level(self.name, op)
         apply_all(ctx, op, self.sub_passes())

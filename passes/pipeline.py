@@ -92,3 +92,15 @@ def parse_passes(spec: str) -> list[ModulePass]:
             raise ValueError(f"unknown pass '{p.name}'")
         out.append(available[p.name]().from_pass_spec(p))
     return out
+
+
+LOWERED_DIALECTS = ("task", "stream")
+
+
+def require_graph_level(pass_name: str, module: ModuleOp) -> None:
+    """Graph passes work on ge ops; a module already lowered to tasks or streams is refused in one
+    line rather than half-rewritten (its kernels and events are not graph operators)."""
+    for op in module.walk():
+        if op.name.split(".", 1)[0] in LOWERED_DIALECTS:
+            raise DiagnosticException(f"{pass_name}: the module is already lowered ({op.name} found); "
+                                      "graph passes run before lower-to-tasks")

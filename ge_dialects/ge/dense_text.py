@@ -191,7 +191,8 @@ def _float_values(parser: AttrParser, elements: Sequence[_Element], element_type
             value = float(e.spelled())
         except OverflowError:
             value = math.inf
-        rounded = np.array(value, np.float64).astype(dtype)
+        with np.errstate(over="ignore"):  # an overflow is reported below, not warned about
+            rounded = np.array(value, np.float64).astype(dtype)
         if not np.isfinite(rounded.astype(np.float64)):
             _fail(parser, f"{e.spelled()} is out of range for type {name}", e.start, e.end)
         out[i] = rounded

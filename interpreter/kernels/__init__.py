@@ -57,6 +57,11 @@ def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
     return array
 
 
+class DataError(Exception):
+    """The operands' values (not their types) make the op undefined, e.g. a Gather index out of
+    range: the input's fault, reported as one line naming the op."""
+
+
 class AllocationError(Exception):
     """A kernel was asked for a tensor with a negative dimension or more bytes than the limit."""
 

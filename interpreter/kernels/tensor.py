@@ -23,7 +23,7 @@ from ge_dialects.ge.tensor_ops import (
     unsqueezed_dims,
 )
 from ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
-from interpreter.kernels import AllocationError, check_alloc, kernel
+from interpreter.kernels import AllocationError, DataError, check_alloc, kernel
 
 _NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 _NARROW_INT_DTYPES = {numpy_dtype(t) for t in NARROW_INT_TYPES}
@@ -86,7 +86,12 @@ def gather(op, ins):
     data, indices = ins["data"], ins["indices"]
     axis = normalize_axes([op.p("axis")], data.ndim)[0]
     check_alloc([*data.shape[:axis], *np.shape(indices), *data.shape[axis + 1:]], data.dtype)
-    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    n = data.shape[axis]
+    flat = np.asarray(indices).ravel()
+    bad = flat[(flat < -n) | (flat >= n)]
+    if bad.size:
+        raise DataError(f"index {bad[0]} is out of range for axis {axis} of size {n}")
+    indices = np.where(indices < 0, indices + n, indices)
     return np.take(data, indices, axis=axis)
 
 
