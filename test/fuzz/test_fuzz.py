@@ -170,12 +170,6 @@ def test_seeds_cover_the_sources():
 FUZZ_N = int(os.environ.get("GE_FUZZ_N", "60"))
 
 
-#: Today's main has known violations (issue 8: a '.' output path, hostile external data entries,
-#: deep nesting, hostile --inputs files, ge-run's trace written before a failure, ...) whose fixes
-#: are on other branches. While this is True a violation makes the test xfail with the counts and
-#: signatures as its reason (`pytest -rx` shows them); set it to False when the fixes are merged:
-#: the test then fails on any violation.
-VIOLATIONS_EXPECTED_ON_MAIN = True
 
 
 @pytest.mark.parametrize("tool", TOOLS)
@@ -186,7 +180,5 @@ def test_tool_keeps_its_contract(tool):
     counts = ", ".join(f"{o} {n}" for o, n in report.counts.items() if o in contract.VIOLATIONS)
     signatures = "; ".join(sorted({sig for (outcome, sig) in report.signatures if outcome != contract.INTERNAL}))
     summary = f"{tool}: {report.violations} contract violations in {FUZZ_N} inputs ({counts}): {signatures}"
-    if VIOLATIONS_EXPECTED_ON_MAIN:
-        pytest.xfail(summary)
     details = "\n".join([table([report]), *signature_lines(report)])
     pytest.fail(f"{summary}\n{details}", pytrace=False)
