@@ -30,7 +30,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, Pure, SingleBlockImplicitTerminator
+from xdsl.traits import IsolatedFromAbove, RecursiveMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ge_dialects.outlined import OutlinedYield, outline_into, parse_signature, print_signature, verify_body
@@ -60,7 +60,7 @@ class GroupOp(IRDLOperation):
     rule = prop_def(StringAttr)
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), Pure(), SingleBlockImplicitTerminator(YieldOp))
+    traits = traits_def(IsolatedFromAbove(), RecursiveMemoryEffect(), SingleBlockImplicitTerminator(YieldOp))
 
     def __init__(self, pattern: str, rule: str, inputs: Sequence[SSAValue],
                  result_types: Sequence[Attribute], body: Region):

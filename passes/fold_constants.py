@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import Pure
+from xdsl.traits import is_side_effect_free
 
 from ge_dialects import ge
 from ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
@@ -60,18 +60,7 @@ class ConstantInferArgs(InferArgs):
 
 def is_random(op: Operation) -> bool:
     """Ops whose results are drawn at random: training-mode dropout with a nonzero ratio."""
-    if not isinstance(op, ge.DropoutOp):
-        return False
-    if op.training_mode is None:
-        return False
-    training = constant_array(op.training_mode)
-    if training is not None and not bool(np.asarray(training).reshape(-1)[0]):
-        return False
-    if op.ratio is not None:
-        ratio = constant_array(op.ratio)
-        if ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0:
-            return False
-    return True
+    return isinstance(op, ge.DropoutOp) and not op.is_identity()
 
 
 def undefined_result(op: Operation, values) -> str | None:
@@ -136,11 +125,11 @@ class FoldConstantsPass(ModulePass):
         operand_values = [constant_array(v) for v in op.operands]  # loads weights: only now
         if any(v is None for v in operand_values):
             return None  # a weight whose sidecar is not attached
-        if not op.has_trait(Pure):
-            self._reject(op, "fold", f"{describe(op)} is not pure (it may have side effects)")
-            return None
         if is_random(op):
             self._reject(op, "fold", f"{describe(op)} is random (training-mode dropout)")
+            return None
+        if not is_side_effect_free(op):
+            self._reject(op, "fold", f"{describe(op)} is not pure (it may have side effects)")
             return None
         if type(op) not in kernels:
             self._reject(op, "fold", f"{describe(op)} has no kernel to evaluate it with")
@@ -175,7 +164,8 @@ class FoldConstantsPass(ModulePass):
             with np.errstate(all="ignore"):
                 results = run_kernel(op, tuple(np.asarray(v) for v in operand_values))
         except Exception as e:  # a kernel refusal at compile time stays a runtime matter
-            self._reject(op, "fold", f"{describe(op)}: evaluation failed: {e}")
+            reason = str(e).removeprefix(f"{describe(op)}: ")  # kernel errors already name the op
+            self._reject(op, "fold", f"{describe(op)}: evaluation failed: {reason}")
             return None
         return [np.asarray(r) for r in results]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -22,9 +23,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import Pure
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 
-from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value
 from ge_dialects.ge.elementwise import broadcast_shapes
 from ge_dialects.ge.types import FLOAT_TYPES, NUMERIC_TYPES, FormatAttr, Shape, tensor, ui8
 
@@ -399,6 +400,18 @@ def _check_unidirectional(a: InferArgs, name: str, target: Shape) -> None:
         raise a.fail(f"operand '{name}' of shape {_shape(shape)} does not broadcast to {_shape(target)}")
 
 
+class RandomWhenTraining(MemoryEffect):
+    """A dropout in training mode draws random numbers: it reads and advances the generator's
+    state, so two of them on the same input are not one (cse) and neither is free to drop (dce).
+    With training_mode absent or a constant false, or a constant zero ratio, it is the identity
+    and as pure as any other op."""
+
+    @classmethod
+    def get_effects(cls, op) -> set[EffectInstance]:
+        return set() if op.is_identity() else {EffectInstance(MemoryEffectKind.READ),
+                                               EffectInstance(MemoryEffectKind.WRITE)}
+
+
 @irdl_op_definition
 class DropoutOp(GeOp):
     """ONNX Dropout: identity (mask all true) unless training_mode is true and ratio nonzero."""
@@ -411,7 +424,17 @@ class DropoutOp(GeOp):
     mask = opt_result_def(TensorType)
     seed = opt_prop_def(IntProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(RandomWhenTraining())
+
+    def is_identity(self) -> bool:
+        """Whether the op is known, from its IR alone, to pass its input through unchanged."""
+        if self.training_mode is None:
+            return True
+        training = constant_value(self.training_mode)
+        if training is not None and not training.any():
+            return True
+        ratio = constant_value(self.ratio) if self.ratio is not None else np.array(0.5)
+        return ratio is not None and not ratio.any()
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:

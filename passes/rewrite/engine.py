@@ -33,7 +33,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import Pure
+from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from ge_dialects.ge.base import GeOp, describe, location_name
@@ -196,7 +196,7 @@ def _erase_dead(ops: Iterable[Operation], rewriter: PatternRewriter) -> None:
     work = list(ops)
     while work:
         op = work.pop()
-        if op.parent is None or not op.has_trait(Pure) or any(r.uses for r in op.results):
+        if op.parent is None or not is_side_effect_free(op) or any(r.uses for r in op.results):
             continue
         work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
         rewriter.erase(op)

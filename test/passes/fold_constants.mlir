@@ -157,7 +157,7 @@ func.func @exact_type() -> (tensor<?x?xf32>, tensor<2x3xf32>) {
 // A kernel that refuses the values at compile time leaves the op (and the error) to run time.
 // CHECK-LABEL: func.func @kernel_error
 // CHECK:         ge.gather {{.*}} loc("/oob")
-// REMARK: remark: fold-constants: rejected fold on [/oob]: ge.gather '/oob': evaluation failed: index 5 is out of bounds
+// REMARK: remark: fold-constants: rejected fold on [/oob]: ge.gather '/oob': evaluation failed: index 5 is out of range
 func.func @kernel_error() -> tensor<1xf32> {
   %d = ge.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %i = ge.constant dense<[5]> : tensor<1xi64>
