@@ -10,6 +10,9 @@ memory the user or the loader owns). The result:
     builtin.module attributes {task.memory = {pool = 1605632 : i64, no_reuse = 9633792 : i64,
                                lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
 
+Sizes are the bytes a value occupies on the device, in its storage format (NC1HWC0, FRACTAL_Z and
+FRACTAL_NZ pad dims to blocks; lowering/memory/sizes.py), not its logical element count.
+
 A graph that does not fit the target's HBM is refused with one line giving the sizes, and so is a
 function with ops outside tasks (run lower-to-tasks first), one already on streams (lifetimes
 from program order are only sound before `lower-to-streams` adds the reuse ordering), and one
@@ -29,17 +32,25 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge_dialects import stream, task
+from ge_dialects.ge.layout import storage_of, storage_shape
 from ge_dialects.ge.types import shape_of
 from ge_dialects.ge.constant import ConstantOp
 from interpreter.stream_executor import MEMORY_ATTR
 from interpreter.targets import pass_target
 from lowering.memory.liveness import Buffer
 from lowering.memory.plan import plan_memory, verify_plan
-from passes.fusion.cost import nbytes
+from lowering.memory.sizes import device_bytes
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
                               "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
 """Tasks that read each element once and write it once, so they may write over a dying input."""
+
+
+def same_storage(a: SSAValue, b: SSAValue) -> bool:
+    """Whether element i of `b` is stored where element i of `a` is: same bytes, same physical shape
+    and format (so an elementwise task may write `b` over `a` as it reads it)."""
+    return (device_bytes(a) == device_bytes(b) and storage_shape(a.type) == storage_shape(b.type)
+            and storage_of(a.type) == storage_of(b.type))
 
 
 def gib(n: int) -> str:
@@ -86,14 +97,14 @@ class PlanMemoryPass(ModulePass):
                 last = max((index[u.operation] for u in r.uses if u.operation in index), default=i)
                 inplace = ()
                 if k.pattern.data in INPLACE_PATTERNS:
-                    inplace = tuple(names[v] for v in k.inputs if v in names and nbytes(v) == nbytes(r))
-                buffers.append(Buffer(names[r], nbytes(r), i, last, inplace_of=inplace))
+                    inplace = tuple(names[v] for v in k.inputs if v in names and same_storage(v, r))
+                buffers.append(Buffer(names[r], device_bytes(r), i, last, inplace_of=inplace))
         plan = plan_memory(buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, buffers)
         for k in kernels:
             k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(names.get(r, ""), -1) for r in k.outputs])
-        weights = sum(nbytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
-        io = sum(nbytes(a) for a in fn.body.block.args) + sum(nbytes(v) for v in returned)
+        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
+        io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
         need = plan.peak + weights + io
         hbm = target["hbm"]["bytes"]
         if need > hbm:
