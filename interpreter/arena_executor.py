@@ -2,7 +2,8 @@
 memory plan shows in its outputs.
 
 - Every intermediate (a task result with a planned offset) lives in ONE byte arena the size of the
-  planned pool, at its offset; a task reads its inputs from the arena and writes its results there.
+  planned pool, at its offset, as the bytes the device stores it in (its storage format's physical
+  array; sub-byte types packed); a task reads its inputs from the arena and writes its results there.
   Two buffers the plan overlaps while both are live overwrite each other. The arena starts filled
   with 0xFF bytes (NaN in every float type), so a read of bytes nothing wrote shows.
 - Tasks run one at a time, whole, in an order drawn at random (seeded) among the orders streams
@@ -27,6 +28,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import SSAValue
 from xdsl.dialects.builtin import ModuleOp
 
+from ge_dialects.ge.types import element_type_of
 from ge_dialects.ge.weights import weights_of
 from interpreter.device.simulator import ScheduleError
 from interpreter.fused import FusedFunctions
@@ -35,6 +37,7 @@ from interpreter.layouts import to_logical, to_physical
 from interpreter.runner import check_inputs, main_function, output_names
 from interpreter.stream_program import StreamProgram, stream_program
 from interpreter.task import TaskFunctions
+from lowering.memory.sizes import element_bits
 
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
@@ -95,6 +98,32 @@ def random_order(program: StreamProgram, seed: int) -> list[int]:
     return order
 
 
+def _bits(dtype: np.dtype) -> int:
+    """Bits an element of `dtype` takes on the device (lowering/memory/sizes.py)."""
+    return element_bits(element_type_of(dtype))
+
+
+def to_device_bytes(array: np.ndarray) -> np.ndarray:
+    """The bytes the device stores `array` in: its raw bytes, sub-byte types (int4, fp4, int2; numpy
+    holds them one per byte, in the low bits) packed, the first element in the lowest bits."""
+    bits = _bits(array.dtype)
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    if bits >= 8:
+        return raw
+    planes = np.unpackbits(raw[:, None], axis=1, bitorder="little")[:, :bits]
+    return np.packbits(planes.reshape(-1), bitorder="little")
+
+
+def from_device_bytes(raw: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """The array of `dtype` and `shape` stored in `raw` (a view when no unpacking is needed)."""
+    bits = _bits(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if bits >= 8:
+        return raw[:n * dtype.itemsize].view(dtype).reshape(shape)
+    planes = np.unpackbits(raw[:-(-n * bits // 8)], bitorder="little")[:n * bits].reshape(n, bits)
+    return np.packbits(planes, axis=1, bitorder="little").reshape(-1).view(dtype).reshape(shape)
+
+
 class _Arena:
     """The pool as bytes, and the (offset, dtype, shape) of each value stored in it."""
 
@@ -115,20 +144,18 @@ class _Arena:
     def holds(self, value: SSAValue) -> bool:
         return value in self.placed
 
-    def view(self, value: SSAValue, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        off, _ = self.placed[value]
-        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return self.bytes[off:off + n].view(dtype).reshape(shape)
-
     def write(self, value: SSAValue, array: np.ndarray, where: str) -> None:
+        """Stores the (physical) array's device bytes at the value's offset."""
         off, size = self.placed[value]
-        if array.nbytes > size:
-            raise ArenaError(f"{where} is stored in {array.nbytes} bytes but plan-memory reserved {size} at offset {off}")
+        stored = to_device_bytes(array)
+        if stored.size > size:
+            raise ArenaError(f"{where} is stored in {stored.size} bytes but plan-memory reserved {size} at offset {off}")
         self.layout[value] = (array.dtype, array.shape)
-        np.copyto(self.view(value, array.dtype, array.shape), array)
+        self.bytes[off:off + stored.size] = stored  # numpy copies first if `array` overlaps
 
     def read(self, value: SSAValue) -> np.ndarray:
-        return self.view(value, *self.layout[value])
+        off, _ = self.placed[value]
+        return from_device_bytes(self.bytes[off:], *self.layout[value])
 
 
 def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, seed: int | None) -> list[np.ndarray]:

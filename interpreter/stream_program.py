@@ -23,7 +23,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ge_dialects import stream, task
 from interpreter.stream_executor import MEMORY_ATTR, NotLowered
-from passes.fusion.cost import nbytes
+from lowering.memory.sizes import device_bytes
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ProgramTask:
     inputs: tuple[SSAValue, ...]
     outputs: tuple[SSAValue, ...]
     offsets: tuple[int, ...]  # byte offset of each result in the pool; -1: not in the pool (a graph output)
-    sizes: tuple[int, ...]  # bytes plan-memory reserved for each result
+    sizes: tuple[int, ...]  # bytes plan-memory reserved for each result (in its storage format)
     waits: tuple[Hashable, ...] = ()  # events that must have been recorded before the task starts
     records: tuple[Hashable, ...] = ()  # events recorded when the task ends
 
@@ -108,7 +108,7 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
     tasks = tuple(
         ProgramTask(index=i, op=k, stream=k.get("stream"), launch=k.get("launch") or 0,
                     inputs=tuple(k.inputs), outputs=tuple(k.outputs),
-                    offsets=tuple(k.offsets.get_values()), sizes=tuple(nbytes(r) for r in k.outputs),
+                    offsets=tuple(k.offsets.get_values()), sizes=tuple(device_bytes(r) for r in k.outputs),
                     waits=waits[i], records=tuple(records.get(i, ())))
         for i, k in enumerate(kernels))
     return StreamProgram(function=fn, tasks=tasks, pool=pool, setup=tuple(setup))

@@ -10,6 +10,9 @@ memory the user or the loader owns). The result:
     builtin.module attributes {task.memory = {pool = 1605632 : i64, no_reuse = 9633792 : i64,
                                lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
 
+Sizes are the bytes a value occupies on the device, in its storage format (NC1HWC0, FRACTAL_Z and
+FRACTAL_NZ pad dims to blocks; lowering/memory/sizes.py), not its logical element count.
+
 A graph that does not fit the target's HBM is refused with one line giving the sizes, and so is a
 function with ops outside tasks (run lower-to-tasks first), one already on streams (lifetimes
 from program order are only sound before `lower-to-streams` adds the reuse ordering), and one
@@ -29,17 +32,25 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge_dialects import stream, task
+from ge_dialects.ge.layout import storage_of, storage_shape
 from ge_dialects.ge.types import shape_of
 from ge_dialects.ge.constant import ConstantOp
 from interpreter.stream_executor import MEMORY_ATTR
 from interpreter.targets import pass_target
 from lowering.memory.liveness import Buffer
-from lowering.memory.plan import plan_memory, verify_plan
-from passes.fusion.cost import nbytes
+from lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
+from lowering.memory.sizes import device_bytes
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
                               "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
 """Tasks that read each element once and write it once, so they may write over a dying input."""
+
+
+def same_storage(a: SSAValue, b: SSAValue) -> bool:
+    """Whether element i of `b` is stored where element i of `a` is: same bytes, same physical shape
+    and format (so an elementwise task may write `b` over `a` as it reads it)."""
+    return (device_bytes(a) == device_bytes(b) and storage_shape(a.type) == storage_shape(b.type)
+            and storage_of(a.type) == storage_of(b.type))
 
 
 def gib(n: int) -> str:
@@ -73,33 +84,14 @@ class PlanMemoryPass(ModulePass):
                     raise DiagnosticException(
                         f"{where}: task '{inner.task_name.data}' result {r.index} has an unknown size ({r.type}); "
                         f"a static memory plan needs static shapes")
-        kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
-        index = {k: i for i, k in enumerate(kernels)}
+        pool = pool_buffers(fn)
+        plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
+        verify_plan(plan, pool.buffers)
+        pool.write_offsets(plan)
         returned = set(fn.body.block.last_op.operands)
-        names: dict[SSAValue, str] = {}
-        buffers: list[Buffer] = []
-        for i, k in enumerate(kernels):
-            for r in k.outputs:
-                if r in returned:
-                    continue
-                names[r] = f"{k.task_name.data}:{r.index}"
-                last = max((index[u.operation] for u in r.uses if u.operation in index), default=i)
-                inplace = ()
-                if k.pattern.data in INPLACE_PATTERNS:
-                    inplace = tuple(names[v] for v in k.inputs if v in names and nbytes(v) == nbytes(r))
-                buffers.append(Buffer(names[r], nbytes(r), i, last, inplace_of=inplace))
-        plan = plan_memory(buffers, alignment=self.alignment, reuse=self.reuse)
-        verify_plan(plan, buffers)
-        for k in kernels:
-            k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(names.get(r, ""), -1) for r in k.outputs])
-        weights = sum(nbytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
-        io = sum(nbytes(a) for a in fn.body.block.args) + sum(nbytes(v) for v in returned)
-        need = plan.peak + weights + io
-        hbm = target["hbm"]["bytes"]
-        if need > hbm:
-            raise DiagnosticException(
-                f"plan-memory: @{fn.sym_name.data} needs {gib(need)} of device memory (activations {gib(plan.peak)}, "
-                f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target['name']} has {gib(hbm)} HBM")
+        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
+        io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
+        check_hbm("plan-memory", fn, plan.peak, weights, io, target)
         module.attributes[MEMORY_ATTR] = DictionaryAttr({
             "pool": IntegerAttr(plan.peak, 64),
             "no_reuse": IntegerAttr(plan.no_reuse_total, 64),
@@ -108,4 +100,50 @@ class PlanMemoryPass(ModulePass):
             "inplace": IntegerAttr(len(plan.inplace), 64),
             "weights": IntegerAttr(weights, 64),
             "io": IntegerAttr(io, 64),
+            "alignment": IntegerAttr(plan.alignment, 64),
         })
+
+
+def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: dict) -> None:
+    """Refuses, in one line, a function whose pool, weights and inputs/outputs exceed the target's HBM."""
+    need = pool + weights + io
+    hbm = target["hbm"]["bytes"]
+    if need > hbm:
+        raise DiagnosticException(
+            f"{pass_name}: @{fn.sym_name.data} needs {gib(need)} of device memory (activations {gib(pool)}, "
+            f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target['name']} has {gib(hbm)} HBM")
+
+
+@dataclass(frozen=True)
+class PoolBuffers:
+    """The pool buffers of a function's task sequence: every task result but the returned ones,
+    live from its task to its last reader in program order."""
+
+    kernels: list[task.KernelOp]
+    names: dict[SSAValue, str]
+    """result -> its buffer's name, `task:result index`"""
+    buffers: list[Buffer]
+
+    def write_offsets(self, plan: MemoryPlan) -> None:
+        """Each kernel's `offsets` from `plan` (-1: not in the pool)."""
+        for k in self.kernels:
+            k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(self.names.get(r, ""), -1) for r in k.outputs])
+
+
+def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
+    kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
+    index = {k: i for i, k in enumerate(kernels)}
+    returned = set(fn.body.block.last_op.operands)
+    names: dict[SSAValue, str] = {}
+    buffers: list[Buffer] = []
+    for i, k in enumerate(kernels):
+        for r in k.outputs:
+            if r in returned:
+                continue
+            names[r] = f"{k.task_name.data}:{r.index}"
+            last = max((index[u.operation] for u in r.uses if u.operation in index), default=i)
+            inplace = ()
+            if k.pattern.data in INPLACE_PATTERNS:
+                inplace = tuple(names[v] for v in k.inputs if v in names and same_storage(v, r))
+            buffers.append(Buffer(names[r], device_bytes(r), i, last, inplace_of=inplace))
+    return PoolBuffers(kernels, names, buffers)

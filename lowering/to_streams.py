@@ -12,7 +12,8 @@ Memory reuse is ordered too: when `plan-memory` gave a later result bytes of an 
 every access of the earlier result must finish before the later one is written. Those *reuse
 edges* (lowering/streams/reuse.py) join the data edges in the DAG that streams and events are
 planned on, so the transitive reduction covers them with events where they cross streams; the
-function's `stream.reuse_events` counts the events that exist only because of reuse. Event ids
+function's `stream.reuse_events` counts the events that exist only because of reuse. (Which
+reuses are worth their ordering is `relax-reuse`'s question, asked before this pass.) Event ids
 are reused only where safe under both latest-record and flag semantics. The result is checked by
 the stream verifier (lowering/streams/verify.py) before the pass returns.
 
@@ -37,8 +38,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge_dialects import stream, task
 from ge_dialects.ge.types import shape_of
 from interpreter.targets import pass_target
-from lowering.streams import Dag, dag_from_ops, insert_events, plan_streams
-from lowering.streams.reuse import ReuseError, reuse_edges
+from lowering.streams import dag_from_ops
+from lowering.streams.reuse import ReuseError
+from lowering.streams.reuse_tradeoff import schedule
 from lowering.streams.verify import StreamError, verify_stream_function
 from passes.fusion.cost import CostModel
 
@@ -89,24 +91,26 @@ class LowerToStreamsPass(ModulePass):
             raise DiagnosticException(f"{where} has '{stray.name}' outside a task.kernel (run lower-to-tasks first)")
         data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         try:
-            reuse = reuse_edges(kernels)
+            planned = schedule(kernels, data_dag, limit, task_costs(kernels, cost))
         except ReuseError as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
-        dag = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in reuse)])
-        costs = [cost.task_time(k) for k in kernels]
-        plan = plan_streams(dag, limit, costs)
+        plan = planned.plan
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):
             k.stream = IntegerAttr(s, 64)
             k.launch = IntegerAttr(launch, 64)
         fn.attributes[stream.MODE_ATTR] = StringAttr(self.mode)
         fn.attributes[stream.COUNT_ATTR] = IntegerAttr(max(plan.num_streams, 1), 64)
-        data_events = len(insert_events(data_dag, plan.streams))
-        fn.attributes[stream.REUSE_EVENTS_ATTR] = IntegerAttr(len(plan.events) - data_events, 64)
+        fn.attributes[stream.REUSE_EVENTS_ATTR] = IntegerAttr(planned.reuse_events, 64)
         insert_event_ops(block, kernels, plan)
         try:
             verify_stream_function(fn)
         except StreamError as e:
             raise DiagnosticException(f"lower-to-streams: internal error: {e}") from None
+
+
+def task_costs(kernels: list[task.KernelOp], cost: CostModel) -> list[float]:
+    """Estimated seconds of each task (the cost model the stream merge and the reuse trade-off use)."""
+    return [cost.task_time(k) for k in kernels]
 
 
 NOT_TASKS = frozenset({"ge.constant", "func.return"})

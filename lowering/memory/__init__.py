@@ -2,6 +2,7 @@
 
 from lowering.memory.liveness import Buffer, Task, intervals_from_schedule
 from lowering.memory.plan import HEURISTICS, MemoryPlan, PlanError, plan_memory, verify_plan
+from lowering.memory.sizes import device_bytes, element_bits, storage_bytes
 
 __all__ = [
     "HEURISTICS",
@@ -9,7 +10,10 @@ __all__ = [
     "MemoryPlan",
     "PlanError",
     "Task",
+    "device_bytes",
+    "element_bits",
     "intervals_from_schedule",
     "plan_memory",
+    "storage_bytes",
     "verify_plan",
 ]

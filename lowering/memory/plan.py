@@ -13,11 +13,20 @@ keeps the smallest plan:
 - ``area_best_fit``: largest size x lifetime first, best fit (long-lived chains such as a residual
   stream get their place before the short, wide temporaries; wins on GPT-2 with in-place).
 - ``start_first_fit``: in order of definition, lowest offset that fits (a linear-scan allocator).
+- ``size_start_first_fit``: largest first, equal sizes in order of definition, lowest offset that
+  fits: equal-size activations then alternate between slots in program order, leaving the gaps
+  above them to the smaller ones (reaches the bound on ResNet-50 once its input is sized padded,
+  where the longest-first tie order does not).
 
 In-place reuse is decided first: a buffer whose `inplace_of` names a non-pinned buffer that dies at
 this buffer's defining task, is at least as large (aligned) and is not taken by another, shares that
 buffer's offset. The chain of such buffers is one placement unit whose footprint is a staircase (each
 member occupies its own size over its own interval, all at one offset), so sharing never costs bytes.
+
+`keep_apart` pairs of buffers may not share bytes even when their lifetimes are disjoint (nor
+overwrite one another in place): a caller that knows a reuse would cost more than its bytes (on
+streams, an ordering that serializes concurrent tasks; lowering/streams/reuse_tradeoff.py) gives it up
+this way. Each pair becomes one more conflict edge between the two placement units.
 
 All arithmetic is in alignment units; the plan is in bytes. The time-overlap relation between units
 is computed once by a sweep (O(n log n + K) for K overlapping pairs) and every heuristic walks it, so
@@ -47,6 +56,7 @@ class MemoryPlan:
     its larger member, at its hand-over task). `no_reuse_total`: the pool
     without reuse (sum of aligned sizes). `inplace`: buffer -> the buffer whose memory it overwrites.
     `pinned`: buffers left out of the pool. `candidates`: the peak of every heuristic tried.
+    `keep_apart`: the pairs that were not allowed to share bytes (sorted names).
     """
 
     offsets: dict[str, int]
@@ -58,6 +68,7 @@ class MemoryPlan:
     alignment: int = 512
     pinned: tuple[str, ...] = ()
     candidates: dict[str, int] = field(default_factory=dict)
+    keep_apart: tuple[tuple[str, str], ...] = ()
 
     def summary(self) -> str:
         ratio = self.peak / self.lower_bound if self.lower_bound else 1.0
@@ -84,10 +95,13 @@ class _Unit:
     size: int  # the largest member
 
 
-def _inplace_chains(pool: list[Buffer], sizes: dict[str, int]) -> dict[str, str]:
-    """buffer -> the buffer it overwrites: the first legal `inplace_of` candidate of each buffer."""
+def _inplace_chains(pool: list[Buffer], sizes: dict[str, int], apart: frozenset[frozenset[str]] = frozenset()
+                    ) -> dict[str, str]:
+    """buffer -> the buffer it overwrites: the first legal `inplace_of` candidate of each buffer (not
+    one whose chain holds a buffer kept apart from it: a chain shares one offset)."""
     by_name = {b.name: b for b in pool}
     taken: dict[str, str] = {}
+    chain_of: dict[str, list[str]] = {}
     for b in sorted(pool, key=lambda b: (b.start, b.end)):
         for cand in b.inplace_of:
             a = by_name.get(cand)
@@ -98,8 +112,12 @@ def _inplace_chains(pool: list[Buffer], sizes: dict[str, int]) -> dict[str, str]
                 and a.start < b.start
                 and sizes[b.name] <= sizes[a.name]
                 and a.name not in taken
+                and not any(frozenset((m, b.name)) in apart for m in chain_of.get(a.name, [a.name]))
             ):
                 taken[a.name] = b.name
+                chain = chain_of.setdefault(a.name, [a.name])
+                chain.append(b.name)
+                chain_of[b.name] = chain
                 break
     return {b: a for a, b in taken.items()}
 
@@ -119,10 +137,10 @@ def _make_units(pool: list[Buffer], sizes: dict[str, int], inplace: dict[str, st
     return units
 
 
-def _conflicts(units: list[_Unit]) -> list[dict[int, tuple[int, int]]]:
-    """For each unit u: {v: (a, b)} over the units v whose members overlap u's in time, where `a` is
-    the largest member of u and `b` the largest of v among the overlapping member pairs. With v at
-    offset o, u may not start in the open range (o - a, o + b)."""
+def _conflicts(units: list[_Unit], apart: frozenset[frozenset[str]] = frozenset()) -> list[dict[int, tuple[int, int]]]:
+    """For each unit u: {v: (a, b)} over the units v whose members overlap u's in time or are kept
+    apart from one of u's, where `a` is the largest member of u and `b` the largest of v among those
+    member pairs. With v at offset o, u may not start in the open range (o - a, o + b)."""
     events = []
     for ui, u in enumerate(units):
         for m, s in zip(u.members, u.sizes):
@@ -144,6 +162,18 @@ def _conflicts(units: list[_Unit]) -> list[dict[int, tuple[int, int]]]:
             adj[vi][ui] = (max(b2, t), max(a2, s))
         active[eid] = (ui, s)
         heapq.heappush(ends, (end, eid))
+    where = {m.name: (ui, s) for ui, u in enumerate(units) for m, s in zip(u.members, u.sizes)}
+    for pair in apart:
+        x, y = sorted(pair)
+        (ui, s), (vi, t) = where[x], where[y]
+        if ui == vi:
+            raise AssertionError(f"kept-apart {x!r} and {y!r} in one in-place chain")  # _inplace_chains refuses it
+        if not s or not t:
+            continue
+        a, b = adj[ui].get(vi, (0, 0))
+        adj[ui][vi] = (max(a, s), max(b, t))
+        b2, a2 = adj[vi].get(ui, (0, 0))
+        adj[vi][ui] = (max(b2, t), max(a2, s))
     return adj
 
 
@@ -219,6 +249,10 @@ def _order_by_size(units: list[_Unit]) -> list[int]:
     return sorted(range(len(units)), key=lambda i: (-units[i].size, units[i].start - units[i].end, units[i].start, i))
 
 
+def _order_by_size_then_start(units: list[_Unit]) -> list[int]:
+    return sorted(range(len(units)), key=lambda i: (-units[i].size, units[i].start, i))
+
+
 def _order_by_area(units: list[_Unit]) -> list[int]:
     return sorted(range(len(units)), key=lambda i: (-units[i].size * (units[i].end - units[i].start + 1), units[i].start, i))
 
@@ -258,6 +292,7 @@ HEURISTICS: dict[str, tuple[Callable[[list[_Unit], list[tuple[int, int]]], list[
     "breadth_best_fit": (_order_by_breadth, True),
     "area_best_fit": (lambda us, p: _order_by_area(us), True),
     "start_first_fit": (lambda us, p: _order_by_start(us), False),
+    "size_start_first_fit": (lambda us, p: _order_by_size_then_start(us), False),
 }
 
 
@@ -268,12 +303,14 @@ def plan_memory(
     *,
     inplace: bool = True,
     heuristics: Sequence[str] | None = None,
+    keep_apart: Iterable[tuple[str, str]] = (),
 ) -> MemoryPlan:
     """Offsets for the non-pinned `buffers` in one pool, each aligned to `alignment` bytes.
 
     `reuse=False` gives every buffer its own range (GE's ge.exec.disableReuseMemory; no in-place
     either). `inplace=False` keeps reuse but ignores `inplace_of`. `heuristics` restricts the
     heuristics tried (names of `HEURISTICS`); the smallest plan wins, ties to the earlier name.
+    `keep_apart`: pairs of pool buffers that must not share a byte (see the module docstring).
     """
     if not isinstance(alignment, int) or alignment <= 0:
         raise ValueError(f"alignment must be a positive int, got {alignment!r}")
@@ -286,6 +323,7 @@ def plan_memory(
     pinned = tuple(b.name for b in buffers if b.pinned)
     sizes = {b.name: _units(b.size, alignment) for b in pool}
     no_reuse = sum(sizes.values())
+    apart = _apart_pairs(keep_apart, sizes)
 
     if not reuse:
         offsets, top = {}, 0
@@ -296,10 +334,10 @@ def plan_memory(
         return MemoryPlan(offsets, top * alignment, "no_reuse", lower * alignment, no_reuse * alignment, {},
                           alignment, pinned, {"no_reuse": top * alignment})
 
-    chains = _inplace_chains(pool, sizes) if inplace else {}
+    chains = _inplace_chains(pool, sizes, apart) if inplace else {}
     units = _make_units(pool, sizes, chains)
     lower, profile = _live_profile(units)
-    adj = _conflicts(units)
+    adj = _conflicts(units, apart)
     names = list(HEURISTICS) if heuristics is None else list(heuristics)
     if not names:
         raise ValueError("no heuristic to run")
@@ -320,14 +358,27 @@ def plan_memory(
             offsets[m.name] = o * alignment
     offsets = {b.name: offsets[b.name] for b in pool}
     return MemoryPlan(offsets, peak * alignment, name, lower * alignment, no_reuse * alignment, chains,
-                      alignment, pinned, candidates)
+                      alignment, pinned, candidates, tuple(sorted(tuple(sorted(p)) for p in apart)))
+
+
+def _apart_pairs(keep_apart: Iterable[tuple[str, str]], sizes: dict[str, int]) -> frozenset[frozenset[str]]:
+    pairs = set()
+    for pair in keep_apart:
+        x, y = pair
+        for n in (x, y):
+            if n not in sizes:
+                raise ValueError(f"keep_apart names {n!r}, which is not a buffer of the pool")
+        if x == y:
+            raise ValueError(f"keep_apart pairs {x!r} with itself")
+        pairs.add(frozenset((x, y)))
+    return frozenset(pairs)
 
 
 def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
     """Raises PlanError when a non-pinned buffer has no offset, is misaligned or out of the pool, two
-    buffers live at the same task overlap in memory (an in-place pair sharing one offset excepted), or
-    an in-place pair is not legal (not named in `inplace_of`, input not dying at the defining task,
-    output larger than the input)."""
+    buffers live at the same task overlap in memory (an in-place pair sharing one offset excepted) or
+    kept apart share bytes, or an in-place pair is not legal (not named in `inplace_of`, input not
+    dying at the defining task, output larger than the input)."""
     by_name = {b.name: b for b in buffers}
     pool = [b for b in buffers if not b.pinned]
     for b in pool:
@@ -381,3 +432,11 @@ def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
                 )
         live[i] = b
         heapq.heappush(active, (b.end, i, b))
+    for x, y in plan.keep_apart:
+        b, c = by_name.get(x), by_name.get(y)
+        if b is None or c is None:
+            raise PlanError(f"keep-apart pair {x!r}, {y!r} names a missing buffer")
+        ob, oc = plan.offsets[x], plan.offsets[y]
+        if b.size and c.size and ob < oc + c.size and oc < ob + b.size:
+            raise PlanError(f"buffers {x!r} [{ob}, {ob + b.size}) and {y!r} [{oc}, {oc + c.size}) are kept apart "
+                            f"but share bytes")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lowering.streams.assign import assign_streams, estimate_makespan, path_cover
+from lowering.streams.assign import assign_streams, estimate_makespan, path_cover, stream_times
 from lowering.streams.events import (
     assign_event_ids,
     assign_safe_event_ids,
@@ -38,6 +38,7 @@ __all__ = [
     "path_cover",
     "plan_streams",
     "stream_edges",
+    "stream_times",
     "transitive_closure",
     "transitive_reduction",
     "unenforced_edges",

@@ -145,10 +145,10 @@ def asap_times(dag: Dag, costs: Sequence[float] | None = None) -> tuple[list[flo
     return start, finish
 
 
-def estimate_makespan(
+def stream_times(
     dag: Dag, streams: Sequence[int], costs: Sequence[float] | None = None
-) -> float:
-    """Finish time of the last task when each stream runs its tasks in program order.
+) -> tuple[list[float], list[float]]:
+    """Start and finish of every task when each stream runs its tasks in program order.
 
     A task starts when its stream's previous task and all its producers have finished (events
     are free, launch overheads ignored); task ``v`` takes ``costs[v]`` (default: the DAG's).
@@ -157,18 +157,25 @@ def estimate_makespan(
     if len(streams) != dag.n:
         raise ValueError(f"{len(streams)} stream ids given for {dag.n} nodes")
     stream_free: dict[int, float] = {}
+    start = [0.0] * dag.n
     finish = [0.0] * dag.n
-    end = 0.0
     for v in range(dag.n):
         s = stream_free.get(streams[v], 0.0)
         for u in dag.pred[v]:
             if finish[u] > s:
                 s = finish[u]
+        start[v] = s
         finish[v] = f = s + c[v]
         stream_free[streams[v]] = f
-        if f > end:
-            end = f
-    return end
+    return start, finish
+
+
+def estimate_makespan(
+    dag: Dag, streams: Sequence[int], costs: Sequence[float] | None = None
+) -> float:
+    """Finish time of the last task when each stream runs its tasks in program order
+    (``stream_times``)."""
+    return max(stream_times(dag, streams, costs)[1], default=0.0)
 
 
 def assign_streams(

@@ -432,3 +432,61 @@ def test_gpt2_needs_the_area_heuristic(modules):
     print(f"\ngpt2 (2 layers, in-place hints): {plan.summary()}\n  candidates: {plan.candidates}")
     assert plan.heuristic == "area_best_fit"
     assert plan.peak == plan.lower_bound < plan.candidates["size_best_fit"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pairs kept apart (lowering/streams/reuse_tradeoff.py gives up reuses this way)
+
+
+@settings(settings.get_profile("memplan"))
+@given(buffer_sets(max_buffers=25), st.data(), st.sampled_from([32, 512]))
+def test_kept_apart_pairs_never_share_bytes(buffers, data, alignment):
+    pool = [b.name for b in buffers if not b.pinned and b.size]
+    pairs = data.draw(st.lists(st.tuples(st.sampled_from(pool), st.sampled_from(pool)).filter(lambda p: p[0] != p[1]),
+                               max_size=8)) if len(pool) >= 2 else []
+    plan = plan_memory(buffers, alignment=alignment, keep_apart=pairs)
+    verify_plan(plan, buffers)
+    by_name = {b.name: b for b in buffers}
+    for x, y in pairs:
+        ox, oy = plan.offsets[x], plan.offsets[y]
+        assert ox + by_name[x].size <= oy or oy + by_name[y].size <= ox, (x, y)
+        assert plan.inplace.get(x) != y and plan.inplace.get(y) != x
+    assert plan.lower_bound <= plan.peak <= plan.no_reuse_total
+
+
+def test_keeping_a_chain_pair_apart_costs_a_slot():
+    tasks = chain_tasks(6)
+    buffers = intervals_from_schedule(tasks, {f"x{i}": 1000 for i in range(6)})
+    assert plan_memory(buffers).peak == 2 * 1024
+    plan = plan_memory(buffers, keep_apart=[("x0", "x2"), ("x0", "x4"), ("x2", "x4")])
+    verify_plan(plan, buffers)
+    assert len({plan.offsets[n] for n in ("x0", "x2", "x4")}) == 3 and plan.peak == 3 * 1024
+    assert plan.keep_apart == (("x0", "x2"), ("x0", "x4"), ("x2", "x4"))
+
+
+def test_a_pair_kept_apart_is_not_written_in_place_not_even_down_a_chain():
+    tasks = chain_tasks(4)
+    inplace = {f"x{i}": [f"x{i - 1}"] for i in range(1, 4)}
+    buffers = intervals_from_schedule(tasks, {f"x{i}": 1000 for i in range(4)}, inplace=inplace)
+    plan = plan_memory(buffers, keep_apart=[("x0", "x2")])
+    verify_plan(plan, buffers)
+    assert plan.inplace.get("x2") != "x1" and plan.offsets["x0"] != plan.offsets["x2"]
+
+
+def test_verify_catches_a_kept_apart_pair_moved_together():
+    buffers = intervals_from_schedule(chain_tasks(3), {f"x{i}": 1000 for i in range(3)})
+    plan = plan_memory(buffers, keep_apart=[("x0", "x2")])
+    assert plan.peak == 3 * 1024
+    moved = MemoryPlan({**plan.offsets, "x2": plan.offsets["x0"]}, plan.peak, plan.heuristic, plan.lower_bound,
+                       plan.no_reuse_total, plan.inplace, plan.alignment, plan.pinned, plan.candidates,
+                       plan.keep_apart)
+    with pytest.raises(PlanError, match="'x0' .* and 'x2' .* are kept apart but share bytes"):
+        verify_plan(moved, buffers)
+
+
+def test_keep_apart_errors():
+    buffers = intervals_from_schedule(chain_tasks(3), {f"x{i}": 1000 for i in range(3)})
+    with pytest.raises(ValueError, match="keep_apart names 'nope', which is not a buffer of the pool"):
+        plan_memory(buffers, keep_apart=[("x0", "nope")])
+    with pytest.raises(ValueError, match="keep_apart pairs 'x0' with itself"):
+        plan_memory(buffers, keep_apart=[("x0", "x0")])

@@ -4,10 +4,10 @@ It shares no code with lowering/streams: it walks the IR only. Happens-before is
 of the stream order (each task before the next task of its stream) plus the events (a record's
 `after` task before the first task of the waiting stream after the wait), computed by a plain
 depth-first search per task. Buffers are the results with a planned offset >= 0 and their bytes
-`[offset, offset + size)`. For every two buffers sharing a byte, every task touching the one
-written first (its writer and readers) must happen before the writer of the other, except the
-writer of the other reading it in place (same offset). Each unordered (first buffer, second
-buffer) pair is one race.
+`[offset, offset + size)`, size in the storage format (padded). For every two buffers sharing a
+byte, every task touching the one written first (its writer and readers) must happen before the
+writer of the other, except the writer of the other reading it in place (same offset). Each
+unordered (first buffer, second buffer) pair is one race.
 """
 
 from __future__ import annotations
@@ -15,7 +15,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ge_dialects import stream, task
-from passes.fusion.cost import nbytes
+import math
+
+from xdsl.dialects.builtin import TensorType
+
+from ge_dialects.ge.layout import storage_shape
+from ge_dialects.ge.types import numpy_dtype
+
+
+def stored_bytes(value) -> int:
+    """Bytes of a value in its storage format (padded blocks included), computed here from the
+    layout's physical shape rather than by the compiler's size function."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        return 0
+    width = t.element_type.bitwidth
+    bits = width if width in (2, 4) else 8 * numpy_dtype(t.element_type).itemsize  # int4/fp4/int2 packed
+    return (math.prod(d or 1 for d in storage_shape(t)) * bits + 7) // 8
 
 
 @dataclass(frozen=True)
@@ -67,9 +83,9 @@ def races(fn) -> list[Race]:
     for i, k in enumerate(kernels):
         offsets = k.properties.get("offsets")
         for r, off in zip(k.results, offsets.get_values() if offsets else ()):
-            if off >= 0 and nbytes(r) > 0:
+            if off >= 0 and stored_bytes(r) > 0:
                 touch = {i} | {index[u.operation] for u in r.uses if u.operation in index}
-                buffers.append((off, off + nbytes(r), i, touch))
+                buffers.append((off, off + stored_bytes(r), i, touch))
     found = []
     for a in buffers:
         for b in buffers:

@@ -44,9 +44,12 @@ def planned(name: str, level: int):
     return module
 
 
-def streamed(module, count: int):
+def streamed(module, count: int, relax: str = ""):
+    """`module` (planned) lowered to `count` streams, after `relax-reuse{streams=count <relax>}` when
+    `relax` is given (e.g. "budget_mib=1")."""
     out = clone_with_weights(module)
-    apply_all(make_context(), out, parse_passes(f"lower-to-streams{{streams={count}}}"))
+    first = f"relax-reuse{{streams={count} {relax}}}," if relax else ""
+    apply_all(make_context(), out, parse_passes(f"{first}lower-to-streams{{streams={count}}}"))
     return out
 
 
@@ -105,6 +108,36 @@ def test_figures_and_the_old_plan_races(name, count):
           f"{event_count(old_fn)}), reuse events {new_fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
           f"racy pairs before {len(old_races)}, latency {new_latency * 1e6:.1f} us (before {old_latency * 1e6:.1f})")
     assert races(new_fn) == []
+
+
+@pytest.mark.parametrize("name, count", [("resnet50", 1), ("resnet50", 4), ("resnet50", 8),
+                                         ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)])
+def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(name, count):
+    """relax-reuse keeps apart the reuse pairs that serialize concurrent tasks when the re-plan fits
+    the budget; the result is checked by the verifier and the independent race checker, and its
+    modeled latency (what the pass recorded, and the simulator on the lowered IR) is no worse."""
+    module = planned(name, 3)
+    target = load_target("ascend910b")
+    strict = main(streamed(module, count))
+    strict_latency = simulate(sim_tasks(strict), target, "graph").latency
+    for budget in (0, 1):
+        relaxed = streamed(module, count, f"budget_mib={budget}")
+        fn = main(relaxed)
+        assert races(fn) == []
+        verify_stream_function(fn)
+        mem = relaxed.attributes["task.memory"].data
+        pool, base = mem["pool"].value.data, memory_figures(module).pool
+        latency = simulate(sim_tasks(fn), target, "graph").latency
+        assert pool <= base + budget * 2**20 and mem["given_up_bytes"].value.data == pool - base
+        assert abs(mem["latency_ns"].value.data - latency * 1e9) <= 1  # the pass scores what ge-run reports
+        assert latency <= strict_latency * (1 + 1e-9)
+        print(f"\n{name} O3 streams={count} relax-reuse budget {budget} MiB: pool {pool / 2**20:.2f} MiB "
+              f"(+{(pool - base) / 2**20:.2f}, lower bound {mem['lower_bound'].value.data / 2**20:.2f}), "
+              f"{mem['given_up'].value.data} reuses given up, streams used {fn.attributes[stream.COUNT_ATTR].value.data}, "
+              f"events {event_count(fn)}, reuse events {fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
+              f"latency {latency * 1e6:.1f} us (all reuses kept {strict_latency * 1e6:.1f})")
+        if (name, count) == ("bert_base", 4):  # the serialization the issue measured: +7% over the racy plan
+            assert latency < 0.95 * strict_latency
 
 
 def test_the_resnet_race_of_the_issue_is_found_on_the_old_plan():

@@ -1,0 +1,166 @@
+"""Memory reuse against stream parallelism: which reuses to give up, and what that costs.
+
+A reuse (plan-memory putting a later result on bytes of an earlier one) orders every access of the
+earlier result before the writer of the later one. `lower-to-streams` adds those *reuse edges* to
+the DAG it assigns streams on, so a reuse between tasks that could run concurrently either costs
+an event or, more often, makes the path cover put the two on one stream: they serialize. Giving the
+reuse up (the two buffers kept apart in memory) costs bytes instead.
+
+`schedule` is what `lower-to-streams` does with a plan: the reuse edges read from the offsets,
+streams on data + reuse edges, events, and the makespan estimate (`assign.stream_times`, the
+same task costs). `trade_reuse` searches around a plan:
+
+1. The *reference* is the schedule of the data edges alone (the streams the graph would get with
+   no reuse ordering; racy with the plan, but the time to aim for).
+2. A reuse pair (earlier buffer A, later buffer B) is *costly* when, in the reference schedule, an
+   access of A finishes after B's writer starts (`delay` > 0): keeping the reuse would hold B's
+   writer back, or serialize the two.
+3. Round by round, the costly pairs of the current plan are kept apart (`plan_memory(keep_apart=)`)
+   and memory re-planned; when the new pool exceeds the budget, only the costliest half of the
+   round's pairs is tried, then a quarter, ... Each re-plan is scheduled and scored.
+4. The best plan by (score, pool) under the budget wins; the plan it started from is a candidate,
+   so the result is never worse by the score. The score is the estimated makespan unless the
+   caller gives another (`relax-reuse` gives the device simulator's latency: it also charges the
+   events, and the engines and HBM bandwidth the streams share, which the estimate leaves out).
+
+The rounds are bounded (a re-plan can create new costly pairs, which the next round sees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.ir import SSAValue
+
+from lowering.memory.liveness import Buffer
+from lowering.memory.plan import MemoryPlan, plan_memory
+from lowering.streams import StreamPlan, plan_streams
+from lowering.streams.assign import assign_streams, stream_times
+from lowering.streams.events import insert_events
+from lowering.streams.graph import Dag
+from lowering.streams.reuse import overlapping_pairs, placed_buffers, reuse_edges
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What `lower-to-streams` makes of one memory plan."""
+
+    dag: Dag
+    """Data + reuse edges."""
+    plan: StreamPlan
+    reuse_events: int
+    """Events that exist only because of reuse (all events minus those the data edges need)."""
+    makespan: float
+    """Estimated finish of the last task (seconds, from the task costs; events free)."""
+
+
+def schedule(kernels: Sequence, data_dag: Dag, limit: int | None, costs: Sequence[float]) -> Schedule:
+    """Streams and events for the kernels' current offsets (raises ReuseError on a wrong plan)."""
+    dag = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in reuse_edges(kernels))])
+    plan = plan_streams(dag, limit, costs)
+    data_events = len(insert_events(data_dag, plan.streams))
+    makespan = max(stream_times(dag, plan.streams, costs)[1], default=0.0)
+    return Schedule(dag, plan, len(plan.events) - data_events, makespan)
+
+
+@dataclass(frozen=True)
+class CostlyReuse:
+    earlier: str
+    later: str
+    delay: float
+    """How long the reuse would hold the later buffer's writer back in the reference schedule."""
+
+
+def costly_reuses(kernels: Sequence, names: dict[SSAValue, str], start: Sequence[float],
+                  finish: Sequence[float]) -> list[CostlyReuse]:
+    """The overlapping buffer pairs of the kernels' offsets whose ordering delays the reference
+    schedule (`start`/`finish` per task), costliest first."""
+    found: dict[tuple[str, str], float] = {}
+    for a, b in overlapping_pairs(placed_buffers(kernels)):
+        if a.value not in names or b.value not in names:
+            continue
+        delay = 0.0
+        for x in a.accesses:
+            if x == b.writer and a.offset == b.offset and b.size <= a.size:
+                continue  # in place
+            delay = max(delay, finish[x] - start[b.writer])
+        if delay > 0:
+            key = (names[a.value], names[b.value])
+            found[key] = max(found.get(key, 0.0), delay)
+    return sorted((CostlyReuse(x, y, d) for (x, y), d in found.items()), key=lambda c: (-c.delay, c.earlier, c.later))
+
+
+@dataclass
+class Tradeoff:
+    """The chosen plan and what it gave up (`plan` None: the starting plan is kept)."""
+
+    plan: MemoryPlan | None
+    schedule: Schedule
+    score: float
+    base_pool: int
+    base_schedule: Schedule
+    base_score: float
+    given_up: tuple[tuple[str, str], ...] = ()
+    tried: list[tuple[int, float, int]] = field(default_factory=list)
+    """(pool, score, pairs kept apart) of every plan scored, the starting one first."""
+
+    @property
+    def pool(self) -> int:
+        return self.base_pool if self.plan is None else self.plan.peak
+
+    @property
+    def extra_bytes(self) -> int:
+        return self.pool - self.base_pool
+
+
+def trade_reuse(kernels: Sequence, buffers: Sequence[Buffer], names: dict[SSAValue, str], write_offsets,
+                data_dag: Dag, limit: int | None, costs: Sequence[float], *, base_pool: int, budget: int,
+                alignment: int, rounds: int = 4, score: Callable[[Schedule], float] | None = None) -> Tradeoff:
+    """Searches plans that keep costly reuse pairs apart (module docstring). `write_offsets(plan)`
+    puts a plan's offsets on the kernels; on return the kernels hold the chosen plan's offsets.
+    `budget`: bytes the pool may grow by over `base_pool`. `score`: lower is better (default: the
+    estimated makespan)."""
+    score = score or (lambda sched: sched.makespan)
+    saved = [k.offsets for k in kernels]
+    base = schedule(kernels, data_dag, limit, costs)
+    base_score = score(base)
+    result = Tradeoff(None, base, base_score, base_pool, base, base_score, tried=[(base_pool, base_score, 0)])
+    if limit == 1 or not kernels:
+        return result
+    start, finish = stream_times(data_dag, assign_streams(data_dag, limit, costs), costs)
+    kept: list[tuple[str, str]] = []
+    costly = costly_reuses(kernels, names, start, finish)
+    for _ in range(rounds):
+        already = set(kept)
+        new = [(c.earlier, c.later) for c in costly if (c.earlier, c.later) not in already]
+        plan = None
+        while new:
+            candidate = plan_memory(buffers, alignment=alignment, keep_apart=[*kept, *new])
+            if candidate.peak <= base_pool + budget:
+                plan = candidate
+                break
+            new = new[:len(new) // 2]
+        if plan is None:
+            break
+        kept.extend(new)
+        write_offsets(plan)
+        scheduled = schedule(kernels, data_dag, limit, costs)
+        value = score(scheduled)
+        result.tried.append((plan.peak, value, len(kept)))
+        if better((value, plan.peak), (result.score, result.pool)):
+            result.plan, result.schedule, result.score, result.given_up = plan, scheduled, value, tuple(kept)
+        costly = costly_reuses(kernels, names, start, finish)
+    if result.plan is None:
+        for k, offsets in zip(kernels, saved):
+            k.offsets = offsets
+    else:
+        write_offsets(result.plan)
+    return result
+
+
+def better(a: tuple[float, int], b: tuple[float, int]) -> bool:
+    """(score, pool) `a` beats `b`: faster (beyond rounding), or as fast and smaller."""
+    if a[0] < b[0] * (1 - 1e-9):
+        return True
+    return a[0] <= b[0] * (1 + 1e-9) and a[1] < b[1]
