@@ -36,8 +36,12 @@ from ge_dialects.ge.weights import attach_weights
 from interpreter.device import simulate
 from interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
 from interpreter.targets import load_target
+from lowering.plan_memory import PlanMemoryPass
+from lowering.relax_reuse import RelaxReusePass
+from lowering.to_streams import LowerToStreamsPass
+from lowering.to_tasks import LowerToTasksPass
 from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all, parse_passes
+from passes.pipeline import apply_all
 from tools.common import make_context
 
 Builder = Callable[[int], onnx.ModelProto]
@@ -58,14 +62,17 @@ class Build:
 
 
 def build(model: onnx.ModelProto, level: int, precision: str, target: str, mode: str, streams: int = 0) -> Build:
-    """The model lowered to streams; `seconds` counts ge-optimize and the lowering, not the import."""
+    """The model lowered to streams; `seconds` counts ge-optimize and the lowering, not the import.
+    At O3 the lowering includes relax-reuse (no extra memory): the compiler's whole pipeline."""
     module, weights = import_model(model)
     attach_weights(module, weights)
     start = time.perf_counter()
     GeOptimizePass(level=level, precision_mode=precision, target=target).apply(make_context(), module)
-    apply_all(make_context(), module, parse_passes(
-        f"lower-to-tasks{{target={target}}},plan-memory{{target={target}}},"
-        f"lower-to-streams{{mode={mode} streams={streams} target={target}}}"))
+    lowering = [LowerToTasksPass(target=target), PlanMemoryPass(target=target)]
+    if level >= 3:
+        lowering.append(RelaxReusePass(streams=streams, target=target))
+    lowering.append(LowerToStreamsPass(mode=mode, streams=streams, target=target))
+    apply_all(make_context(), module, lowering)
     return Build(module, time.perf_counter() - start)
 
 
