@@ -36,6 +36,7 @@ import functools
 import importlib.util
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ from ge_dialects.ge.weights import attach_weights, clone_with_weights
 from interpreter.arena_executor import ArenaError, run_in_arena
 from interpreter.device import ScheduleError
 from interpreter.differential import relative_error
+from interpreter.ge import KernelError
 from interpreter.runner import main_function, run
 from interpreter.stream_program import StreamProgram, stream_program
 from lowering.streams.verify import StreamError, verify_stream_function
@@ -164,8 +166,10 @@ def run_seed(ref: Reference, module: ModuleOp, seed: int, program: StreamProgram
     """(relative error, why the run is wrong or None) of one randomized run over the arena."""
     try:
         outputs = run_in_arena(module, ref.inputs, seed=seed, program=program)
-    except (ScheduleError, ArenaError) as e:
+    except (ScheduleError, ArenaError, KernelError) as e:  # KernelError: a kernel refused clobbered data
         return float("inf"), f"{type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - any other failure is a wrong run too; the note names it
+        return float("inf"), f"unexpected {type(e).__name__}: {e}"
     error = max_error(ref, outputs)
     return error, None if error <= TOLERANCE else f"error {error:.3g}"
 
@@ -403,6 +407,8 @@ def mutation_notes(rows: list[MutationRow]) -> list[str]:
         for v in r.verdicts:
             if v.outcome == "undetected":
                 notes.append(f"UNDETECTED {where}: {v.mutant.kind} {v.mutant.label}")
+            elif v.verifier and not v.executor:
+                notes.append(f"executor missed (verifier rejected) {where}: {v.mutant.kind} {v.mutant.label}")
             elif v.outcome == "caught":
                 notes.append(f"verifier accepted, executor caught ({v.executor.splitlines()[0][:120]}) "
                              f"{where}: {v.mutant.kind} {v.mutant.label}")
@@ -461,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the executor only on mutants the verifier accepts (faster; no executor catch rate)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown to FILE")
     args = parser.parse_args(argv)
+    warnings.simplefilter("ignore", RuntimeWarning)  # mutants compute on poison (NaN) bytes: expected
 
     tables = name_list(args.tables, "--tables", ("mutations", "matrix"))
     if args.size not in SIZES:
