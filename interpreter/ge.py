@@ -10,6 +10,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import InterpretationError
 
+from frontend.messages import one_line
 from ge_dialects import ge
 from ge_dialects.ge.base import describe
 from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
@@ -19,7 +20,11 @@ from interpreter.layouts import constant_to_logical, matches_storage, to_logical
 
 
 class KernelError(Exception):
-    """A kernel failed or produced a value that contradicts the op's result type."""
+    """A kernel failed or produced a value that contradicts the op's result type. The message is kept
+    to one line whatever the op's node name (a model's) holds."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 class TensorTooLarge(KernelError):
@@ -123,7 +128,7 @@ class GeFunctions(InterpreterFunctions):
             if value is None:
                 key = op.weight_key
                 if key not in self.weights:
-                    raise InterpretationError(f"{describe(op)}: weight '{key}' is not in the weights sidecar")
+                    raise InterpretationError(one_line(f"{describe(op)}: weight '{key}' is not in the weights sidecar"))
                 value = np.asarray(self.weights[key])
             self._constants[op] = value
         return (value,)

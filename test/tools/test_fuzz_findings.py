@@ -59,3 +59,29 @@ def test_an_overflowing_float_literal_is_one_line_without_a_warning(recwarn):
     else:
         raise AssertionError("1.0e39 was accepted as f32")
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+# -- the 10,000-case run on main (ge-run, ge-translate) ------------------------------------------------
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    return err.strip()
+
+
+NEWLINE_NAME = """func.func @main(%x: tensor<2xf32> {ge.name = "x\\ny"}) -> tensor<2xf32> {
+  %0 = ge.relu %x : (tensor<2xf32>) -> tensor<2xf32> loc("/re\\nlu")
+  func.return %0 : tensor<2xf32>
+}
+"""
+
+
+def test_an_input_name_with_a_newline_stays_on_one_line(tmp_path, capsys):
+    """ge-run 005373: the graph input list split the message at a name's newline."""
+    (tmp_path / "m.mlir").write_text(NEWLINE_NAME)
+    np.savez(tmp_path / "in.npz", x=np.zeros(2, np.float32))
+    assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 1
+    assert one_error_line(capsys).endswith("input 'x' is not an input of the graph (inputs: 'x\\ny')")
+    np.savez(tmp_path / "in.npz", **{"x\ny": np.zeros(3, np.float32)})
+    assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 1
+    assert "input 'x\\ny' has shape [3]" in one_error_line(capsys)
