@@ -18,7 +18,7 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
+from frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
 
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""
@@ -87,15 +87,26 @@ def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BY
     """Refuses the model in one line if anything in its main graph is malformed (see module doc)."""
     if not model.HasField("graph"):
         raise OnnxImportError("not a valid ONNX model (no graph)")
-    if not any(o.domain in ("", "ai.onnx") for o in model.opset_import):
-        raise OnnxImportError("the model imports no version of the default ONNX operator set")
     _GraphCheck(model, max_tensor_bytes).run()
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    """The version of the default ONNX operator set the model imports, refused in one line when it
+    is outside what the importer supports (before the schemas are looked up with it: onnx's
+    `get_schema` takes a C int, not an arbitrary protobuf int64)."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions:
+        raise OnnxImportError("the model imports no version of the default ONNX operator set")
+    opset = versions[0]
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
+    return opset
 
 
 class _GraphCheck:
     def __init__(self, model: onnx.ModelProto, max_tensor_bytes: int):
         self.graph = model.graph
-        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+        self.opset = model_opset(model)
         self.max_tensor_bytes = max_tensor_bytes
         self.defined: dict[str, str] = {}  # tensor name -> what defines it
 
