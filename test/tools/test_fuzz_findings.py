@@ -85,3 +85,35 @@ def test_an_input_name_with_a_newline_stays_on_one_line(tmp_path, capsys):
     np.savez(tmp_path / "in.npz", **{"x\ny": np.zeros(3, np.float32)})
     assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 1
     assert "input 'x\\ny' has shape [3]" in one_error_line(capsys)
+
+
+RELU2 = """func.func @main(%x: tensor<2xi64> {ge.name = "x"}) -> tensor<2xi64> {
+  %0 = ge.relu %x : (tensor<2xi64>) -> tensor<2xi64> loc("/relu")
+  func.return %0 : tensor<2xi64>
+}
+"""
+
+
+def npz_with_header(path, header: bytes) -> None:
+    """An .npz whose member x.npy has this header dict text (padded as numpy pads it) and 16 data bytes."""
+    import zipfile
+
+    header = header + b" " * (117 - len(header)) + b"\n"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(16))
+
+
+def test_an_npy_header_that_is_not_a_literal(tmp_path, capsys):
+    """ge-run 001262, 002846, 003164: an unclosed bracket in the header made numpy's tokenizer raise
+    TokenError, an internal error; a bad descr was already a ValueError with numpy's reason."""
+    (tmp_path / "m.mlir").write_text(RELU2)
+    run = (ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz")
+    npz_with_header(tmp_path / "in.npz", b"{'descr': '<i8', 'fortran_order': False, 'shape': (2,, }")
+    assert exit_code(*run) == 1
+    assert one_error_line(capsys).endswith("in.npz: input 'x': not an .npy array (malformed header)")
+    npz_with_header(tmp_path / "in.npz", b"{'descr': 'nonsense', 'fortran_order': False, 'shape': (2,), }")
+    assert exit_code(*run) == 1
+    assert one_error_line(capsys).endswith("input 'x': not an .npy array "
+                                           "(malformed header: descr is not a valid dtype descriptor: 'nonsense')")
+    npz_with_header(tmp_path / "in.npz", b"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }")
+    assert exit_code(*run, "--print") == 0  # the control: the same member with a good header runs
