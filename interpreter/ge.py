@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import InterpretationError
@@ -77,6 +78,13 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         raise KernelError(f"{describe(op)}: {e}") from None
     except AllocationError as e:
         raise TensorTooLarge(f"{describe(op)}: {e}") from None
+    except ValueError as e:
+        if not _has_unknown_dims(op):
+            raise  # the verifier checked a static op's shapes: a kernel refusing them is a compiler bug
+        shapes = ", ".join(str(list(np.shape(v))) for v in values)
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise KernelError(f"{describe(op)}: operand shapes {shapes} do not fit together at run time, "
+                          f"in dims the graph leaves unknown ({reason})") from None
     results = out if isinstance(out, tuple) else (out,)
     results = results[: len(op.results)]
     held = []
@@ -103,6 +111,11 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
                                   f"{result.type} is stored as {list(storage_shape(result.type))}")
         held.append(value)
     return tuple(held)
+
+
+def _has_unknown_dims(op: ge.GeOp) -> bool:
+    """Whether the verifier could not check all of `op`'s shapes: some operand or result dim is `?`."""
+    return any(isinstance(t, TensorType) and None in shape_of(t) for t in (*op.operand_types, *op.result_types))
 
 
 def _logical(value: np.ndarray, operand) -> np.ndarray:

@@ -117,3 +117,45 @@ def test_an_npy_header_that_is_not_a_literal(tmp_path, capsys):
                                            "(malformed header: descr is not a valid dtype descriptor: 'nonsense')")
     npz_with_header(tmp_path / "in.npz", b"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }")
     assert exit_code(*run, "--print") == 0  # the control: the same member with a good header runs
+
+
+DYNAMIC_MATMUL = """func.func @main(%x: tensor<?x?xf32> {ge.name = "x"}, %w: tensor<{K}x8xf32> {ge.name = "w"}) -> tensor<?x8xf32> {
+  %0 = ge.matmul %x, %w : (tensor<?x?xf32>, tensor<{K}x8xf32>) -> tensor<?x8xf32> loc("/fc/MatMul")
+  func.return %0 : tensor<?x8xf32>
+}
+"""
+
+
+def test_dynamic_dims_that_disagree_at_run_time(tmp_path, capsys):
+    """ge-run 003787, 006320, 009436: `?` dims let inputs through whose sizes the kernel cannot
+    combine; numpy's ValueError was an internal error, it is the inputs' fault."""
+    (tmp_path / "m.mlir").write_text(DYNAMIC_MATMUL.replace("{K}", "16"))
+    np.savez(tmp_path / "in.npz", x=np.zeros((2, 3), np.float32), w=np.zeros((16, 8), np.float32))
+    assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 1
+    line = one_error_line(capsys)
+    assert "ge.matmul '/fc/MatMul': operand shapes [2, 3], [16, 8] do not fit together at run time" in line, line
+    assert exit_code(ge_run.main, tmp_path / "m.mlir", "--random-inputs", "0") == 1  # `?` becomes 1
+    assert "operand shapes [1, 1], [16, 8]" in one_error_line(capsys)
+    np.savez(tmp_path / "in.npz", x=np.zeros((2, 16), np.float32), w=np.zeros((16, 8), np.float32))
+    assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 0
+
+
+def test_a_kernel_value_error_on_a_static_op_stays_internal(monkeypatch):
+    """The verifier checked a static op's shapes, so a kernel refusing them is a compiler bug: only ops
+    with unknown dims turn a ValueError into the user's KernelError."""
+    import pytest
+
+    from ge_dialects import ge
+    from interpreter.ge import KernelError, run_kernel
+    from interpreter.kernels import load_all
+
+    def refuse(op, operands):
+        raise ValueError("shapes do not fit")
+
+    monkeypatch.setitem(load_all(), ge.MatMulOp, refuse)
+    static = DYNAMIC_MATMUL.replace("{K}", "16").replace("?x?", "2x16").replace("?x8", "2x8")
+    for text, error in ((static, ValueError), (DYNAMIC_MATMUL.replace("{K}", "16"), KernelError)):
+        module = parse_module(text, "m.mlir")
+        matmul = next(op for op in module.walk() if isinstance(op, ge.MatMulOp))
+        with pytest.raises(error, match="shapes do not fit"):
+            run_kernel(matmul, (np.zeros((2, 16), np.float32), np.zeros((16, 8), np.float32)))
