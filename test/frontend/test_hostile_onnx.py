@@ -281,6 +281,17 @@ def relu_at(opset: int):
     return m
 
 
+def test_a_node_name_that_is_not_utf8(tmp_path, capsys):
+    """Fuzz ge-translate 1993: protobuf hands an invalid UTF-8 string over as bytes; the name reached
+    the printer, whose AttributeError was an internal error."""
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="/reXlu")], [vi("x", [2])], [vi("y", [2])])
+    data = m.SerializeToString()
+    assert_imports(tmp_path, capsys, data)
+    (tmp_path / "out.mlir").unlink()
+    assert_refused(tmp_path, capsys, data.replace(b"/reXlu", b"/re\xfflu"),
+                   "node #0: its name b'/re\\xfflu' is not valid UTF-8")
+
+
 # -- size limits -----------------------------------------------------------------------------------
 def test_max_tensor_bytes_keyword():
     w = numpy_helper.from_array(np.zeros(64, np.float32), "w")  # 256 bytes
