@@ -31,8 +31,6 @@ from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
 from frontend.onnx_ops import (
-    MAX_OPSET,
-    MIN_OPSET,
     ONNX_DTYPES,
     OnnxImportError,
     adapt_node,
@@ -47,6 +45,7 @@ from frontend.validate import (
     decode_failure,
     element_count,
     external_data_range,
+    model_opset,
     stored_bytes,
     type_name,
     validate_model,
@@ -358,16 +357,6 @@ def _ssa_name(name: str) -> str | None:
 
 def _names_attr(names) -> ArrayAttr:
     return ArrayAttr([DictionaryAttr({"ge.name": StringAttr(n)}) for n in names])
-
-
-def model_opset(model: onnx.ModelProto) -> int:
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not versions:
-        raise OnnxImportError("the model imports no version of the default ONNX operator set")
-    opset = versions[0]
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise OnnxImportError(f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
-    return opset
 
 
 def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,

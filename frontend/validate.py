@@ -18,7 +18,8 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
+from frontend.messages import one_line
+from frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
 
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""
@@ -87,15 +88,26 @@ def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BY
     """Refuses the model in one line if anything in its main graph is malformed (see module doc)."""
     if not model.HasField("graph"):
         raise OnnxImportError("not a valid ONNX model (no graph)")
-    if not any(o.domain in ("", "ai.onnx") for o in model.opset_import):
-        raise OnnxImportError("the model imports no version of the default ONNX operator set")
     _GraphCheck(model, max_tensor_bytes).run()
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    """The version of the default ONNX operator set the model imports, refused in one line when it
+    is outside what the importer supports (before the schemas are looked up with it: onnx's
+    `get_schema` takes a C int, not an arbitrary protobuf int64)."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions:
+        raise OnnxImportError("the model imports no version of the default ONNX operator set")
+    opset = versions[0]
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
+    return opset
 
 
 class _GraphCheck:
     def __init__(self, model: onnx.ModelProto, max_tensor_bytes: int):
         self.graph = model.graph
-        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+        self.opset = model_opset(model)
         self.max_tensor_bytes = max_tensor_bytes
         self.defined: dict[str, str] = {}  # tensor name -> what defines it
 
@@ -107,6 +119,7 @@ class _GraphCheck:
 
     def run(self) -> None:
         graph = self.graph
+        _check_names_are_text(graph)
         initializer_names = set()
         for t in graph.initializer:
             what = f"initializer '{t.name}'"
@@ -213,6 +226,29 @@ class _GraphCheck:
         elif attr.type == onnx.AttributeProto.TENSORS:
             for t in attr.tensors:
                 self.tensor(t, what)
+
+
+def _check_names_are_text(graph: onnx.GraphProto) -> None:
+    """Refuses names that are not valid UTF-8: protobuf hands such a string field over as bytes, which
+    would reach the IR as a name that cannot be printed."""
+    def check(value, what: str) -> None:
+        if isinstance(value, bytes):
+            raise OnnxImportError(f"{what} {one_line(repr(value))} is not valid UTF-8")
+
+    for kind, entries in (("initializer", graph.initializer), ("graph input", graph.input),
+                          ("graph output", graph.output)):
+        for entry in entries:
+            check(entry.name, f"the name of an {kind}" if kind == "initializer" else f"the name of a {kind}")
+    for index, node in enumerate(graph.node):
+        where = f"node #{index}"
+        for field, value in (("name", node.name), ("op_type", node.op_type), ("domain", node.domain)):
+            check(value, f"{where}: its {field}")
+        for i, name in enumerate(node.input):
+            check(name, f"{where}: input #{i}")
+        for i, name in enumerate(node.output):
+            check(name, f"{where}: output #{i}")
+        for attr in node.attribute:
+            check(attr.name, f"{where}: an attribute name")
 
 
 def _schema(node: onnx.NodeProto, opset: int | None):

@@ -6,20 +6,27 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import InterpretationError
 
+from frontend.messages import one_line
 from ge_dialects import ge
-from ge_dialects.ge.base import describe
+from ge_dialects.ge.base import constant_value, describe
 from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
+from ge_dialects.ge.tensor_ops import ShapeError
 from ge_dialects.ge.types import numpy_dtype, shape_of
 from interpreter.kernels import AllocationError, DataError, check_alloc, load_all
 from interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
 
 class KernelError(Exception):
-    """A kernel failed or produced a value that contradicts the op's result type."""
+    """A kernel failed or produced a value that contradicts the op's result type. The message is kept
+    to one line whatever the op's node name (a model's) holds."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 class TensorTooLarge(KernelError):
@@ -72,6 +79,17 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         raise KernelError(f"{describe(op)}: {e}") from None
     except AllocationError as e:
         raise TensorTooLarge(f"{describe(op)}: {e}") from None
+    except ShapeError as e:
+        if not _has_unknown_dims(op) and not _has_unseen_integer_operands(op):
+            raise  # the verifier saw every shape, axes and sizes value: a rule it let through is a compiler bug
+        raise KernelError(f"{describe(op)}: {e}") from None
+    except ValueError as e:
+        if not _has_unknown_dims(op):
+            raise  # the verifier checked a static op's shapes: a kernel refusing them is a compiler bug
+        shapes = ", ".join(str(list(np.shape(v))) for v in values)
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise KernelError(f"{describe(op)}: operand shapes {shapes} do not fit together at run time, "
+                          f"in dims the graph leaves unknown ({reason})") from None
     results = out if isinstance(out, tuple) else (out,)
     results = results[: len(op.results)]
     held = []
@@ -100,6 +118,18 @@ def run_kernel(op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
     return tuple(held)
 
 
+def _has_unknown_dims(op: ge.GeOp) -> bool:
+    """Whether the verifier could not check all of `op`'s shapes: some operand or result dim is `?`."""
+    return any(isinstance(t, TensorType) and None in shape_of(t) for t in (*op.operand_types, *op.result_types))
+
+
+def _has_unseen_integer_operands(op: ge.GeOp) -> bool:
+    """Whether an integer operand (where shapes, axes and sizes come from) holds a value the verifier
+    could not see: a graph input, a computed tensor, or a block argument of a lowered kernel."""
+    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType)
+               and constant_value(v) is None for v in op.operands)
+
+
 def _logical(value: np.ndarray, operand) -> np.ndarray:
     """The logical array of an operand value; a constant's is converted once, not on every run."""
     if isinstance(operand.owner, ge.ConstantOp):
@@ -123,7 +153,7 @@ class GeFunctions(InterpreterFunctions):
             if value is None:
                 key = op.weight_key
                 if key not in self.weights:
-                    raise InterpretationError(f"{describe(op)}: weight '{key}' is not in the weights sidecar")
+                    raise InterpretationError(one_line(f"{describe(op)}: weight '{key}' is not in the weights sidecar"))
                 value = np.asarray(self.weights[key])
             self._constants[op] = value
         return (value,)

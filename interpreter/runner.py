@@ -16,10 +16,15 @@ from interpreter.fused import FusedFunctions
 from interpreter.task import TaskFunctions
 from interpreter.ge import GeFunctions
 from interpreter.layouts import to_logical, to_physical
+from frontend.messages import one_line, quoted
 
 
 class InputError(Exception):
-    """The inputs do not fit the graph: missing, extra, wrong shape or dtype."""
+    """The inputs do not fit the graph: missing, extra, wrong shape or dtype. The message is kept to
+    one line whatever the names in it hold (graph input names and file members are the user's)."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -69,7 +74,8 @@ def check_input_names(signature: Mapping[str, TensorType], names) -> None:
     """Every graph input is given and nothing else is."""
     extra = sorted(set(names) - set(signature))
     if extra:
-        raise InputError(f"input '{extra[0]}' is not an input of the graph (inputs: {', '.join(signature)})")
+        raise InputError(f"input {quoted(extra[0])} is not an input of the graph "
+                         f"(inputs: {', '.join(map(quoted, signature))})")
     for name, t in signature.items():
         if name not in names:
             raise InputError(f"input '{name}' is missing (expected {t})")

@@ -19,10 +19,12 @@ import time
 import zipfile
 import zlib
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
+from frontend.messages import quoted
 from frontend.sidecar import SidecarError, open_weights
 from ge_dialects.ge.weights import attach_weights
 from interpreter.arena_executor import run_in_arena
@@ -114,8 +116,10 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise InputError(f"input '{name}': .npy format version {version[0]}.{version[1]} is not supported")
-        except ValueError as e:
-            raise InputError(f"input '{name}': not an .npy array ({first_line(e)})") from None
+        except ValueError as e:  # numpy's own checks of the header's fields: their message says which
+            raise InputError(f"input {quoted(name)}: not an .npy array (malformed header: {first_line(e)})") from None
+        except (SyntaxError, TokenError, TypeError, RecursionError):  # the header is not a Python literal
+            raise InputError(f"input {quoted(name)}: not an .npy array (malformed header)") from None
         offset = f.tell()
     if dtype.hasobject:
         raise InputError(f"input '{name}' holds Python objects (pickled data), which are never loaded")

@@ -264,6 +264,34 @@ def test_input_used_before_it_is_defined(tmp_path, capsys):
     assert_refused(tmp_path, capsys, m, "node '/b'", "input #0 't' is not defined before the node")
 
 
+@pytest.mark.parametrize("opset", [1 << 62, -1, 12])
+def test_opset_outside_the_supported_range(tmp_path, capsys, opset):
+    """Fuzz ge-translate / ge-run 000842: 2^62 reached onnx's get_schema, whose C int refused it with a
+    TypeError (an internal error); the version is checked before any schema is looked up."""
+    from frontend.onnx_ops import MAX_OPSET, MIN_OPSET
+
+    assert_refused(tmp_path, capsys, relu_at(opset), f"opset {opset} is not supported "
+                                                     f"(supported: {MIN_OPSET} to {MAX_OPSET})")
+    assert "ge.relu" in assert_imports(tmp_path, capsys, relu_at(MAX_OPSET))
+
+
+def relu_at(opset: int):
+    m = relu()
+    m.opset_import[0].version = opset
+    return m
+
+
+def test_a_node_name_that_is_not_utf8(tmp_path, capsys):
+    """Fuzz ge-translate 1993: protobuf hands an invalid UTF-8 string over as bytes; the name reached
+    the printer, whose AttributeError was an internal error."""
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="/reXlu")], [vi("x", [2])], [vi("y", [2])])
+    data = m.SerializeToString()
+    assert_imports(tmp_path, capsys, data)
+    (tmp_path / "out.mlir").unlink()
+    assert_refused(tmp_path, capsys, data.replace(b"/reXlu", b"/re\xfflu"),
+                   "node #0: its name b'/re\\xfflu' is not valid UTF-8")
+
+
 # -- size limits -----------------------------------------------------------------------------------
 def test_max_tensor_bytes_keyword():
     w = numpy_helper.from_array(np.zeros(64, np.float32), "w")  # 256 bytes
