@@ -13,6 +13,8 @@ On top of xDSL's parser:
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -20,7 +22,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
+from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from ge_dialects.ge.dense_text import parse_dense_body
@@ -30,15 +32,39 @@ from ge_dialects.ge.dense_text import parse_dense_body
 class GeLexer(MLIRLexer):
     """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
 
+    # One pass over the literal: xDSL's single regex backtracks exponentially on an unterminated
+    # literal with long runs of plain characters (a fuzzed file took minutes to be refused).
+    _plain_run = re.compile(r'[^"\\\n\v\f]*')
+    _escape = re.compile(r'\\(?:["nt\\]|[0-9A-Fa-f]{2})')
+
     def _lex_string_literal(self, start_pos):
-        token = super()._lex_string_literal(start_pos)
-        if token.kind == MLIRTokenKind.BYTES_LIT:
-            try:
-                StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
-            except UnicodeDecodeError:
-                return token
-            return type(token)(MLIRTokenKind.STRING_LIT, token.span)
-        return token
+        content = self.input.content
+        pos = start_pos + 1
+        while True:
+            pos = self._plain_run.match(content, pos).end()
+            char = content[pos] if pos < len(content) else None
+            if char == '"':
+                break
+            if char == "\\":
+                escape = self._escape.match(content, pos)
+                if escape is None:
+                    raise ParseError(Span(pos, min(pos + 2, len(content)), self.input),
+                                     "invalid escape in string literal (allowed: \\n \\t \\\\ \\\" "
+                                     "or two hex digits)")
+                pos = escape.end()
+                continue
+            end = "the file" if char is None else "its line"
+            raise ParseError(Span(start_pos, start_pos + 1, self.input),
+                             f"string literal is not closed before the end of {end}")
+        self.pos = pos + 1
+        literal = StringLiteral(start_pos, self.pos, self.input)
+        if "\\" not in literal.text:
+            return Token(MLIRTokenKind.STRING_LIT, literal)
+        try:  # escaped bytes that are UTF-8 make a string; others stay bytes
+            literal.bytes_contents.decode("utf-8")
+        except UnicodeDecodeError:
+            return Token(MLIRTokenKind.BYTES_LIT, literal)
+        return Token(MLIRTokenKind.STRING_LIT, literal)
 
     def _lex_prefixed_ident(self, start_pos):
         try:
