@@ -26,6 +26,9 @@ from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from ge_dialects.ge.dense_text import parse_dense_body
+from ge_dialects.ge.types import ELEMENT_TYPES
+
+_ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
 
 
 
@@ -90,6 +93,22 @@ class GeParser(Parser):
         op = super().parse_operation()
         self.op_starts[op] = start
         return op
+
+    def _parse_optional_integer_or_float_type(self):
+        """Number types outside ge's element types (`i99999`, `f80`, `index`, ...) are refused where
+        they are written: xDSL reads them but cannot store or print values of most of them."""
+        span = self._current_token.span
+        number_type = super()._parse_optional_integer_or_float_type()
+        if number_type is not None and number_type not in _ELEMENT_TYPE_SET:
+            raise ParseError(span, f"type {span.text} is not supported; element types are "
+                                   f"{', '.join(ELEMENT_TYPES)}")
+        return number_type
+
+    def _parse_optional_builtin_parametrized_type(self):
+        if self._current_token.kind == MLIRTokenKind.BARE_IDENT and self._current_token.text == "complex":
+            raise ParseError(self._current_token.span, "complex types are not supported; element types are "
+                                                       f"{', '.join(ELEMENT_TYPES)}")
+        return super()._parse_optional_builtin_parametrized_type()
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         attr = parse_dense_body(self, type)
