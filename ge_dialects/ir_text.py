@@ -18,7 +18,7 @@ import re
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -27,6 +27,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from ge_dialects.ge.dense_text import parse_dense_body
 from ge_dialects.ge.types import ELEMENT_TYPES
+from ge_dialects.ssa_order import first_bad_use
 
 _ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
 
@@ -87,6 +88,12 @@ class GeParser(Parser):
         super().__init__(ctx, text, name)
         self._parser_state = ParserState(GeLexer(Input(text, name)))
         self.op_starts: dict[Operation, int] = {}
+        self.value_names: dict[SSAValue, str] = {}  # as written, for messages about uses
+
+    def _register_ssa_definition(self, name, values, span):
+        super()._register_ssa_definition(name, values, span)
+        for index, value in enumerate(values):
+            self.value_names[value] = f"%{name}" if len(values) == 1 else f"%{name}#{index}"
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -149,7 +156,8 @@ class SourceVerifyError(Exception):
 
 
 def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -> None:
-    """Verifies `module`, then refuses recursive calls; errors name the line of the operation."""
+    """Verifies `module`, then refuses uses of values where they are not defined (`ssa_order`) and
+    recursive calls; errors name the line of the operation."""
     try:
         module.verify()
     except (DiagnosticException, VerifyException, ValueError) as e:
@@ -161,6 +169,13 @@ def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -
         raise located from None
     except RecursionError:
         raise SourceVerifyError(f"{parser.lexer.input.name}: nesting too deep to verify") from None
+    bad_use = first_bad_use(module)
+    if bad_use is not None:
+        name = parser.value_names.get(bad_use.value, "a value")
+        defined = bad_use.value.owner
+        where = parser.place(defined if isinstance(defined, Operation) else defined.parent_op(), line_offset)
+        raise SourceVerifyError(f"{parser.place(bad_use.user, line_offset)}: use of {name} "
+                                f"{bad_use.reason} (defined at {where})")
     call = recursive_call(module)
     if call is not None:
         callee = call.callee.string_value()

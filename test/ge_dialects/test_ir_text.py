@@ -338,3 +338,85 @@ def test_every_element_type_still_reads():
     for name in ELEMENT_TYPES:
         text = f"func.func @main(%x: tensor<2x{name}>) -> tensor<2x{name}> {{\n  func.return %x : tensor<2x{name}>\n}}"
         parse_module(text, "t.mlir")
+
+
+# -- values are used only where they are defined (ge_dialects/ssa_order.py) ----------------------
+def _ssa_module(build):
+    """A module with one block holding what `build(block)` adds (IR built directly, not verified:
+    xDSL's parser scopes names and IsolatedFromAbove refuses cross-region uses before we see them)."""
+    from xdsl.dialects.builtin import TensorType, f32
+    from xdsl.ir import Block, Region
+    from ge_dialects.ge.elementwise import ReluOp
+
+    t = TensorType(f32, [2])
+    block = Block(arg_types=[t])
+
+    def relu(value, regions=()):
+        return ReluOp.create(operands=[value], result_types=[t], regions=list(regions))
+
+    build(block, relu, Region, Block)
+    return ModuleOp(Region(block))
+
+
+def test_ssa_order_accepts_earlier_values_and_block_arguments_in_nested_regions():
+    from ge_dialects.ssa_order import first_bad_use
+
+    def build(block, relu, Region, Block):
+        first = relu(block.args[0])
+        inner = Block()
+        inner.add_op(relu(first.results[0]))  # an earlier value of the enclosing block
+        inner.add_op(relu(block.args[0]))     # an argument of the enclosing block
+        block.add_ops([first, relu(first.results[0], [Region(inner)])])
+    assert first_bad_use(_ssa_module(build)) is None
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("later_in_block", "before its definition"),
+    ("own_result", "before its definition"),
+    ("own_result_in_body", "before its definition"),
+    ("from_a_sibling_region", "outside the region that defines it"),
+])
+def test_ssa_order_refuses(case, reason):
+    from ge_dialects.ssa_order import first_bad_use
+    found = {}
+
+    def build(block, relu, Region, Block):
+        if case == "later_in_block":
+            later = relu(block.args[0])
+            user = relu(later.results[0])
+            block.add_ops([user, later])
+        elif case == "own_result":
+            user = relu(block.args[0])
+            user.operands = [user.results[0]]
+            block.add_op(user)
+        elif case == "own_result_in_body":
+            inner = Block()
+            holder = relu(block.args[0], [Region(inner)])
+            user = relu(holder.results[0])
+            inner.add_op(user)
+            block.add_op(holder)
+        else:
+            body = Block()
+            defined = relu(block.args[0])
+            body.add_op(defined)
+            other = Block()
+            user = relu(defined.results[0])
+            other.add_op(user)
+            block.add_ops([relu(block.args[0], [Region(body)]), relu(block.args[0], [Region(other)])])
+        found["user"] = user
+
+    bad = first_bad_use(_ssa_module(build))
+    assert bad is not None and bad.user is found["user"] and bad.reason == reason
+
+
+def test_ssa_order_leaves_uses_across_blocks_of_one_region_alone():
+    """Another block of the same region (a control-flow graph) needs dominance, not order: not guessed."""
+    from ge_dialects.ssa_order import first_bad_use
+
+    def build(block, relu, Region, Block):
+        entry, successor = Block(), Block()
+        defined = relu(block.args[0])
+        entry.add_op(defined)
+        successor.add_op(relu(defined.results[0]))
+        block.add_op(relu(block.args[0], [Region([entry, successor])]))
+    assert first_bad_use(_ssa_module(build)) is None
