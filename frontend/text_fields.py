@@ -1,9 +1,10 @@
-"""ONNX's text fields (names, op types, domains, string attributes) must be UTF-8.
+"""ONNX's text fields (names, op types, domains, ...) must be UTF-8.
 
 ONNX is proto2, so protobuf does not check them: a field with invalid UTF-8 comes out of Python's
 protobuf as `bytes` instead of `str` and travelled into schema lookups and into node names, where
 the IR printer failed on it (fuzz ge-translate 1993: a flipped byte in a node name). The model is
-refused at load, naming the first such field.
+refused at load, naming the field. String attribute values (typed bytes in ONNX's schema) are
+checked by frontend/validate.py, which names the node and attribute.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-_STRING_ATTRIBUTE_FIELDS = ("s", "strings")  # AttributeProto's text values, typed bytes in the schema
 _SHOWN_BYTES = 40
 
 
@@ -20,10 +20,8 @@ def first_non_utf8_field(model: Message) -> str | None:
     pending: list[tuple[Message, str]] = [(model, "")]  # no recursion: graphs nest inside attributes
     while pending:
         message, path = pending.pop()
-        is_attribute = message.DESCRIPTOR.name == "AttributeProto"
         for field, value in message.ListFields():
-            text_field = field.type == FieldDescriptor.TYPE_STRING or (
-                is_attribute and field.name in _STRING_ATTRIBUTE_FIELDS)
+            text_field = field.type == FieldDescriptor.TYPE_STRING
             if field.type != FieldDescriptor.TYPE_MESSAGE and not text_field:
                 continue  # numbers and tensor bytes: not copied out of the message
             where = f"{path}{field.name}"
