@@ -13,32 +13,62 @@ On top of xDSL's parser:
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input, Span
+from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
 from ge_dialects.ge.dense_text import parse_dense_body
+from ge_dialects.ge.types import ELEMENT_TYPES
+from ge_dialects.ssa_order import first_bad_use
+
+_ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
 
 
 
 class GeLexer(MLIRLexer):
     """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
 
+    # One pass over the literal: xDSL's single regex backtracks exponentially on an unterminated
+    # literal with long runs of plain characters (a fuzzed file took minutes to be refused).
+    _plain_run = re.compile(r'[^"\\\n\v\f]*')
+    _escape = re.compile(r'\\(?:["nt\\]|[0-9A-Fa-f]{2})')
+
     def _lex_string_literal(self, start_pos):
-        token = super()._lex_string_literal(start_pos)
-        if token.kind == MLIRTokenKind.BYTES_LIT:
-            try:
-                StringLiteral.from_span(token.span).bytes_contents.decode("utf-8")
-            except UnicodeDecodeError:
-                return token
-            return type(token)(MLIRTokenKind.STRING_LIT, token.span)
-        return token
+        content = self.input.content
+        pos = start_pos + 1
+        while True:
+            pos = self._plain_run.match(content, pos).end()
+            char = content[pos] if pos < len(content) else None
+            if char == '"':
+                break
+            if char == "\\":
+                escape = self._escape.match(content, pos)
+                if escape is None:
+                    raise ParseError(Span(pos, min(pos + 2, len(content)), self.input),
+                                     "invalid escape in string literal (allowed: \\n \\t \\\\ \\\" "
+                                     "or two hex digits)")
+                pos = escape.end()
+                continue
+            end = "the file" if char is None else "its line"
+            raise ParseError(Span(start_pos, start_pos + 1, self.input),
+                             f"string literal is not closed before the end of {end}")
+        self.pos = pos + 1
+        literal = StringLiteral(start_pos, self.pos, self.input)
+        if "\\" not in literal.text:
+            return Token(MLIRTokenKind.STRING_LIT, literal)
+        try:  # escaped bytes that are UTF-8 make a string; others stay bytes
+            literal.bytes_contents.decode("utf-8")
+        except UnicodeDecodeError:
+            return Token(MLIRTokenKind.BYTES_LIT, literal)
+        return Token(MLIRTokenKind.STRING_LIT, literal)
 
     def _lex_prefixed_ident(self, start_pos):
         try:
@@ -58,12 +88,34 @@ class GeParser(Parser):
         super().__init__(ctx, text, name)
         self._parser_state = ParserState(GeLexer(Input(text, name)))
         self.op_starts: dict[Operation, int] = {}
+        self.value_names: dict[SSAValue, str] = {}  # as written, for messages about uses
+
+    def _register_ssa_definition(self, name, values, span):
+        super()._register_ssa_definition(name, values, span)
+        for index, value in enumerate(values):
+            self.value_names[value] = f"%{name}" if len(values) == 1 else f"%{name}#{index}"
 
     def parse_operation(self) -> Operation:
         start = self.pos
         op = super().parse_operation()
         self.op_starts[op] = start
         return op
+
+    def _parse_optional_integer_or_float_type(self):
+        """Number types outside ge's element types (`i99999`, `f80`, `index`, ...) are refused where
+        they are written: xDSL reads them but cannot store or print values of most of them."""
+        span = self._current_token.span
+        number_type = super()._parse_optional_integer_or_float_type()
+        if number_type is not None and number_type not in _ELEMENT_TYPE_SET:
+            raise ParseError(span, f"type {span.text} is not supported; element types are "
+                                   f"{', '.join(ELEMENT_TYPES)}")
+        return number_type
+
+    def _parse_optional_builtin_parametrized_type(self):
+        if self._current_token.kind == MLIRTokenKind.BARE_IDENT and self._current_token.text == "complex":
+            raise ParseError(self._current_token.span, "complex types are not supported; element types are "
+                                                       f"{', '.join(ELEMENT_TYPES)}")
+        return super()._parse_optional_builtin_parametrized_type()
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         attr = parse_dense_body(self, type)
@@ -104,7 +156,8 @@ class SourceVerifyError(Exception):
 
 
 def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -> None:
-    """Verifies `module`, then refuses recursive calls; errors name the line of the operation."""
+    """Verifies `module`, then refuses uses of values where they are not defined (`ssa_order`) and
+    recursive calls; errors name the line of the operation."""
     try:
         module.verify()
     except (DiagnosticException, VerifyException, ValueError) as e:
@@ -116,6 +169,13 @@ def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -
         raise located from None
     except RecursionError:
         raise SourceVerifyError(f"{parser.lexer.input.name}: nesting too deep to verify") from None
+    bad_use = first_bad_use(module)
+    if bad_use is not None:
+        name = parser.value_names.get(bad_use.value, "a value")
+        defined = bad_use.value.owner
+        where = parser.place(defined if isinstance(defined, Operation) else defined.parent_op(), line_offset)
+        raise SourceVerifyError(f"{parser.place(bad_use.user, line_offset)}: use of {name} "
+                                f"{bad_use.reason} (defined at {where})")
     call = recursive_call(module)
     if call is not None:
         callee = call.callee.string_value()

@@ -529,14 +529,6 @@ func.func @cast_wrong_narrow_result(%x: tensor<2xf32>) {
 
 // -----
 
-func.func @cast_from_unknown_element_type(%x: tensor<2xi3>) {
-  // CHECK: element type i3 is not a ge element type
-  %0 = ge.cast %x {to = 1 : i64} : (tensor<2xi3>) -> tensor<2xf32>
-  func.return
-}
-
-// -----
-
 // The narrow storage types are only held, moved and converted: ops that compute refuse them.
 func.func @add_float8(%a: tensor<4xf8E4M3FN>) {
   // CHECK: ge.add: operand 'a' has element type f8E4M3FN; expected one of f32, f16, bf16, f64, i64, i32, i16, i8, ui8, ui16, ui32, ui64
