@@ -37,7 +37,6 @@ from frontend.onnx_ops import (
     ge_op_for,
 )
 from frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
-from frontend.text_fields import first_non_utf8_field
 from frontend.validate import (
     MAX_TENSOR_BYTES,
     NESTING_LIMIT,
@@ -83,8 +82,6 @@ def load_onnx(path: str | Path, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> onn
         raise OnnxImportError(f"{path}: not a valid ONNX model (truncated or corrupt file: {e})") from None
     if not model.HasField("graph") or not model.graph.node and not model.graph.output:
         raise OnnxImportError(f"{path}: not a valid ONNX model (no graph)")
-    if (field := first_non_utf8_field(model)) is not None:
-        raise OnnxImportError(f"{path}: {field} is not UTF-8 text")
     try:
         validate_model(model, max_tensor_bytes)
         for t, what in _all_tensors(model.graph):

@@ -18,7 +18,7 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from frontend.messages import one_line
+from frontend.text_fields import first_non_utf8_field
 from frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
 
 MAX_TENSOR_BYTES = 4 << 30
@@ -88,6 +88,8 @@ def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BY
     """Refuses the model in one line if anything in its main graph is malformed (see module doc)."""
     if not model.HasField("graph"):
         raise OnnxImportError("not a valid ONNX model (no graph)")
+    if (field := first_non_utf8_field(model)) is not None:
+        raise OnnxImportError(f"{field} is not UTF-8 text")
     _GraphCheck(model, max_tensor_bytes).run()
 
 
@@ -119,7 +121,6 @@ class _GraphCheck:
 
     def run(self) -> None:
         graph = self.graph
-        _check_names_are_text(graph)
         initializer_names = set()
         for t in graph.initializer:
             what = f"initializer '{t.name}'"
@@ -226,29 +227,6 @@ class _GraphCheck:
         elif attr.type == onnx.AttributeProto.TENSORS:
             for t in attr.tensors:
                 self.tensor(t, what)
-
-
-def _check_names_are_text(graph: onnx.GraphProto) -> None:
-    """Refuses names that are not valid UTF-8: protobuf hands such a string field over as bytes, which
-    would reach the IR as a name that cannot be printed."""
-    def check(value, what: str) -> None:
-        if isinstance(value, bytes):
-            raise OnnxImportError(f"{what} {one_line(repr(value))} is not valid UTF-8")
-
-    for kind, entries in (("initializer", graph.initializer), ("graph input", graph.input),
-                          ("graph output", graph.output)):
-        for entry in entries:
-            check(entry.name, f"the name of an {kind}" if kind == "initializer" else f"the name of a {kind}")
-    for index, node in enumerate(graph.node):
-        where = f"node #{index}"
-        for field, value in (("name", node.name), ("op_type", node.op_type), ("domain", node.domain)):
-            check(value, f"{where}: its {field}")
-        for i, name in enumerate(node.input):
-            check(name, f"{where}: input #{i}")
-        for i, name in enumerate(node.output):
-            check(name, f"{where}: output #{i}")
-        for attr in node.attribute:
-            check(attr.name, f"{where}: an attribute name")
 
 
 def _schema(node: onnx.NodeProto, opset: int | None):

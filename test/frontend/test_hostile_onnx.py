@@ -289,7 +289,7 @@ def test_a_node_name_that_is_not_utf8(tmp_path, capsys):
     assert_imports(tmp_path, capsys, data)
     (tmp_path / "out.mlir").unlink()
     assert_refused(tmp_path, capsys, data.replace(b"/reXlu", b"/re\xfflu"),
-                   "node #0: its name b'/re\\xfflu' is not valid UTF-8")
+                   "graph.node[0].name (b'/re\\xfflu') is not UTF-8 text")
 
 
 # -- size limits -----------------------------------------------------------------------------------
