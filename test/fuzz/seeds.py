@@ -127,13 +127,19 @@ def onnx_seeds() -> dict[str, onnx.ModelProto]:
 
 
 # ------------------------------------------------------------------------------------- IR seeds
+def lit_sources() -> list[Path]:
+    """The lit test files themselves, not what lit left in `Output/` folders (which changes with
+    every lit run, and would make the same case index mean another input)."""
+    return [p for p in sorted((ROOT / "test").rglob("*.mlir")) if "Output" not in p.relative_to(ROOT).parts]
+
+
 _PIPELINE = re.compile(r"-p\s+('[^']*'|\"[^\"]*\"|\S+)")
 
 
 def lit_pipelines() -> list[str]:
     """The -p arguments of the lit RUN lines (without those that read files the RUN made)."""
     found = set()
-    for path in sorted((ROOT / "test").rglob("*.mlir")):
+    for path in lit_sources():
         for line in path.read_text().splitlines():
             if "RUN:" not in line:
                 continue
@@ -152,7 +158,7 @@ def lit_chunks() -> list[IrSeed]:
     from tools.common import UserError, parse_module
 
     seeds = []
-    for path in sorted((ROOT / "test").rglob("*.mlir")):
+    for path in lit_sources():
         for index, chunk in enumerate(path.read_text().split("// -----")):
             text = "\n".join(line for line in chunk.splitlines() if not line.lstrip().startswith("//"))
             if "ge.weight<" in text or not text.strip():
