@@ -18,6 +18,9 @@ from ge_dialects import fused
 from ge_dialects.ge.types import is_float, shape_of
 from interpreter.device.metrics import elements, macs, nbytes
 
+NOT_TASKS = frozenset({"ge.constant", "func.return"})
+"""Ops no engine runs: weights stay in device memory the loader fills, the return is the graph's end."""
+
 CUBE_OPS = frozenset({"ge.conv", "ge.matmul", "ge.gemm"})
 PATTERN_ENGINES = {"cube+elementwise": "cube+vector", "attention": "cube+vector",
                    "elementwise": "vector", "reduce+elementwise": "vector"}

@@ -45,7 +45,8 @@ from interpreter.stream_executor import task_work
 from lowering.streams import Dag, dag_from_ops
 from lowering.streams.reuse import ReuseError
 from lowering.streams.reuse_tradeoff import Schedule, trade_reuse
-from lowering.to_streams import NOT_TASKS, task_costs
+from lowering.engines import NOT_TASKS
+from lowering.to_streams import task_costs
 from passes.fusion.cost import CostModel
 
 MAX_ROUNDS = 16

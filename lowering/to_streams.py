@@ -43,6 +43,7 @@ from lowering.streams.reuse import ReuseError
 from lowering.streams.reuse_tradeoff import schedule
 from lowering.streams.verify import StreamError, verify_stream_function
 from passes.fusion.cost import CostModel
+from lowering.engines import NOT_TASKS
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
@@ -112,9 +113,6 @@ def task_costs(kernels: list[task.KernelOp], cost: CostModel) -> list[float]:
     """Estimated seconds of each task (the cost model the stream merge and the reuse trade-off use)."""
     return [cost.task_time(k) for k in kernels]
 
-
-NOT_TASKS = frozenset({"ge.constant", "func.return"})
-"""Ops that stay outside the tasks (weights and the return)."""
 
 
 def insert_event_ops(block, kernels: list[task.KernelOp], plan) -> None:

@@ -14,8 +14,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ge_dialects import fused
+from lowering.engines import NOT_TASKS
 
-NOT_KERNELS = frozenset({"ge.constant", "func.return"})
+NOT_KERNELS = NOT_TASKS
 
 
 @dataclass

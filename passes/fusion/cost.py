@@ -16,13 +16,7 @@ from xdsl.ir import Operation, SSAValue
 from ge_dialects import fused, task
 from interpreter.device.cost import Hardware
 from interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
-from interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
-from lowering.engines import engine_of, geometry, group_engine
-
-__all__ = ["CUBE_OPS", "NOT_TASKS", "TRANSCENDENTAL", "CostModel", "elements", "macs", "nbytes"]
-
-#: Top-level ops lower-to-tasks leaves outside every kernel: they take no device time.
-NOT_TASKS = frozenset({"ge.constant", "func.return"})
+from lowering.engines import NOT_TASKS, engine_of, geometry, group_engine
 
 
 class CostModel:

@@ -8,7 +8,8 @@ from interpreter.device import SimTask, simulate
 from interpreter.device.ir_work import kernel_work
 from interpreter.targets import load_target
 from passes.fuse_ops import FuseOpsPass
-from passes.fusion.cost import NOT_TASKS, CostModel
+from lowering.engines import NOT_TASKS
+from passes.fusion.cost import CostModel
 from passes.pipeline import apply_all, parse_passes
 from tools.common import make_context, parse_module
 
