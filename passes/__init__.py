@@ -15,14 +15,18 @@ from functools import cache
 
 from xdsl.passes import ModulePass
 
+from ge import refuse_bare_import
+
+refuse_bare_import(__name__)
+
 
 @cache
 def _discover() -> dict[str, type[ModulePass]]:
-    import lowering
+    from ge import lowering
 
     found: dict[str, type[ModulePass]] = {}
     infos = [*pkgutil.walk_packages(__path__, prefix=f"{__name__}."),
-             *pkgutil.walk_packages(lowering.__path__, prefix="lowering.")]
+             *pkgutil.walk_packages(lowering.__path__, prefix="ge.lowering.")]
     for info in infos:
         module = importlib.import_module(info.name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
