@@ -130,7 +130,7 @@ def check_mlir(block: Block, following: Block | None, workdir: Path) -> None:
     if following.options.get("args") != block.options.get("args"):
         raise fail(block, "the expected block must have the same args=")
     actual, expected = ge_opt(block, mlir_source(block), workdir, pipeline), parsed(following)
-    if actual != expected:
+    if actual.rstrip() != expected.rstrip():
         raise fail(block, f"ge-opt -p {pipeline} prints\n{actual}\nbut {following.where} says\n{expected}")
 
 
