@@ -37,10 +37,20 @@ from pathlib import Path
 from markdown_blocks import Block, BlockError
 
 ROOT = Path(__file__).resolve().parents[2]
-KNOWN_WORDS = {"mlir": {"fragment", "expected"}, "python": {"fragment", "signature"},
-               "sh": {"no-run"}, "toml": set(), "": set()}
-KNOWN_OPTIONS = {"mlir": {"args", "pipeline"}, "python": {"file", "module"}, "sh": {"no-run"},
-                 "toml": {"file"}, "": set()}
+KNOWN_WORDS = {
+    "mlir": {"fragment", "expected"},
+    "python": {"fragment", "signature"},
+    "sh": {"no-run"},
+    "toml": set(),
+    "": set(),
+}
+KNOWN_OPTIONS = {
+    "mlir": {"args", "pipeline"},
+    "python": {"file", "module"},
+    "sh": {"no-run"},
+    "toml": {"file"},
+    "": set(),
+}
 _DIALECTS = "ge|fused|task|stream|func|builtin"
 # an op name, unless it is an attribute key (`stream.count = 2`); `#`/`!` mark attributes and types
 _NAMED = re.compile(rf"(?<![\w.])([#!]?)((?:{_DIALECTS})\.[a-z_][a-z0-9_]*)\b(?!\s*=[^=])")
@@ -153,8 +163,9 @@ def check_python(block: Block, workdir: Path) -> None:
 
 
 def _parameters(signature: inspect.Signature) -> list[tuple[str, str, str]]:
-    return [(p.name, p.kind.name, "" if p.default is p.empty else repr(p.default))
-            for p in signature.parameters.values()]
+    return [
+        (p.name, p.kind.name, "" if p.default is p.empty else repr(p.default)) for p in signature.parameters.values()
+    ]
 
 
 def check_signatures(block: Block, tree: ast.Module) -> None:
@@ -171,8 +182,9 @@ def check_signatures(block: Block, tree: ast.Module) -> None:
             raise fail(block, f"{module.__name__} has no {name}")
         documented, actual = _parameters(inspect.signature(stub[name])), _parameters(inspect.signature(real))
         if documented != actual:
-            raise fail(block, f"{name}{inspect.signature(stub[name])} but {module.__name__}.{name}"
-                              f"{inspect.signature(real)}")
+            raise fail(
+                block, f"{name}{inspect.signature(stub[name])} but {module.__name__}.{name}{inspect.signature(real)}"
+            )
 
 
 # --- sh and toml ------------------------------------------------------------------------------

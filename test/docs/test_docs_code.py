@@ -46,9 +46,13 @@ def small_onnx_model() -> onnx.ModelProto:
         helper.make_node("Flatten", ["p"], ["f"], name="/flatten"),
         helper.make_node("Gemm", ["f", "fc.weight"], ["output"], name="/fc"),
     ]
-    graph = helper.make_graph(nodes, "doc_model", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
-                              [1, 3, 8, 8])], [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 5])],
-                              initializer=weights)
+    graph = helper.make_graph(
+        nodes,
+        "doc_model",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 5])],
+        initializer=weights,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -98,8 +102,10 @@ def check_all(tmp_path: Path, markdown: str) -> None:
         check_block(block, following, tmp_path)
 
 
-FUNC = ("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = ge.OP %x : (tensor<2xf32>) -> tensor<2xf32>\n"
-        "  func.return %0 : tensor<2xf32>\n}\n")
+FUNC = (
+    "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = ge.OP %x : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "  func.return %0 : tensor<2xf32>\n}\n"
+)
 BODY = '```mlir args="%x: tensor<2xf32>" {info}\n%0 = ge.{op} %x : (tensor<2xf32>) -> tensor<2xf32>\n```\n'
 
 
@@ -152,7 +158,7 @@ def test_sh_block_with_an_unknown_pass_or_flag_fails(tmp_path, inputs):
     shutil.copy(inputs / "model.mlir", tmp_path)
     shutil.copy(inputs / "model.safetensors", tmp_path)
     check_all(tmp_path, "```sh\nge-opt model.mlir -p dce -o out.mlir\n```\n")
-    with pytest.raises(BlockError, match="exit code 1: .*no-such-pass"):
+    with pytest.raises(BlockError, match=r"exit code 1: .*no-such-pass"):
         check_all(tmp_path, "```sh\nge-opt model.mlir -p no-such-pass -o out.mlir\n```\n")
     with pytest.raises(BlockError, match="ge-bench has no option --no-such-flag"):
         check_all(tmp_path, "```sh no-run=ge-bench\nge-bench --no-such-flag   # --markdown is fine here\n```\n")
@@ -161,7 +167,7 @@ def test_sh_block_with_an_unknown_pass_or_flag_fails(tmp_path, inputs):
 def test_malformed_blocks_fail(tmp_path):
     with pytest.raises(BlockError, match="unknown info-string word"):
         check_all(tmp_path, "```mlir fragmnt\n%0 = ge.relu %x\n```\n")
-    with pytest.raises(BlockError, match="doc.md:2: code block never closed"):
+    with pytest.raises(BlockError, match=r"doc\.md:2: code block never closed"):
         blocks_of(tmp_path, "text\n```mlir\n%0 = ge.relu %x\n")
     with pytest.raises(BlockError, match="needs the next block"):
         check_all(tmp_path, BODY.format(info='pipeline="dce"', op="relu"))
