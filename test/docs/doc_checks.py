@@ -101,14 +101,14 @@ def ge_opt(block: Block, source: str, workdir: Path, pipeline: str | None = None
 
 @cache
 def _registry():
-    from tools.common import make_context
+    from ge.tools.common import make_context
 
     return make_context()
 
 
 def parsed(block: Block) -> str:
     """The block parsed and verified as ge-opt does it (same functions, in this process: fast), printed."""
-    from tools.common import UserError, parse_module, print_module
+    from ge.tools.common import UserError, parse_module, print_module
 
     try:
         return print_module(parse_module(mlir_source(block), block.where))

@@ -152,7 +152,7 @@ def test_python_block_that_raises_fails(tmp_path):
 
 def test_signature_that_differs_fails(tmp_path):
     with pytest.raises(BlockError, match=r"Buffer\(name, size\) but lowering.memory.Buffer"):
-        check_all(tmp_path, "```python signature module=lowering.memory\nBuffer(name, size)\n```\n")
+        check_all(tmp_path, "```python signature module=ge.lowering.memory\nBuffer(name, size)\n```\n")
 
 
 def test_sh_block_with_an_unknown_pass_or_flag_fails(tmp_path, inputs):
