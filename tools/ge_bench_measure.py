@@ -31,8 +31,10 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import stream
 from ge.ge_dialects.ge.weights import attach_weights
+from ge.ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
 from ge.interpreter.targets import load_target
@@ -64,7 +66,7 @@ class Build:
 def build(model: onnx.ModelProto, level: int, precision: str, target: str, mode: str, streams: int = 0) -> Build:
     """The model lowered to streams; `seconds` counts ge-optimize and the lowering, not the import.
     At O3 the lowering includes relax-reuse (no extra memory): the compiler's whole pipeline."""
-    module, weights = import_model(model)
+    module, weights = import_model(model, max_tensor_bytes=max_tensor_bytes())
     attach_weights(module, weights)
     start = time.perf_counter()
     GeOptimizePass(level=level, precision_mode=precision, target=target).apply(make_context(), module)
@@ -83,26 +85,29 @@ def device_bytes(module: ModuleOp) -> int:
     return sum(d[k].value.data for k in ("pool", "weights", "io") if isinstance(d[k], IntegerAttr))
 
 
-def fits(builder: Builder, batch: int, level: int, precision: str, target: str) -> int | None:
-    """Device bytes the model needs at `batch`, or None when plan-memory refuses it."""
+def fits(builder: Builder, batch: int, level: int, precision: str, target: str, hbm: int) -> int | None:
+    """Device bytes the model needs at `batch`, or None when plan-memory refuses it. The probe is
+    compile-only (no tensor is created), so a tensor may be as large as the device's memory: the
+    host's tensor-size limit would otherwise stop the search below the device's edge."""
     try:
-        return device_bytes(build(builder(batch), level, precision, target, "graph").module)
-    except DiagnosticException:
+        with tensor_byte_limit(max(hbm, max_tensor_bytes())):
+            return device_bytes(build(builder(batch), level, precision, target, "graph").module)
+    except (DiagnosticException, OnnxImportError):  # plan-memory's refusal; a tensor larger than the HBM
         return None
 
 
 def largest_batch(builder: Builder, level: int, precision: str, target: str) -> int:
     """Memory is nearly affine in the batch: extrapolate from batches 1 and 2, then find the edge
     by galloping and bisection around the guess (each probe is a compile)."""
-    one, two = fits(builder, 1, level, precision, target), fits(builder, 2, level, precision, target)
+    hbm = load_target(target)["hbm"]["bytes"]
+    one, two = fits(builder, 1, level, precision, target, hbm), fits(builder, 2, level, precision, target, hbm)
     if one is None:
         return 0
-    hbm = load_target(target)["hbm"]["bytes"]
     per = max(1, (two or hbm) - one)
     guess = max(1, (hbm - (one - per)) // per)
 
     def ok(batch: int) -> bool:
-        return batch <= 1 or fits(builder, batch, level, precision, target) is not None
+        return batch <= 1 or fits(builder, batch, level, precision, target, hbm) is not None
 
     step = 1
     if ok(guess):

@@ -130,3 +130,19 @@ def test_cli_prints_and_writes_the_tables(compiled, tmp_path, capsys, monkeypatc
     assert "launch mode, O3 (op -> graph)" in text
     assert "Reasoning (an assumption, marked as" in text
     assert text.count("| tiny | ascend910b |") == 1 + 1 + 9
+
+
+def wide_relu(batch: int):
+    """One Relu whose input is 4 GiB per batch row: beyond the host's default tensor-size limit."""
+    b = GraphBuilder()
+    x = b.input("input", TensorProto.FLOAT, [batch, 2**30])
+    b.output(b.relu(x), "output", TensorProto.FLOAT, [batch, 2**30])
+    return b.build()
+
+
+def test_largest_batch_probe_is_bounded_by_the_device_not_the_host_limit():
+    """The max-batch search compiles only: batch 2 (8 GiB) fits the 910B's HBM and must not stop at
+    the 4 GiB host limit (it ended ge-bench with an internal OnnxImportError)."""
+    hbm = load_target("ascend910b")["hbm"]["bytes"]
+    assert ge_bench.fits(wide_relu, 2, 0, "force_fp32", "ascend910b", hbm) is not None
+    assert ge_bench.fits(wide_relu, 64, 0, "force_fp32", "ascend910b", hbm) is None  # 256 GiB: plan-memory refuses
