@@ -143,15 +143,15 @@ def test_pipeline_output_that_differs_from_the_expected_block_fails(tmp_path):
 
 
 def test_python_block_that_raises_fails(tmp_path):
-    check_all(tmp_path, "```python\nfrom passes.rewrite import Rule\n```\n")
+    check_all(tmp_path, "```python\nfrom ge.passes.rewrite import Rule\n```\n")
     with pytest.raises(BlockError, match="ImportError"):
-        check_all(tmp_path, "```python\nfrom passes.rewrite import Rulez\n```\n")
+        check_all(tmp_path, "```python\nfrom ge.passes.rewrite import Rulez\n```\n")
     with pytest.raises(BlockError, match="ImportError"):
-        check_all(tmp_path, "```python fragment\nfrom passes.rewrite import Rulez\nundefined_name(1)\n```\n")
+        check_all(tmp_path, "```python fragment\nfrom ge.passes.rewrite import Rulez\nundefined_name(1)\n```\n")
 
 
 def test_signature_that_differs_fails(tmp_path):
-    with pytest.raises(BlockError, match=r"Buffer\(name, size\) but lowering.memory.Buffer"):
+    with pytest.raises(BlockError, match=r"Buffer\(name, size\) but ge.lowering.memory.Buffer"):
         check_all(tmp_path, "```python signature module=ge.lowering.memory\nBuffer(name, size)\n```\n")
 
 
