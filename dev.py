@@ -47,7 +47,7 @@ def main() -> int:
     ensure_venv()
     python = str(BIN / "python")
     if what == "example":
-        return run(python, "-m", "examples.resnet50", *sys.argv[2:])
+        return run(python, "-m", "ge.examples.resnet50", *sys.argv[2:])
     lit_status = run(str(BIN / "lit"), "-v", "test")
     pytest_status = run(python, "-m", "pytest", "test", *sys.argv[2:])
     return lit_status or pytest_status

@@ -29,20 +29,20 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import stream
-from ge_dialects.ge.weights import attach_weights
-from interpreter.device import simulate
-from interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
-from interpreter.targets import load_target
-from lowering.plan_memory import PlanMemoryPass
-from lowering.relax_reuse import RelaxReusePass
-from lowering.to_streams import LowerToStreamsPass
-from lowering.to_tasks import LowerToTasksPass
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all
-from tools.common import make_context
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import stream
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.device import simulate
+from ge.interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
+from ge.interpreter.targets import load_target
+from ge.lowering.plan_memory import PlanMemoryPass
+from ge.lowering.relax_reuse import RelaxReusePass
+from ge.lowering.to_streams import LowerToStreamsPass
+from ge.lowering.to_tasks import LowerToTasksPass
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all
+from ge.tools.common import make_context
 
 Builder = Callable[[int], onnx.ModelProto]
 

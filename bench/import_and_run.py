@@ -25,10 +25,10 @@ from pathlib import Path
 
 import onnx
 
-from frontend import models
-from interpreter.runner import run
-from tools.ge_run import load_program
-from tools.ge_translate import translate_onnx
+from ge.frontend import models
+from ge.interpreter.runner import run
+from ge.tools.ge_run import load_program
+from ge.tools.ge_translate import translate_onnx
 
 MODELS = {"resnet50": lambda: models.resnet50(), "bert_base": lambda: models.bert_base()}
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import onnx
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects.ge.weights import attach_weights
-from interpreter.differential import relative_error
-from interpreter.runner import run
-from passes.fusion.census import census
-from passes.ge_optimize import GeOptimizePass
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import run
+from ge.passes.fusion.census import census
+from ge.passes.ge_optimize import GeOptimizePass
 
 MODELS = {
     "resnet50": lambda: models.resnet50(),

@@ -23,14 +23,14 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects.ge.tensor_ops import CastOp
-from ge_dialects.ge.weights import ModuleWeights, attach_weights, weights_of
-from interpreter.runner import run
-from passes import remarks
-from passes.ge_optimize import GeOptimizePass
-from passes.mixed_precision import MODES, MixedPrecisionPass
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects.ge.tensor_ops import CastOp
+from ge.ge_dialects.ge.weights import ModuleWeights, attach_weights, weights_of
+from ge.interpreter.runner import run
+from ge.passes import remarks
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.mixed_precision import MODES, MixedPrecisionPass
 
 MODEL_NAMES = ("resnet50", "mobilenet_v2", "bert_base", "gpt2")
 REDUCING_MODES = ("force_fp16", "allow_mix_precision", "allow_mix_precision_bf16")

@@ -46,20 +46,20 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import stream, task
-from ge_dialects.ge.weights import attach_weights, clone_with_weights
-from interpreter.arena_executor import ArenaError, run_in_arena
-from interpreter.device import ScheduleError
-from interpreter.differential import relative_error
-from interpreter.ge import KernelError
-from interpreter.runner import main_function, run
-from interpreter.stream_program import StreamProgram, stream_program
-from lowering.streams.verify import StreamError, verify_stream_function
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all, parse_passes
-from tools.common import make_context
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.interpreter.arena_executor import ArenaError, run_in_arena
+from ge.interpreter.device import ScheduleError
+from ge.interpreter.differential import relative_error
+from ge.interpreter.ge import KernelError
+from ge.interpreter.runner import main_function, run
+from ge.interpreter.stream_program import StreamProgram, stream_program
+from ge.lowering.streams.verify import StreamError, verify_stream_function
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
 
 TOLERANCE = 1e-4
 """Largest relative error (interpreter/differential.py) still counted as the ge level's output."""

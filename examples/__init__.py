@@ -1,1 +1,1 @@
-"""Runnable examples; `python -m examples.resnet50` is the README's first command."""
+"""Runnable examples; `python -m ge.examples.resnet50` is the README's first command."""

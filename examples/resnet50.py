@@ -19,14 +19,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from frontend import models
-from interpreter.differential import relative_error
-from interpreter.runner import run
-from passes.fusion.census import census
-from tools.ge_opt import main as ge_opt
-from tools.ge_run import load_program
-from tools.ge_run import main as ge_run
-from tools.ge_translate import translate_onnx
+from ge.frontend import models
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import run
+from ge.passes.fusion.census import census
+from ge.tools.ge_opt import main as ge_opt
+from ge.tools.ge_run import load_program
+from ge.tools.ge_run import main as ge_run
+from ge.tools.ge_translate import translate_onnx
 
 
 def timed(label: str, fn):

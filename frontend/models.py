@@ -334,7 +334,7 @@ class GraphBuilder:
         """The finished model; random weights are drawn here, several at a time."""
         model = onnx.ModelProto()
         model.ir_version = IR_VERSION
-        model.producer_name = "frontend.models"
+        model.producer_name = "ge.frontend.models"
         model.producer_version = "1"
         model.doc_string = doc
         model.opset_import.append(helper.make_opsetid("", self.opset))

@@ -7,7 +7,7 @@ are all visible constants and whose results are small (shape computations: Shape
 Concat, Unsqueeze, ...) are evaluated at import with the interpreter's kernels, so a model
 with static shapes arrives with its shape chains resolved.
 
-Nothing reads a model before `frontend.validate` has checked it; every size the model
+Nothing reads a model before `ge.frontend.validate` has checked it; every size the model
 controls (tensors, external data, node results) is held to `max_tensor_bytes`.
 """
 
@@ -30,14 +30,14 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
-from frontend.onnx_ops import (
+from ge.frontend.onnx_ops import (
     ONNX_DTYPES,
     OnnxImportError,
     adapt_node,
     ge_op_for,
 )
-from frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
-from frontend.validate import (
+from ge.frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
+from ge.frontend.validate import (
     MAX_TENSOR_BYTES,
     NESTING_LIMIT,
     check_raw_data,
@@ -50,11 +50,11 @@ from frontend.validate import (
     type_name,
     validate_model,
 )
-from ge_dialects import ge
-from ge_dialects.ge.base import constant_value
-from ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
-from interpreter.ge import KernelError, run_kernel
-from passes.fold_constants import undefined_result
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import constant_value
+from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
+from ge.interpreter.ge import KernelError, run_kernel
+from ge.passes.fold_constants import undefined_result
 
 FOLD_LIMIT = 4096
 """Largest result (in elements) that import-time constant evaluation may create."""
@@ -363,7 +363,7 @@ def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLIN
                  max_tensor_bytes: int = MAX_TENSOR_BYTES) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
     """The model as a ge module, and the weights its `#ge.weight` constants refer to.
 
-    The model is validated first (`frontend.validate`); no tensor the model describes or makes
+    The model is validated first (`ge.frontend.validate`); no tensor the model describes or makes
     the importer allocate may exceed `max_tensor_bytes`."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)

@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from frontend.messages import one_line
-from ge_dialects import ge
+from ge.frontend.messages import one_line
+from ge.ge_dialects import ge
 
 
 class OnnxImportError(Exception):
@@ -56,7 +56,7 @@ ONNX_DTYPES: dict[int, np.dtype] = {
     onnx.TensorProto.UINT2: np.dtype(ml_dtypes.uint2),
 }
 
-#: ONNX operator -> name of the ge op class (looked up lazily in `ge_dialects.ge`).
+#: ONNX operator -> name of the ge op class (looked up lazily in `ge.ge_dialects.ge`).
 ONNX_TO_GE: dict[str, str] = {
     "Add": "AddOp", "Sub": "SubOp", "Mul": "MulOp", "Div": "DivOp", "Pow": "PowOp", "Equal": "EqualOp",
     "Relu": "ReluOp", "Sqrt": "SqrtOp", "Erf": "ErfOp", "Tanh": "TanhOp", "Sigmoid": "SigmoidOp",

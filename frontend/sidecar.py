@@ -25,10 +25,10 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from frontend.messages import one_line
-from ge_dialects import ge
-from ge_dialects.ge.layout import storage_shape
-from ge_dialects.ge.types import numpy_dtype
+from ge.frontend.messages import one_line
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.layout import storage_shape
+from ge.ge_dialects.ge.types import numpy_dtype
 
 SIDECAR_ATTR = "ge.weights"
 _BF16_TAG = "ge.bf16"  # earlier versions stored bfloat16 as U16 and listed the keys here

@@ -18,8 +18,8 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from frontend.text_fields import first_non_utf8_field
-from frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
+from ge.frontend.text_fields import first_non_utf8_field
+from ge.frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
 
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""

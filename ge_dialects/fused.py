@@ -33,7 +33,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, RecursiveMemoryEffect, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.outlined import OutlinedYield, outline_into, parse_signature, print_signature, verify_body
+from ge.ge_dialects.outlined import OutlinedYield, outline_into, parse_signature, print_signature, verify_body
 
 
 #: The pattern classes a group may have, and what each kernel looks like.
@@ -108,7 +108,7 @@ def outline(pattern: str, rule: str, members: Sequence[Operation], keep: Sequenc
 
 
 def is_scalar_constant(op: Operation) -> bool:
-    from ge_dialects.ge.constant import ConstantOp
+    from ge.ge_dialects.ge.constant import ConstantOp
 
     if not isinstance(op, ConstantOp):
         return False

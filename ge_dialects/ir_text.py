@@ -5,7 +5,7 @@ On top of xDSL's parser:
 - string literals whose escaped bytes are UTF-8 are strings (xDSL makes them bytes, so a node named
   `/层/relu`, printed as `loc("/\\E5\\B1\\82/relu")`, did not read back);
 - `dense<...>` literals are bit-exact, splats stay one element, and sizes are limited
-  (`ge_dialects.ge.dense_text`);
+  (`ge.ge_dialects.ge.dense_text`);
 - nesting deeper than Python's stack allows ends in "nesting too deep" at the place it happened;
 - every operation remembers where it starts, so verifier errors and recursive calls are reported at
   their line (`verify_at_source`).
@@ -25,9 +25,9 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Span, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind, StringLiteral
 
-from ge_dialects.ge.dense_text import parse_dense_body
-from ge_dialects.ge.types import ELEMENT_TYPES
-from ge_dialects.ssa_order import first_bad_use
+from ge.ge_dialects.ge.dense_text import parse_dense_body
+from ge.ge_dialects.ge.types import ELEMENT_TYPES
+from ge.ge_dialects.ssa_order import first_bad_use
 
 _ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
 

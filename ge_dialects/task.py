@@ -35,8 +35,8 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
-from ge_dialects.stream import DeviceEffects, check_stream_id
+from ge.ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
+from ge.ge_dialects.stream import DeviceEffects, check_stream_id
 
 
 ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")

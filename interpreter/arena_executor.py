@@ -28,16 +28,16 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import SSAValue
 from xdsl.dialects.builtin import ModuleOp
 
-from ge_dialects.ge.types import element_type_of
-from ge_dialects.ge.weights import weights_of
-from interpreter.device.simulator import ScheduleError
-from interpreter.fused import FusedFunctions
-from interpreter.ge import GeFunctions
-from interpreter.layouts import to_logical, to_physical
-from interpreter.runner import check_inputs, main_function, output_names
-from interpreter.stream_program import StreamProgram, stream_program
-from interpreter.task import TaskFunctions
-from lowering.memory.sizes import element_bits
+from ge.ge_dialects.ge.types import element_type_of
+from ge.ge_dialects.ge.weights import weights_of
+from ge.interpreter.device.simulator import ScheduleError
+from ge.interpreter.fused import FusedFunctions
+from ge.interpreter.ge import GeFunctions
+from ge.interpreter.layouts import to_logical, to_physical
+from ge.interpreter.runner import check_inputs, main_function, output_names
+from ge.interpreter.stream_program import StreamProgram, stream_program
+from ge.interpreter.task import TaskFunctions
+from ge.lowering.memory.sizes import element_bits
 
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""

@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from interpreter.runner import run
+from ge.interpreter.runner import run
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5

@@ -17,7 +17,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 
-from ge_dialects import fused
+from ge.ge_dialects import fused
 
 
 @register_impls

@@ -11,14 +11,14 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import InterpretationError
 
-from frontend.messages import one_line
-from ge_dialects import ge
-from ge_dialects.ge.base import constant_value, describe
-from ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
-from ge_dialects.ge.tensor_ops import ShapeError
-from ge_dialects.ge.types import numpy_dtype, shape_of
-from interpreter.kernels import AllocationError, DataError, check_alloc, load_all
-from interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
+from ge.frontend.messages import one_line
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import constant_value, describe
+from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
+from ge.ge_dialects.ge.tensor_ops import ShapeError
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.interpreter.kernels import AllocationError, DataError, check_alloc, load_all
+from ge.interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
 
 class KernelError(Exception):
@@ -31,7 +31,7 @@ class KernelError(Exception):
 
 class TensorTooLarge(KernelError):
     """An op's result would have a negative dimension or more bytes than the kernels' limit
-    (`interpreter.kernels.check_alloc`): the input's sizes ask for it, so the user is told."""
+    (`ge.interpreter.kernels.check_alloc`): the input's sizes ask for it, so the user is told."""
 
 
 def _check_static_results(op: ge.GeOp) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
-from ge_dialects.ge.layout import (
+from ge.ge_dialects.ge.layout import (
     FRACTAL_NZ,
     FRACTAL_ROWS,
     FRACTAL_Z,
@@ -37,7 +37,7 @@ from ge_dialects.ge.layout import (
     storage_shape,
     unsupported,
 )
-from ge_dialects.ge.types import Shape, element_type_of, shape_of
+from ge.ge_dialects.ge.types import Shape, element_type_of, shape_of
 
 __all__ = [
     "LayoutError", "to_storage", "from_storage", "to_physical", "to_logical", "storage_shape", "c0",

@@ -10,13 +10,13 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
-from ge_dialects.ge.weights import weights_of
-from ge_dialects.ge.types import numpy_dtype, shape_of, type_name
-from interpreter.fused import FusedFunctions
-from interpreter.task import TaskFunctions
-from interpreter.ge import GeFunctions
-from interpreter.layouts import to_logical, to_physical
-from frontend.messages import one_line, quoted
+from ge.ge_dialects.ge.weights import weights_of
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from ge.interpreter.fused import FusedFunctions
+from ge.interpreter.task import TaskFunctions
+from ge.interpreter.ge import GeFunctions
+from ge.interpreter.layouts import to_logical, to_physical
+from ge.frontend.messages import one_line, quoted
 
 
 class InputError(Exception):

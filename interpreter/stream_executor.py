@@ -16,9 +16,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
-from ge_dialects import stream, task
-from interpreter.device.ir_work import kernel_work
-from interpreter.device.work import SimTask, TaskWork
+from ge.ge_dialects import stream, task
+from ge.interpreter.device.ir_work import kernel_work
+from ge.interpreter.device.work import SimTask, TaskWork
 
 MEMORY_ATTR = "task.memory"
 """Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
@@ -96,7 +96,7 @@ def is_lowered(module: ModuleOp) -> bool:
 
 def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
     """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`."""
-    from interpreter.device import simulate
+    from ge.interpreter.device import simulate
 
     fn = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == fn_name), None)
     if fn is None:
@@ -104,7 +104,7 @@ def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
     mode_attr = fn.attributes.get(stream.MODE_ATTR)
     if not isinstance(mode_attr, StringAttr):
         raise NotLowered(f"@{fn_name} has no {stream.MODE_ATTR} (run lower-to-streams)")
-    from lowering.streams.verify import verify_stream_function
+    from ge.lowering.streams.verify import verify_stream_function
 
     verify_stream_function(fn)  # StreamError (a ValueError, one line) on a race or a bad event
     return simulate(sim_tasks(fn), target, mode_attr.data)

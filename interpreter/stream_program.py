@@ -21,9 +21,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects import stream, task
-from interpreter.stream_executor import MEMORY_ATTR, NotLowered
-from lowering.memory.sizes import device_bytes
+from ge.ge_dialects import stream, task
+from ge.interpreter.stream_executor import MEMORY_ATTR, NotLowered
+from ge.lowering.memory.sizes import device_bytes
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 
-from ge_dialects import stream, task
+from ge.ge_dialects import stream, task
 
 
 @register_impls

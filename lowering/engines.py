@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects import fused
-from ge_dialects.ge.types import is_float, shape_of
-from interpreter.device.metrics import elements, macs, nbytes
+from ge.ge_dialects import fused
+from ge.ge_dialects.ge.types import is_float, shape_of
+from ge.interpreter.device.metrics import elements, macs, nbytes
 
 NOT_TASKS = frozenset({"ge.constant", "func.return"})
 """Ops no engine runs: weights stay in device memory the loader fills, the return is the graph's end."""

@@ -31,16 +31,16 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import stream, task
-from ge_dialects.ge.layout import storage_of, storage_shape
-from ge_dialects.ge.types import shape_of
-from ge_dialects.ge.constant import ConstantOp
-from interpreter.stream_executor import MEMORY_ATTR
-from interpreter.targets import pass_target
-from lowering.memory.liveness import Buffer
-from lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
-from lowering.memory.sizes import device_bytes
-from lowering.engines import NOT_TASKS
+from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.layout import storage_of, storage_shape
+from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.interpreter.stream_executor import MEMORY_ATTR
+from ge.interpreter.targets import pass_target
+from ge.lowering.memory.liveness import Buffer
+from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
+from ge.lowering.memory.sizes import device_bytes
+from ge.lowering.engines import NOT_TASKS
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
                               "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})

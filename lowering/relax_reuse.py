@@ -35,19 +35,19 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import stream, task
-from interpreter.stream_executor import MEMORY_ATTR
-from interpreter.targets import pass_target
-from lowering.memory.plan import verify_plan
-from lowering.plan_memory import check_hbm, pool_buffers
-from interpreter.device import SimTask, simulate
-from interpreter.stream_executor import task_work
-from lowering.streams import Dag, dag_from_ops
-from lowering.streams.reuse import ReuseError
-from lowering.streams.reuse_tradeoff import Schedule, trade_reuse
-from lowering.engines import NOT_TASKS
-from lowering.to_streams import task_costs
-from passes.fusion.cost import CostModel
+from ge.ge_dialects import stream, task
+from ge.interpreter.stream_executor import MEMORY_ATTR
+from ge.interpreter.targets import pass_target
+from ge.lowering.memory.plan import verify_plan
+from ge.lowering.plan_memory import check_hbm, pool_buffers
+from ge.interpreter.device import SimTask, simulate
+from ge.interpreter.stream_executor import task_work
+from ge.lowering.streams import Dag, dag_from_ops
+from ge.lowering.streams.reuse import ReuseError
+from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
+from ge.lowering.engines import NOT_TASKS
+from ge.lowering.to_streams import task_costs
+from ge.passes.fusion.cost import CostModel
 
 MAX_ROUNDS = 16
 

@@ -35,15 +35,15 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import stream, task
-from ge_dialects.ge.types import shape_of
-from interpreter.targets import pass_target
-from lowering.streams import dag_from_ops
-from lowering.streams.reuse import ReuseError
-from lowering.streams.reuse_tradeoff import schedule
-from lowering.streams.verify import StreamError, verify_stream_function
-from passes.fusion.cost import CostModel
-from lowering.engines import NOT_TASKS
+from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.targets import pass_target
+from ge.lowering.streams import dag_from_ops
+from ge.lowering.streams.reuse import ReuseError
+from ge.lowering.streams.reuse_tradeoff import schedule
+from ge.lowering.streams.verify import StreamError, verify_stream_function
+from ge.passes.fusion.cost import CostModel
+from ge.lowering.engines import NOT_TASKS
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:

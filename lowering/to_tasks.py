@@ -22,11 +22,11 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import fused, stream, task
-from ge_dialects.ge.base import location_name
-from ge_dialects.outlined import outline_into
-from interpreter.targets import pass_target
-from lowering.engines import NOT_TASKS, engine_of, launch_geometry
+from ge.ge_dialects import fused, stream, task
+from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.outlined import outline_into
+from ge.interpreter.targets import pass_target
+from ge.lowering.engines import NOT_TASKS, engine_of, launch_geometry
 
 
 def task_properties(op: Operation, target: dict) -> dict:

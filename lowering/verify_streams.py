@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from lowering.streams.verify import StreamError, verify_stream_function
+from ge.lowering.streams.verify import StreamError, verify_stream_function
 
 
 @dataclass(frozen=True)

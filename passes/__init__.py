@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 @cache
 def _discover() -> dict[str, type[ModulePass]]:
-    import lowering
+    import ge.lowering
 
     found: dict[str, type[ModulePass]] = {}
     infos = [*pkgutil.walk_packages(__path__, prefix=f"{__name__}."),

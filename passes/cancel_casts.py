@@ -24,9 +24,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, bf16, f16, f32, f64, i1,
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
-from ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES, CastOp
-from ge_dialects.ge.types import FLOAT_TYPES, type_name, ui8, ui16, ui32, ui64
-from passes import remarks
+from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES, CastOp
+from ge.ge_dialects.ge.types import FLOAT_TYPES, type_name, ui8, ui16, ui32, ui64
+from ge.passes import remarks
 
 PASS = "cancel-casts"
 

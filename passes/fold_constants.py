@@ -1,7 +1,7 @@
 """fold-constants: evaluates ge ops whose operands are all constants, with the interpreter's kernels.
 
 An op whose operands are all `ge.constant`s (inline or sidecar weights) is run through the same
-numpy kernel the interpreter uses (`interpreter.ge.run_kernel`) and replaced by one constant per
+numpy kernel the interpreter uses (`ge.interpreter.ge.run_kernel`) and replaced by one constant per
 result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant whatever the
 tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's location
 (its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
@@ -33,14 +33,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
-from ge_dialects import ge
-from ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
-from ge_dialects.ge.tensor_ops import shape_range
-from ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
-from ge_dialects.ge.weights import constant_array, make_constant
-from interpreter.ge import run_kernel
-from interpreter.kernels import load_all
-from passes import remarks
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
+from ge.ge_dialects.ge.tensor_ops import shape_range
+from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
+from ge.ge_dialects.ge.weights import constant_array, make_constant
+from ge.interpreter.ge import run_kernel
+from ge.interpreter.kernels import load_all
+from ge.passes import remarks
 
 PASS = "fold-constants"
 

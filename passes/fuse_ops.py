@@ -18,11 +18,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from interpreter.targets import pass_target
-from passes.pipeline import require_graph_level
-from passes.fusion.cost import CostModel
-from passes.fusion.engine import FusionEngine, FusionRule
-from passes.fusion.rules import RULES
+from ge.interpreter.targets import pass_target
+from ge.passes.pipeline import require_graph_level
+from ge.passes.fusion.cost import CostModel
+from ge.passes.fusion.engine import FusionEngine, FusionRule
+from ge.passes.fusion.rules import RULES
 
 _USER_RULES: list[FusionRule] = []
 

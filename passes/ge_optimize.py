@@ -24,23 +24,23 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from interpreter.targets import TargetError, check_target_name
-from passes.fold_bias_add import FoldBiasAddPass
-from passes.fold_constants import FoldConstantsPass
-from passes.fold_conv_bn import FoldConvBnPass
-from passes.fuse_ops import FuseOpsPass
-from passes.infer_shapes import InferShapesPass
-from passes.layout.assign_formats import AssignFormatsPass
-from passes.layout.cancel_trans_data import CancelTransDataPass
-from passes.layout.fold_trans_data import FoldTransDataPass
-from passes.layout.merge_trans_data import MergeTransDataPass
-from passes.merge_constants import MergeConstantsPass
-from passes.mixed_precision import MixedPrecisionPass
-from passes.pipeline import apply_all, require_graph_level
-from passes.recognize_attention import RecognizeAttentionPass
-from passes.recognize_gelu import RecognizeGeluPass
-from passes.recognize_layer_norm import RecognizeLayerNormPass
-from passes.simplify import SimplifyPass
+from ge.interpreter.targets import TargetError, check_target_name
+from ge.passes.fold_bias_add import FoldBiasAddPass
+from ge.passes.fold_constants import FoldConstantsPass
+from ge.passes.fold_conv_bn import FoldConvBnPass
+from ge.passes.fuse_ops import FuseOpsPass
+from ge.passes.infer_shapes import InferShapesPass
+from ge.passes.layout.assign_formats import AssignFormatsPass
+from ge.passes.layout.cancel_trans_data import CancelTransDataPass
+from ge.passes.layout.fold_trans_data import FoldTransDataPass
+from ge.passes.layout.merge_trans_data import MergeTransDataPass
+from ge.passes.merge_constants import MergeConstantsPass
+from ge.passes.mixed_precision import MixedPrecisionPass
+from ge.passes.pipeline import apply_all, require_graph_level
+from ge.passes.recognize_attention import RecognizeAttentionPass
+from ge.passes.recognize_gelu import RecognizeGeluPass
+from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
+from ge.passes.simplify import SimplifyPass
 
 PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
                    "allow_mix_precision", "allow_mix_precision_bf16")

@@ -17,8 +17,8 @@ from dataclasses import fields, replace
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from interpreter.targets import TargetError, check_target_name
-from passes.ge_optimize import GeOptimizePass, level_value
+from ge.interpreter.targets import TargetError, check_target_name
+from ge.passes.ge_optimize import GeOptimizePass, level_value
 
 
 def _flag(text: str) -> bool:

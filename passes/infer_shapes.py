@@ -27,11 +27,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects import ge
-from ge_dialects.ge.base import GeOp, describe
-from ge_dialects.ge.types import shape_of
-from passes import remarks
-from passes.fold_constants import ConstantInferArgs
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.types import shape_of
+from ge.passes import remarks
+from ge.passes.fold_constants import ConstantInferArgs
 
 PASS = "infer-shapes"
 

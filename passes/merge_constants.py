@@ -25,9 +25,9 @@ from xdsl.ir import Attribute, Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ge_dialects import ge
-from ge_dialects.ge.weights import constant_array
-from passes import remarks
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes import remarks
 
 PASS = "merge-constants"
 _SAMPLES = 64

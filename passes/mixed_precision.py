@@ -32,14 +32,14 @@ from xdsl.irdl import AttrSizedOperandSegments, AttrSizedResultSegments, VarOper
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge_dialects.ge import ALL_OPS
-from ge_dialects.ge.base import GeOp, location_name
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ge.tensor_ops import CastOp
-from ge_dialects.ge.types import is_float, numpy_dtype, type_name
-from ge_dialects.ge.weights import constant_array, make_constant
-from passes import remarks
-from passes.cancel_casts import ONNX_NUMBER, cancel_casts, elem
+from ge.ge_dialects.ge import ALL_OPS
+from ge.ge_dialects.ge.base import GeOp, location_name
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.tensor_ops import CastOp
+from ge.ge_dialects.ge.types import is_float, numpy_dtype, type_name
+from ge.ge_dialects.ge.weights import constant_array, make_constant
+from ge.passes import remarks
+from ge.passes.cancel_casts import ONNX_NUMBER, cancel_casts, elem
 
 PASS = "mixed-precision"
 DEFAULT_LISTS = Path(__file__).with_name("precision_lists.toml")

@@ -22,7 +22,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 
-from passes import all_passes
+from ge.passes import all_passes
 
 #: The xDSL passes this compiler offers (the pipelines and tests use cse and dce).
 XDSL_PASSES: tuple[type[ModulePass], ...] = (CommonSubexpressionElimination, DeadCodeElimination, CanonicalizePass)

@@ -9,8 +9,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from passes.rewrite import apply_rules
-from passes.rules.gelu import RULES
+from ge.passes.rewrite import apply_rules
+from ge.passes.rules.gelu import RULES
 
 
 @dataclass(frozen=True)

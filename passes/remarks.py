@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.base import location_name
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from ge_dialects.fused import FUSED
-from ge_dialects.stream import STREAM
-from ge_dialects.task import TASK
-from ge_dialects.ge import GE
-from ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
+from ge.ge_dialects.fused import FUSED
+from ge.ge_dialects.stream import STREAM
+from ge.ge_dialects.task import TASK
+from ge.ge_dialects.ge import GE
+from ge.ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
 
 
 class UserError(Exception):
@@ -79,10 +79,10 @@ def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_byte
 
     `max_tensor_bytes` bounds every tensor the importer reads or allocates: initializers, external
     data, static result shapes (frontend/validate.py) and import-time constant folding (the kernels)."""
-    from frontend.onnx_importer import import_model, load_onnx
-    from frontend.onnx_ops import OnnxImportError
-    from interpreter.ge import TensorTooLarge
-    from interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES, tensor_byte_limit
+    from ge.frontend.onnx_importer import import_model, load_onnx
+    from ge.frontend.onnx_ops import OnnxImportError
+    from ge.interpreter.ge import TensorTooLarge
+    from ge.interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES, tensor_byte_limit
 
     limit = DEFAULT_MAX_TENSOR_BYTES if max_tensor_bytes is None else max_tensor_bytes
     options = {} if inline_limit is None else {"inline_limit": inline_limit}
@@ -103,7 +103,7 @@ def first_line(e: BaseException) -> str:
 
 def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[str], None]) -> None:
     """Writes one file whole or not at all (tools/outputs.py; a job with several outputs uses `Outputs`)."""
-    from tools.outputs import Outputs
+    from ge.tools.outputs import Outputs
 
     outputs = Outputs()
     outputs.add(path, data)
@@ -171,7 +171,7 @@ def one_line_usage_errors(parser) -> None:
 
 def add_contract_arguments(parser) -> None:
     """The options every tool has: the allocation limit and the traceback of an internal error."""
-    from interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES
+    from ge.interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES
 
     parser.add_argument("--max-tensor-bytes", metavar="BYTES", type=byte_size, default=DEFAULT_MAX_TENSOR_BYTES,
                         help="refuse to create any tensor larger than this, from inputs, constant folding or "

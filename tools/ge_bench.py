@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 
-from bench.ge_bench import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
+from ge.tools.ge_bench_measure import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
                             markdown, row, sensitivity_rows, split_row, stream_sweep)
-from interpreter.targets import TargetError, load_target
-from tools.common import UserError, reported_errors, write_atomic
+from ge.interpreter.targets import TargetError, load_target
+from ge.tools.common import UserError, reported_errors, write_atomic
 
 
 def model_list(text: str, option: str) -> list[str]:

@@ -25,26 +25,26 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import PassPipeline
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
-from ge_dialects.fused import FUSED
-from ge_dialects.stream import STREAM
-from ge_dialects.task import TASK
-from ge_dialects.ge import GE
-from ge_dialects.ge.weights import attach_weights, referenced_keys, referenced_weights, weights_of
+from ge.frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
+from ge.ge_dialects.fused import FUSED
+from ge.ge_dialects.stream import STREAM
+from ge.ge_dialects.task import TASK
+from ge.ge_dialects.ge import GE
+from ge.ge_dialects.ge.weights import attach_weights, referenced_keys, referenced_weights, weights_of
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
-from interpreter.ge import KernelError
-from interpreter.runner import InputError
-from interpreter.differential import DEFAULT_ATOL, DEFAULT_RTOL, DifferentialChecker, NumericsError, Tolerance
-from passes import remarks
-from passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
-from passes.fusion.engine import FusionRule
-from passes.ge_options import apply_ge_options
-from passes.pipeline import PassVerificationError, available_passes, is_composite, notify, observed
-from interpreter.kernels import tensor_byte_limit
-from tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
-from tools.outputs import Outputs, reserve_ir_output
-from tools.ir_input import read_ir_chunk
+from ge.interpreter.ge import KernelError
+from ge.interpreter.runner import InputError
+from ge.interpreter.differential import DEFAULT_ATOL, DEFAULT_RTOL, DifferentialChecker, NumericsError, Tolerance
+from ge.passes import remarks
+from ge.passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
+from ge.passes.fusion.engine import FusionRule
+from ge.passes.ge_options import apply_ge_options
+from ge.passes.pipeline import PassVerificationError, available_passes, is_composite, notify, observed
+from ge.interpreter.kernels import tensor_byte_limit
+from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
+from ge.tools.outputs import Outputs, reserve_ir_output
+from ge.tools.ir_input import read_ir_chunk
 
 
 class _KeptText(StringIO):
@@ -184,7 +184,7 @@ class GeOptMain(ContractedOptMain):
                 print(remark, file=sys.stderr)
 
     def _numerics_checker(self, module: ModuleOp) -> DifferentialChecker:
-        from tools.ge_run import random_inputs
+        from ge.tools.ge_run import random_inputs
 
         inputs = random_inputs(module, self.args.verify_numerics)
         return DifferentialChecker.start(module, inputs,

@@ -24,20 +24,20 @@ from tokenize import TokenError
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from frontend.messages import quoted
-from frontend.sidecar import SidecarError, open_weights
-from ge_dialects.ge.weights import attach_weights
-from interpreter.arena_executor import run_in_arena
-from interpreter.device import chrome_trace, op_summary_csv
-from interpreter.ge import KernelError
-from interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
-from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
-from interpreter.targets import TargetError, load_target, load_target_file, target_names
-from interpreter.runner import InputError, check_input, check_input_names, input_signature, run
-from tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
+from ge.frontend.messages import quoted
+from ge.frontend.sidecar import SidecarError, open_weights
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.arena_executor import run_in_arena
+from ge.interpreter.device import chrome_trace, op_summary_csv
+from ge.interpreter.ge import KernelError
+from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
+from ge.interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
+from ge.interpreter.targets import TargetError, load_target, load_target_file, target_names
+from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
+from ge.tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
                           reported_errors, seed)
-from tools.outputs import Outputs
-from ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.tools.outputs import Outputs
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 
 
 PROGRAM_SUFFIXES = (".mlir", ".onnx", "")

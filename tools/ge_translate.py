@@ -11,10 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from frontend.sidecar import SIDECAR_ATTR, save
-from ge_dialects import ge
-from tools.common import UserError, add_contract_arguments, doing, import_onnx_file, print_module, reported_errors
-from tools.outputs import Outputs, reserve_ir_output
+from ge.frontend.sidecar import SIDECAR_ATTR, save
+from ge.ge_dialects import ge
+from ge.tools.common import UserError, add_contract_arguments, doing, import_onnx_file, print_module, reported_errors
+from ge.tools.outputs import Outputs, reserve_ir_output
 from xdsl.dialects.builtin import StringAttr
 
 def translate_onnx(model_path: str, output: str | None, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,

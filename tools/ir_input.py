@@ -9,8 +9,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
-from tools.common import UserError
+from ge.ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
+from ge.tools.common import UserError
 
 
 def read_ir_chunk(ctx: Context, chunk: IO[bytes], source: str, implicit_module: bool, line_offset: int,

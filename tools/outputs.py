@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.common import UserError
+from ge.tools.common import UserError
 
 Contents = str | bytes | Callable[[str], None]
 """Text, bytes, or a callable that writes the file at the path it is given (e.g. a safetensors saver)."""

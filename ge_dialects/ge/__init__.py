@@ -1,25 +1,25 @@
 """The ge dialect: one op per graph operator, GE's tensor formats, weights by reference.
 
 The ops are split over modules by kind (elementwise, nn, tensor); this module gathers them into
-one `Dialect` and re-exports every op class, so `from ge_dialects import ge; ge.AddOp` works.
+one `Dialect` and re-exports every op class, so `from ge.ge_dialects import ge; ge.AddOp` works.
 """
 
 from xdsl.ir import Dialect
 
-from ge_dialects.ge.attention import *  # noqa: F403
-from ge_dialects.ge.attention import ATTENTION_OPS
-from ge_dialects.ge.base import GeOp, InferArgs
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ge.elementwise import *  # noqa: F403
-from ge_dialects.ge.elementwise import ELEMENTWISE_OPS
-from ge_dialects.ge.layout import LAYOUT_OPS, TransDataOp
-from ge_dialects.ge.nn import *  # noqa: F403
-from ge_dialects.ge.nn import NN_OPS
-from ge_dialects.ge.resize import *  # noqa: F403
-from ge_dialects.ge.resize import RESIZE_OPS
-from ge_dialects.ge.tensor_ops import *  # noqa: F403
-from ge_dialects.ge.tensor_ops import TENSOR_OPS
-from ge_dialects.ge.types import FormatAttr, WeightRefAttr
+from ge.ge_dialects.ge.attention import *  # noqa: F403
+from ge.ge_dialects.ge.attention import ATTENTION_OPS
+from ge.ge_dialects.ge.base import GeOp, InferArgs
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.elementwise import *  # noqa: F403
+from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
+from ge.ge_dialects.ge.layout import LAYOUT_OPS, TransDataOp
+from ge.ge_dialects.ge.nn import *  # noqa: F403
+from ge.ge_dialects.ge.nn import NN_OPS
+from ge.ge_dialects.ge.resize import *  # noqa: F403
+from ge.ge_dialects.ge.resize import RESIZE_OPS
+from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
+from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
+from ge.ge_dialects.ge.types import FormatAttr, WeightRefAttr
 
 ALL_OPS: list[type[GeOp]] = [ConstantOp, *ELEMENTWISE_OPS, *NN_OPS, *TENSOR_OPS, *RESIZE_OPS, *ATTENTION_OPS, *LAYOUT_OPS]
 

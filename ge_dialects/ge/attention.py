@@ -22,9 +22,9 @@ from xdsl.dialects.builtin import TensorType, i1
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
-from ge_dialects.ge.elementwise import broadcast_shapes
-from ge_dialects.ge.types import FLOAT_TYPES, Shape, tensor, type_name
+from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
+from ge.ge_dialects.ge.elementwise import broadcast_shapes
+from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, tensor, type_name
 
 SCALE_OPS = ("mul", "div")
 SCALE_ON = ("scores", "q", "k")

@@ -45,7 +45,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.ge.types import (
+from ge.ge_dialects.ge.types import (
     FORMATS,
     FormatAttr,
     Shape,

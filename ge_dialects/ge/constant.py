@@ -21,9 +21,9 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.ge.base import GeOp, describe, name_loc
-from ge_dialects.ge.dense_text import parse_dense_body, print_dense
-from ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
+from ge.ge_dialects.ge.base import GeOp, describe, name_loc
+from ge.ge_dialects.ge.dense_text import parse_dense_body, print_dense
+from ge.ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
 
 
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:

@@ -38,8 +38,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from ge_dialects.ge.types import numpy_dtype, type_name
-from ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes  # noqa: F401 (re-exported)
+from ge.ge_dialects.ge.types import numpy_dtype, type_name
+from ge.ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes  # noqa: F401 (re-exported)
 
 HEX_THRESHOLD = 100
 """Non-splat constants with more elements than this print as one hex string (as xDSL and MLIR do)."""

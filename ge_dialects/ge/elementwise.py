@@ -9,8 +9,8 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 
-from ge_dialects.ge.base import GeOp, InferArgs, StrProp
-from ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, SIGNED_INT_TYPES, Shape, format_of, tensor
+from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
+from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, SIGNED_INT_TYPES, Shape, format_of, tensor
 
 SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
 

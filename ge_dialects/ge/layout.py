@@ -38,8 +38,8 @@ from xdsl.traits import Pure
 
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
-from ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, type_name
+from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
+from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, type_name
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"

@@ -18,8 +18,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
-from ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape, tensor
+from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape, tensor
 
 RESIZE_MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = (

@@ -30,10 +30,10 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
-from ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
-from ge_dialects.ge.elementwise import broadcast_shapes
-from ge_dialects.ge.types import (
+from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge.ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
+from ge.ge_dialects.ge.elementwise import broadcast_shapes
+from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
     Shape,

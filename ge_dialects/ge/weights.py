@@ -16,8 +16,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ge.types import element_type_of, tensor
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.types import element_type_of, tensor
 
 
 class ModuleWeights(Mapping[str, np.ndarray]):

@@ -2,10 +2,10 @@
 streams, events and cores (simulator.py) over plain task records (work.py), with profile output
 (trace.py). Formulas, numbers and sources: docs/device_model.md."""
 
-from interpreter.device.cost import Hardware, Phases, block_cost, task_bound, task_time
-from interpreter.device.simulator import MODES, Bound, EventWait, ScheduleError, SimResult, TaskResult, simulate
-from interpreter.device.trace import OP_SUMMARY_COLUMNS, chrome_trace, op_summary_csv
-from interpreter.device.work import ENGINES, SimTask, TaskWork, Tensor, dtype_bytes
+from ge.interpreter.device.cost import Hardware, Phases, block_cost, task_bound, task_time
+from ge.interpreter.device.simulator import MODES, Bound, EventWait, ScheduleError, SimResult, TaskResult, simulate
+from ge.interpreter.device.trace import OP_SUMMARY_COLUMNS, chrome_trace, op_summary_csv
+from ge.interpreter.device.work import ENGINES, SimTask, TaskWork, Tensor, dtype_bytes
 
 __all__ = [
     "ENGINES", "MODES", "OP_SUMMARY_COLUMNS", "Bound", "EventWait", "Hardware", "Phases", "SimResult",

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from interpreter.device.work import TaskWork, dtype_bytes
-from interpreter.targets import load_target
+from ge.interpreter.device.work import TaskWork, dtype_bytes
+from ge.interpreter.targets import load_target
 
 INF = math.inf
 

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects import fused, task
-from ge_dialects.ge.types import format_of, shape_of, type_name
-from interpreter.device.cost import Hardware, task_time
-from interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
-from interpreter.device.work import TaskWork, Tensor
+from ge.ge_dialects import fused, task
+from ge.ge_dialects.ge.types import format_of, shape_of, type_name
+from ge.interpreter.device.cost import Hardware, task_time
+from ge.interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+from ge.interpreter.device.work import TaskWork, Tensor
 
 #: Ops that are not work of a kernel: constants are data in memory or immediates.
 NO_WORK = frozenset({"ge.constant", "func.return", "fused.yield", "task.yield"})

@@ -12,7 +12,7 @@ import math
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 
 #: Ops whose main work is on the Cube unit (attention's two matmuls; its softmax is on the Vector).
 CUBE_OPS = frozenset({"ge.conv", "ge.matmul", "ge.gemm", "ge.attention"})

@@ -23,8 +23,8 @@ import math
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
-from interpreter.device.cost import INF, BlockCost, Hardware, Phases, block_cost, hbm_level, task_bound, task_time
-from interpreter.device.work import SimTask, TaskWork
+from ge.interpreter.device.cost import INF, BlockCost, Hardware, Phases, block_cost, hbm_level, task_bound, task_time
+from ge.interpreter.device.work import SimTask, TaskWork
 
 #: Accepted mode names -> canonical mode.
 MODES = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from interpreter.device.simulator import SimResult, TaskResult
+from ge.interpreter.device.simulator import SimResult, TaskResult
 
 _US = 1e6
 

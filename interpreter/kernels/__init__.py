@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
+from ge.ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
 
 
 Kernel = Callable[[Any, dict[str, Any]], Any]
@@ -50,7 +50,7 @@ def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
     if not hasattr(owner, "results") or owner.name == "ge.constant" or not value.has_one_use():
         return None
     result = op.results[0]
-    from ge_dialects.ge.types import numpy_dtype, shape_of
+    from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 
     if array.shape != shape_of(result.type) or array.dtype != numpy_dtype(result.type.element_type):
         return None
@@ -88,6 +88,6 @@ def check_alloc(shape: Iterable[Any], dtype: Any) -> None:
 
 def load_all() -> dict[type, Kernel]:
     """Imports every kernel module (they register on import) and returns the registry."""
-    from interpreter.kernels import attention, elementwise, layout, nn, resize, tensor  # noqa: F401
+    from ge.interpreter.kernels import attention, elementwise, layout, nn, resize, tensor  # noqa: F401
 
     return KERNELS

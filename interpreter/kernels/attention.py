@@ -7,9 +7,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ge_dialects import ge
-from interpreter.kernels import kernel
-from interpreter.kernels.nn import _compute
+from ge.ge_dialects import ge
+from ge.interpreter.kernels import kernel
+from ge.interpreter.kernels.nn import _compute
 
 
 def _scaled(x: np.ndarray, op) -> np.ndarray:

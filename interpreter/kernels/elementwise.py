@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ge_dialects import ge
-from interpreter.kernels import donated, kernel
+from ge.ge_dialects import ge
+from ge.interpreter.kernels import donated, kernel
 
 
 def _wide(x: np.ndarray) -> np.ndarray:

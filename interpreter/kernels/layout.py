@@ -1,16 +1,16 @@
 """Kernel of `ge.trans_data`: the relayout itself, on the stored arrays.
 
-Every other kernel sees logical arrays (`interpreter.ge.run_kernel` converts around it); this one
+Every other kernel sees logical arrays (`ge.interpreter.ge.run_kernel` converts around it); this one
 reads the operand as stored in `src_format` and writes the result as stored in `dst_format`.
 """
 
 from __future__ import annotations
 
-from ge_dialects import ge
-from ge_dialects.ge.layout import origin_of
-from ge_dialects.ge.types import shape_of
-from interpreter.kernels import kernel
-from interpreter.layouts import from_storage, to_storage
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.layout import origin_of
+from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.kernels import kernel
+from ge.interpreter.layouts import from_storage, to_storage
 
 
 @kernel(ge.TransDataOp)

@@ -17,10 +17,10 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ge_dialects import ge
-from ge_dialects.ge.nn import STASH_TYPES, Window
-from ge_dialects.ge.types import numpy_dtype
-from interpreter.kernels import donated, kernel
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.nn import STASH_TYPES, Window
+from ge.ge_dialects.ge.types import numpy_dtype
+from ge.interpreter.kernels import donated, kernel
 
 
 def _compute(x: np.ndarray) -> np.ndarray:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_dialects import ge
-from ge_dialects.ge.resize import resized_axes, scaled_length, sizes_with_policy
-from interpreter.kernels import check_alloc, kernel
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.resize import resized_axes, scaled_length, sizes_with_policy
+from ge.interpreter.kernels import check_alloc, kernel
 
 
 @kernel(ge.ResizeOp)

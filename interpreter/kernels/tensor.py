@@ -9,8 +9,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ge_dialects import ge
-from ge_dialects.ge.tensor_ops import (
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.tensor_ops import (
     flatten_dims,
     normalize_axes,
     pad_widths,
@@ -22,8 +22,8 @@ from ge_dialects.ge.tensor_ops import (
     squeezed_dims,
     unsqueezed_dims,
 )
-from ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
-from interpreter.kernels import AllocationError, DataError, check_alloc, kernel
+from ge.ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
+from ge.interpreter.kernels import AllocationError, DataError, check_alloc, kernel
 
 _NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 _NARROW_INT_DTYPES = {numpy_dtype(t) for t in NARROW_INT_TYPES}

@@ -40,7 +40,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lowering.memory.liveness import Buffer
+from ge.lowering.memory.liveness import Buffer
 
 
 class PlanError(ValueError):

@@ -16,8 +16,8 @@ import math
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, SSAValue
 
-from ge_dialects.ge.layout import storage_shape
-from ge_dialects.ge.types import numpy_dtype
+from ge.ge_dialects.ge.layout import storage_shape
+from ge.ge_dialects.ge.types import numpy_dtype
 
 
 def element_bits(element_type: Attribute) -> int:

@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lowering.streams.assign import assign_streams, estimate_makespan, path_cover, stream_times
-from lowering.streams.events import (
+from ge.lowering.streams.assign import assign_streams, estimate_makespan, path_cover, stream_times
+from ge.lowering.streams.events import (
     assign_event_ids,
     assign_safe_event_ids,
     insert_events,
     stream_edges,
     unenforced_edges,
 )
-from lowering.streams.graph import Dag, Edge, dag_from_ops, transitive_closure, transitive_reduction
+from ge.lowering.streams.graph import Dag, Edge, dag_from_ops, transitive_closure, transitive_reduction
 
 __all__ = [
     "Dag",

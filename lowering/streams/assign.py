@@ -61,7 +61,7 @@ from scipy.sparse.csgraph import (
     min_weight_full_bipartite_matching,
 )
 
-from lowering.streams.graph import Dag
+from ge.lowering.streams.graph import Dag
 
 MERGE_STRATEGIES = ("best", "interval", "least_loaded")
 

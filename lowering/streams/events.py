@@ -43,7 +43,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 
-from lowering.streams.graph import Dag, Edge, transitive_closure, transitive_reduction
+from ge.lowering.streams.graph import Dag, Edge, transitive_closure, transitive_reduction
 
 
 def stream_edges(streams: Sequence[int]) -> list[Edge]:

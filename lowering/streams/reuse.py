@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from lowering.memory.sizes import device_bytes
+from ge.lowering.memory.sizes import device_bytes
 
 
 class ReuseError(ValueError):

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
-from lowering.memory.liveness import Buffer
-from lowering.memory.plan import MemoryPlan, plan_memory
-from lowering.streams import StreamPlan, plan_streams
-from lowering.streams.assign import assign_streams, stream_times
-from lowering.streams.events import insert_events
-from lowering.streams.graph import Dag
-from lowering.streams.reuse import overlapping_pairs, placed_buffers, reuse_edges
+from ge.lowering.memory.liveness import Buffer
+from ge.lowering.memory.plan import MemoryPlan, plan_memory
+from ge.lowering.streams import StreamPlan, plan_streams
+from ge.lowering.streams.assign import assign_streams, stream_times
+from ge.lowering.streams.events import insert_events
+from ge.lowering.streams.graph import Dag
+from ge.lowering.streams.reuse import overlapping_pairs, placed_buffers, reuse_edges
 
 
 @dataclass(frozen=True)

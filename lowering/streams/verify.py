@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr
 
-from ge_dialects import stream, task
-from lowering.streams.events import stream_edges
-from lowering.streams.graph import transitive_closure
-from lowering.streams.reuse import ReuseError, buffer_label, reuse_edges, task_name
+from ge.ge_dialects import stream, task
+from ge.lowering.streams.events import stream_edges
+from ge.lowering.streams.graph import transitive_closure
+from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges, task_name
 
 
 class StreamError(ValueError):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from ge_dialects import fused
-from lowering.engines import NOT_TASKS
+from ge.ge_dialects import fused
+from ge.lowering.engines import NOT_TASKS
 
 NOT_KERNELS = NOT_TASKS
 

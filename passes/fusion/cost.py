@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects import fused, task
-from interpreter.device.cost import Hardware
-from interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
-from lowering.engines import NOT_TASKS, engine_of, geometry, group_engine
+from ge.ge_dialects import fused, task
+from ge.interpreter.device.cost import Hardware
+from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
+from ge.lowering.engines import NOT_TASKS, engine_of, geometry, group_engine
 
 
 class CostModel:

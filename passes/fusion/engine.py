@@ -28,10 +28,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
-from ge_dialects import fused
-from ge_dialects.ge.types import numpy_dtype, shape_of
-from passes import remarks
-from passes.fusion.cost import CostModel
+from ge.ge_dialects import fused
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.passes import remarks
+from ge.passes.fusion.cost import CostModel
 
 PASS_NAME = "fuse-ops"
 TRAINING_ATTR = "ge.training"

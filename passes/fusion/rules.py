@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
-from ge_dialects.ge.types import format_of, is_float, shape_of
-from passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
+from ge.ge_dialects.ge.types import format_of, is_float, shape_of
+from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
 
 CUBE = ops("ge.conv", "ge.matmul", "ge.gemm")
 EPILOGUE_BINARY = ops("ge.add", "ge.sub", "ge.mul", "ge.div")

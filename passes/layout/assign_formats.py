@@ -28,12 +28,12 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from ge_dialects.ge.base import GeOp, describe
-from ge_dialects.ge.layout import TransDataOp, c0_of, cannot_store, is_trivial, origin_of, storage_of
-from ge_dialects.ge.types import shape_of
-from passes import remarks
-from passes.layout.insert_trans_data import annotate, materialize
-from passes.layout.rules import BROADCASTS, AnchorRule, FollowRule, Options, anchors_of, follower_of, names_present
+from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.layout import TransDataOp, c0_of, cannot_store, is_trivial, origin_of, storage_of
+from ge.ge_dialects.ge.types import shape_of
+from ge.passes import remarks
+from ge.passes.layout.insert_trans_data import annotate, materialize
+from ge.passes.layout.rules import BROADCASTS, AnchorRule, FollowRule, Options, anchors_of, follower_of, names_present
 
 PASS = "assign-formats"
 

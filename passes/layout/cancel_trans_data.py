@@ -22,9 +22,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ge_dialects.ge.base import describe
-from ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of
-from passes import remarks
+from ge.ge_dialects.ge.base import describe
+from ge.ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of
+from ge.passes import remarks
 
 PASS = "cancel-trans-data"
 

@@ -25,13 +25,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from ge_dialects import ge
-from ge_dialects.ge.base import describe, location_name
-from ge_dialects.ge.layout import TransDataOp
-from ge_dialects.ge.types import format_of
-from ge_dialects.ge.weights import constant_array, make_constant
-from interpreter.ge import run_kernel
-from passes import remarks
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.layout import TransDataOp
+from ge.ge_dialects.ge.types import format_of
+from ge.ge_dialects.ge.weights import constant_array, make_constant
+from ge.interpreter.ge import run_kernel
+from ge.passes import remarks
 
 PASS = "fold-trans-data"
 

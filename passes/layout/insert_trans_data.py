@@ -36,9 +36,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from ge_dialects.ge.base import GeOp, describe
-from ge_dialects.ge.layout import STORAGE_FORMATS, TransDataOp, cannot_store, with_storage
-from passes import remarks
+from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.layout import STORAGE_FORMATS, TransDataOp, cannot_store, with_storage
+from ge.passes import remarks
 
 PASS = "insert-trans-data"
 ANNOTATION = "ge.storage"

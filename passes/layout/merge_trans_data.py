@@ -22,9 +22,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from ge_dialects.ge.base import describe
-from ge_dialects.ge.layout import TransDataOp
-from passes import remarks
+from ge.ge_dialects.ge.base import describe
+from ge.ge_dialects.ge.layout import TransDataOp
+from ge.passes import remarks
 
 PASS = "merge-trans-data"
 

@@ -14,7 +14,7 @@ Two kinds of rules (the engine is `assign_formats.py`):
 A check is `fn(op, options) -> None | reason`: None when the constraint holds, else the reason the
 rule does not apply, which the pass reports as a `rejected` remark. Besides its own checks, the
 engine checks that every value a rule would relayout can have the format (rank, element type with a
-C0, static block dims: `ge_dialects.ge.layout.unsupported`).
+C0, static block dims: `ge.ge_dialects.ge.layout.unsupported`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import bf16, f16, f32
 
-from ge_dialects import ge
-from ge_dialects.ge.base import GeOp
-from ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
-from ge_dialects.ge.types import Shape, shape_of, type_name
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import GeOp
+from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.types import Shape, shape_of, type_name
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
 """Declarative rewrites: rules are data (pattern, constraints, benefit, builder), one engine
 applies them. See docs/rewrites.md.
 
-    from passes.rewrite import ABSENT, Const, Either, Op, Reject, Rule, apply_rules
+    from ge.passes.rewrite import ABSENT, Const, Either, Op, Reject, Rule, apply_rules
 
 A pass applies a table with `apply_rules(module, RULES, pass_name)`; a user adds a rule by
 appending a `Rule` to a table in `passes/rules/`, or passes a table of their own.
 """
 
-from passes.rewrite.engine import Builder, Match, Reject, Rule, apply_rules, copy_props, rewrite_patterns
-from passes.rewrite.pattern import ABSENT, Const, Either, Op
+from ge.passes.rewrite.engine import Builder, Match, Reject, Rule, apply_rules, copy_props, rewrite_patterns
+from ge.passes.rewrite.pattern import ABSENT, Const, Either, Op
 
 __all__ = [
     "ABSENT", "Builder", "Const", "Either", "Match", "Op", "Reject", "Rule", "apply_rules", "copy_props",

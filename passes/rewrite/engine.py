@@ -36,12 +36,12 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from ge_dialects.ge.base import GeOp, describe, location_name
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ge.types import Shape, shape_of
-from ge_dialects.ge.weights import constant_array, make_constant, module_of
-from passes import remarks
-from passes.rewrite.pattern import Op, State, match
+from ge.ge_dialects.ge.base import GeOp, describe, location_name
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.types import Shape, shape_of
+from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
+from ge.passes import remarks
+from ge.passes.rewrite.pattern import Op, State, match
 
 _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
 

@@ -34,8 +34,8 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.traits import Commutative
 
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ge.weights import constant_array
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.weights import constant_array
 
 Pattern = Union[str, "Op", "Const", "Either"]
 

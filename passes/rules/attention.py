@@ -12,9 +12,9 @@ becomes `ge.attention(q, k, v, mask = ...)`, the scale applied where the graph a
 
 from __future__ import annotations
 
-from ge_dialects import ge
-from ge_dialects.ge.types import shape_of
-from passes.rewrite import Either, Match, Op, Reject, Rule
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import shape_of
+from ge.passes.rewrite import Either, Match, Op, Reject, Rule
 
 _SCALE_OPS = (ge.MulOp, ge.DivOp)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_dialects import ge
-from ge_dialects.ge.base import location_name
-from ge_dialects.ge.types import shape_of
-from ge_dialects.ge.weights import constant_array
-from passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
 
 
 def _channel_bias(m: Match) -> np.ndarray | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_dialects import ge
-from ge_dialects.ge.base import location_name
-from ge_dialects.ge.weights import constant_array
-from passes.rewrite import Match, Op, Reject, Rule, copy_props
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes.rewrite import Match, Op, Reject, Rule, copy_props
 
 _STATS = ("scale", "bias", "mean", "var")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from ge_dialects import ge
-from passes.rewrite import Const, Either, Match, Op, Rule
+from ge.ge_dialects import ge
+from ge.passes.rewrite import Const, Either, Match, Op, Rule
 
 _HALF = Const(value=0.5)
 _ONE = Const(value=1.0)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ge_dialects import ge
-from ge_dialects.ge.types import numpy_dtype
-from ge_dialects.ge.weights import constant_array
-from passes.rewrite import Const, Either, Match, Op, Reject, Rule
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import numpy_dtype
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes.rewrite import Const, Either, Match, Op, Reject, Rule
 
 _centered = Op(ge.SubOp, "x", Op(ge.ReduceMeanOp, "x", name="mean"), name="c")
 _square = Either(Op(ge.PowOp, "c", Const(value=2.0, tol=0.0)), Op(ge.MulOp, "c", "c"))

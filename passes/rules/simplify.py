@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
-from ge_dialects import ge
-from ge_dialects.ge.types import shape_of
-from ge_dialects.ge.weights import constant_array
-from passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
 
 SHAPE_OPS = (ge.ReshapeOp, ge.FlattenOp, ge.SqueezeOp, ge.UnsqueezeOp, ge.ExpandOp)
 

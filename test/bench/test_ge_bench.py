@@ -8,11 +8,11 @@ import sys
 import pytest
 from onnx import TensorProto
 
-from bench import ge_bench
-from bench.ge_bench import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
-from frontend.models import GraphBuilder
-from interpreter.targets import load_target
-from tools import ge_bench as cli
+from ge.tools import ge_bench_measure as ge_bench
+from ge.tools.ge_bench_measure import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
+from ge.frontend.models import GraphBuilder
+from ge.interpreter.targets import load_target
+from ge.tools import ge_bench as cli
 
 
 def tiny(batch: int):
@@ -100,7 +100,7 @@ def test_sensitivity_grid(compiled):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "tools.ge_bench", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "ge.tools.ge_bench", *args], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from bench import stream_soundness as bench
-from interpreter.runner import main_function
+from ge.interpreter.runner import main_function
 
 
 @pytest.fixture(scope="module")

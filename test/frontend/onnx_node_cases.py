@@ -23,9 +23,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from frontend.onnx_importer import import_model, load_onnx
-from frontend.onnx_ops import MIN_OPSET, ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
-from interpreter.runner import run
+from ge.frontend.onnx_importer import import_model, load_onnx
+from ge.frontend.onnx_ops import MIN_OPSET, ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
+from ge.interpreter.runner import run
 from onnx_oracle import assert_output_matches
 
 #: The operators the foundation issue lists; a case counts for the op its single node runs,

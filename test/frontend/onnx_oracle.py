@@ -9,10 +9,10 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from frontend.onnx_importer import import_model
-from frontend.onnx_ops import ONNX_DTYPES
-from ge_dialects.ge.types import NARROW_TYPES, numpy_dtype
-from interpreter.runner import run
+from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import ONNX_DTYPES
+from ge.ge_dialects.ge.types import NARROW_TYPES, numpy_dtype
+from ge.interpreter.runner import run
 
 NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}

@@ -19,12 +19,12 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from frontend.onnx_importer import import_model, load_onnx
-from frontend.onnx_ops import OnnxImportError
-from frontend.sidecar import SAFETENSORS_DTYPES, TAGGED_DTYPES, SidecarError, WeightStore, open_weights, save
-from frontend.validate import NESTING_LIMIT
-from tools import ge_run, ge_translate
-from tools.common import parse_module
+from ge.frontend.onnx_importer import import_model, load_onnx
+from ge.frontend.onnx_ops import OnnxImportError
+from ge.frontend.sidecar import SAFETENSORS_DTYPES, TAGGED_DTYPES, SidecarError, WeightStore, open_weights, save
+from ge.frontend.validate import NESTING_LIMIT
+from ge.tools import ge_run, ge_translate
+from ge.tools.common import parse_module
 
 
 # -- building models -------------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_input_used_before_it_is_defined(tmp_path, capsys):
 def test_opset_outside_the_supported_range(tmp_path, capsys, opset):
     """Fuzz ge-translate / ge-run 000842: 2^62 reached onnx's get_schema, whose C int refused it with a
     TypeError (an internal error); the version is checked before any schema is looked up."""
-    from frontend.onnx_ops import MAX_OPSET, MIN_OPSET
+    from ge.frontend.onnx_ops import MAX_OPSET, MIN_OPSET
 
     assert_refused(tmp_path, capsys, relu_at(opset), f"opset {opset} is not supported "
                                                      f"(supported: {MIN_OPSET} to {MAX_OPSET})")
@@ -356,7 +356,7 @@ def test_float_zero_by_zero_folds_to_nan_without_warnings(tmp_path, capsys):
     text = assert_imports(tmp_path, capsys, m)  # warnings are errors there
     assert "ge.div" not in text
     module, _ = import_model(m)
-    from ge_dialects.ge.base import constant_value
+    from ge.ge_dialects.ge.base import constant_value
     ret = list(module.walk())[-1]
     value = constant_value(ret.operands[0])
     assert np.isnan(value[0]) and np.isposinf(value[1])

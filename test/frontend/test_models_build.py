@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from frontend import models
+from ge.frontend import models
 
 ort = pytest.importorskip("onnxruntime")
 

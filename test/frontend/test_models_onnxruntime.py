@@ -5,10 +5,10 @@ import numpy as np
 import onnx
 import pytest
 
-from frontend import models
-from tools.ge_run import load_program
-from tools.ge_translate import translate_onnx
-from interpreter.runner import run
+from ge.frontend import models
+from ge.tools.ge_run import load_program
+from ge.tools.ge_translate import translate_onnx
+from ge.interpreter.runner import run
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from frontend.onnx_importer import import_model
-from frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
-from interpreter.runner import run
+from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
+from ge.interpreter.runner import run
 from onnx_oracle import assert_output_matches, node_model
 
 FLOAT8 = ["FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ"]

@@ -11,10 +11,10 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper
 
-from frontend.onnx_importer import load_onnx
-from frontend.onnx_ops import OnnxImportError
-from frontend.text_fields import first_non_utf8_field
-from tools.common import UserError, import_onnx_file
+from ge.frontend.onnx_importer import load_onnx
+from ge.frontend.onnx_ops import OnnxImportError
+from ge.frontend.text_fields import first_non_utf8_field
+from ge.tools.common import UserError, import_onnx_file
 
 
 def _relu_model(**node_fields) -> onnx.ModelProto:

@@ -60,8 +60,8 @@ SENTINEL = b"sentinel: a file that existed before the run\n"
 
 #: tool -> (module, function, what it writes: "ir" for IR text, "run" for ge-run's files); the
 #: harness's own tests add fake tools here.
-TOOLS = {"ge-opt": ("tools.ge_opt", "main", "ir"), "ge-translate": ("tools.ge_translate", "main", "ir"),
-         "ge-run": ("tools.ge_run", "main", "run")}
+TOOLS = {"ge-opt": ("ge.tools.ge_opt", "main", "ir"), "ge-translate": ("ge.tools.ge_translate", "main", "ir"),
+         "ge-run": ("ge.tools.ge_run", "main", "run")}
 
 
 class Symlink(str):
@@ -311,8 +311,8 @@ def check_outputs(case: Case, folder: Path, stdout: str) -> str | None:
 
 def _check_ir(text: str, path: Path, what: str) -> str | None:
     """Every module of the text parses and verifies, and its weights sidecar opens."""
-    from frontend.sidecar import SidecarError, open_weights
-    from tools.common import UserError, parse_module
+    from ge.frontend.sidecar import SidecarError, open_weights
+    from ge.tools.common import UserError, parse_module
 
     for chunk in text.split("// -----"):
         if not chunk.strip():

@@ -58,10 +58,10 @@ class ToolReport:
 
 def warm_up() -> None:
     """Imports what the tools import, once, so that each forked case starts warm."""
-    import tools.ge_opt  # noqa: F401
-    import tools.ge_run  # noqa: F401
-    import tools.ge_translate  # noqa: F401
-    import frontend.onnx_importer  # noqa: F401
+    import ge.tools.ge_opt  # noqa: F401
+    import ge.tools.ge_run  # noqa: F401
+    import ge.tools.ge_translate  # noqa: F401
+    import ge.frontend.onnx_importer  # noqa: F401
 
     corpus()
 

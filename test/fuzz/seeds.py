@@ -51,7 +51,7 @@ class Corpus:
 
 # ----------------------------------------------------------------------------------- ONNX seeds
 def _toy_resnet_block() -> onnx.ModelProto:
-    from frontend.models import FLOAT, GraphBuilder, _bottleneck
+    from ge.frontend.models import FLOAT, GraphBuilder, _bottleneck
 
     b = GraphBuilder(17, seed=1)
     x = b.input("input", FLOAT, [1, 8, 8, 8])
@@ -68,7 +68,7 @@ def _toy_resnet_block() -> onnx.ModelProto:
 
 
 def _toy_mobilenet_block() -> onnx.ModelProto:
-    from frontend.models import FLOAT, GraphBuilder, _inverted_residual
+    from ge.frontend.models import FLOAT, GraphBuilder, _inverted_residual
 
     b = GraphBuilder(15, seed=2)
     x = b.input("input", FLOAT, [1, 4, 8, 8])
@@ -116,7 +116,7 @@ def _tiny_models() -> dict[str, onnx.ModelProto]:
 
 
 def onnx_seeds() -> dict[str, onnx.ModelProto]:
-    from frontend.models import bert_base, gpt2
+    from ge.frontend.models import bert_base, gpt2
 
     models = _tiny_models()
     models["resnet_block"] = _toy_resnet_block()
@@ -155,7 +155,7 @@ def lit_pipelines() -> list[str]:
 
 def lit_chunks() -> list[IrSeed]:
     """The chunks of the lit tests that parse and verify on their own, weights-free."""
-    from tools.common import UserError, parse_module
+    from ge.tools.common import UserError, parse_module
 
     seeds = []
     for path in lit_sources():
@@ -174,7 +174,7 @@ def lit_chunks() -> list[IrSeed]:
 
 def _signature_inputs(module) -> dict[str, np.ndarray] | None:
     """Valid ge-run inputs for the module's @main, or None when it has none."""
-    from tools.ge_run import random_inputs
+    from ge.tools.ge_run import random_inputs
 
     try:
         return random_inputs(module, 0)
@@ -184,10 +184,10 @@ def _signature_inputs(module) -> dict[str, np.ndarray] | None:
 
 def _imported(name: str, model: onnx.ModelProto, inline_limit: int) -> IrSeed:
     """The model as ge-translate writes it: the text and (when weights are large) its sidecar."""
-    from frontend.models import random_inputs
-    from frontend.onnx_importer import import_model
-    from frontend.sidecar import SIDECAR_ATTR, save
-    from tools.common import print_module
+    from ge.frontend.models import random_inputs
+    from ge.frontend.onnx_importer import import_model
+    from ge.frontend.sidecar import SIDECAR_ATTR, save
+    from ge.tools.common import print_module
     from xdsl.dialects.builtin import StringAttr
 
     module, weights = import_model(model, inline_limit)
@@ -205,7 +205,7 @@ def _lowered(seed: IrSeed) -> IrSeed | None:
     """The seed lowered to streams by ge-opt itself (in this process, into a temp folder)."""
     import contextlib
 
-    from tools import ge_opt
+    from ge.tools import ge_opt
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "model.mlir").write_text(seed.text)
@@ -232,7 +232,7 @@ def corpus() -> Corpus:
     imported = [_imported(name, m, 16) for name, m in models.items()]
     ir = lit_chunks() + imported
     lowered = [s for s in (_lowered(seed) for seed in imported[:5]) if s is not None]
-    from frontend.models import random_inputs
+    from ge.frontend.models import random_inputs
 
     return Corpus(models, ir, lowered, lit_pipelines(),
                   {name: random_inputs(m, 0) for name, m in models.items()})

@@ -27,7 +27,7 @@ GOOD_IR = 'builtin.module {\n  func.func @main(%x: tensor<2xf32>) -> tensor<2xf3
 # ------------------------------------------------------------------------------- fake tools
 def fake_main(argv: list[str]) -> None:
     """A tool that does what argv[0] says, to show each outcome class is detected."""
-    from tools.common import write_atomic
+    from ge.tools.common import write_atomic
 
     what = argv[0]
     if what == "ok":
@@ -86,7 +86,7 @@ def fake_main(argv: list[str]) -> None:
 
 @pytest.fixture
 def fake_tool(monkeypatch):
-    import tools.common  # noqa: F401 - warm, as the fuzzer is: an import in the child would eat the time limit
+    import ge.tools.common  # noqa: F401 - warm, as the fuzzer is: an import in the child would eat the time limit
 
     monkeypatch.setitem(contract.TOOLS, "fake", (__name__, "fake_main", "ir"))
 

@@ -20,12 +20,12 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from ge_dialects.ge import dense_text
-from ge_dialects.ge.constant import ConstantOp
-from ge_dialects.ir_text import GeParser
-from ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
-from interpreter.runner import input_names, main_function, run
-from tools.common import UserError, make_context, parse_module, print_module
+from ge.ge_dialects.ge import dense_text
+from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ir_text import GeParser
+from ge.ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
+from ge.interpreter.runner import input_names, main_function, run
+from ge.tools.common import UserError, make_context, parse_module, print_module
 
 FLOAT_DTYPES = {
     "f16": (np.float16, 16), "bf16": (ml_dtypes.bfloat16, 16), "f32": (np.float32, 32),
@@ -144,10 +144,10 @@ def test_onnx_nan_inf_and_unicode_names_survive_the_text(tmp_path):
     """The finding: ge-run m.mlir gave [2.14e9, 2.14e9, 4.29e9, 1] and lost input `xü`."""
     special_model(tmp_path / "m.onnx")
     np.savez(tmp_path / "in.npz", **{"xü": np.arange(4, dtype=np.float32)})
-    r = tool("tools.ge_translate", "--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir")
+    r = tool("ge.tools.ge_translate", "--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir")
     assert r.returncode == 0, r.stderr
     for model, out in (("m.onnx", "a.npz"), ("m.mlir", "b.npz")):
-        r = tool("tools.ge_run", tmp_path / model, "--inputs", tmp_path / "in.npz", "-o", tmp_path / out)
+        r = tool("ge.tools.ge_run", tmp_path / model, "--inputs", tmp_path / "in.npz", "-o", tmp_path / out)
         assert r.returncode == 0, r.stderr
     a, b = np.load(tmp_path / "a.npz")["y"], np.load(tmp_path / "b.npz")["y"]
     np.testing.assert_array_equal(bits(a), bits(b))
@@ -219,7 +219,7 @@ def test_deep_nesting_is_one_line(text, place):
 
 def test_deep_nesting_through_ge_opt_is_one_line(tmp_path):
     (tmp_path / "n.mlir").write_text("builtin.module {" * 5000 + "}" * 5000)
-    r = tool("tools.ge_opt", tmp_path / "n.mlir")
+    r = tool("ge.tools.ge_opt", tmp_path / "n.mlir")
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "n.mlir:1:" in r.stderr and "nesting too deep" in r.stderr, r.stderr
 
@@ -334,7 +334,7 @@ def test_unsupported_number_types_are_refused_where_written(line, word, message)
 
 
 def test_every_element_type_still_reads():
-    from ge_dialects.ge.types import ELEMENT_TYPES
+    from ge.ge_dialects.ge.types import ELEMENT_TYPES
     for name in ELEMENT_TYPES:
         text = f"func.func @main(%x: tensor<2x{name}>) -> tensor<2x{name}> {{\n  func.return %x : tensor<2x{name}>\n}}"
         parse_module(text, "t.mlir")
@@ -346,7 +346,7 @@ def _ssa_module(build):
     xDSL's parser scopes names and IsolatedFromAbove refuses cross-region uses before we see them)."""
     from xdsl.dialects.builtin import TensorType, f32
     from xdsl.ir import Block, Region
-    from ge_dialects.ge.elementwise import ReluOp
+    from ge.ge_dialects.ge.elementwise import ReluOp
 
     t = TensorType(f32, [2])
     block = Block(arg_types=[t])
@@ -359,7 +359,7 @@ def _ssa_module(build):
 
 
 def test_ssa_order_accepts_earlier_values_and_block_arguments_in_nested_regions():
-    from ge_dialects.ssa_order import first_bad_use
+    from ge.ge_dialects.ssa_order import first_bad_use
 
     def build(block, relu, Region, Block):
         first = relu(block.args[0])
@@ -377,7 +377,7 @@ def test_ssa_order_accepts_earlier_values_and_block_arguments_in_nested_regions(
     ("from_a_sibling_region", "outside the region that defines it"),
 ])
 def test_ssa_order_refuses(case, reason):
-    from ge_dialects.ssa_order import first_bad_use
+    from ge.ge_dialects.ssa_order import first_bad_use
     found = {}
 
     def build(block, relu, Region, Block):
@@ -411,7 +411,7 @@ def test_ssa_order_refuses(case, reason):
 
 def test_ssa_order_leaves_uses_across_blocks_of_one_region_alone():
     """Another block of the same region (a control-flow graph) needs dominance, not order: not guessed."""
-    from ge_dialects.ssa_order import first_bad_use
+    from ge.ge_dialects.ssa_order import first_bad_use
 
     def build(block, relu, Region, Block):
         entry, successor = Block(), Block()

@@ -15,19 +15,19 @@ import numpy as np
 import onnx
 import pytest
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects.ge.weights import attach_weights, clone_with_weights
-from interpreter.arena_executor import (POISON, ArenaError, _Arena, from_device_bytes, random_order, run_in_arena,
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.interpreter.arena_executor import (POISON, ArenaError, _Arena, from_device_bytes, random_order, run_in_arena,
                                        to_device_bytes)
-from interpreter.device import ScheduleError, simulate
-from interpreter.differential import relative_error
-from interpreter.runner import main_function, run
-from interpreter.stream_executor import sim_tasks
-from interpreter.stream_program import stream_program
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all, parse_passes
-from tools.common import make_context
+from ge.interpreter.device import ScheduleError, simulate
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import main_function, run
+from ge.interpreter.stream_executor import sim_tasks
+from ge.interpreter.stream_program import stream_program
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
 
 
 
@@ -295,7 +295,7 @@ def run_module(module, *args):
 
 
 def tool(*args):
-    return run_module("tools.ge_run", *args)
+    return run_module("ge.tools.ge_run", *args)
 
 
 @pytest.fixture(scope="module")
@@ -303,9 +303,9 @@ def streamed(tmp_path_factory):
     """GPT-2 (tiny, O0) on four streams without memory reuse, as a file with its sidecar."""
     folder = tmp_path_factory.mktemp("arena")
     onnx.save(TINY["gpt2"](), folder / "gpt2.onnx")
-    r = run_module("tools.ge_translate", "--import-onnx", folder / "gpt2.onnx", "-o", folder / "gpt2.mlir")
+    r = run_module("ge.tools.ge_translate", "--import-onnx", folder / "gpt2.onnx", "-o", folder / "gpt2.mlir")
     assert r.returncode == 0, r.stderr
-    r = run_module("tools.ge_opt", folder / "gpt2.mlir", "-p",
+    r = run_module("ge.tools.ge_opt", folder / "gpt2.mlir", "-p",
                    "ge-optimize{level=0},lower-to-tasks,plan-memory{reuse=false},lower-to-streams{streams=4}",
                    "-o", folder / "streams.mlir")
     assert r.returncode == 0, r.stderr

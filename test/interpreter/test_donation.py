@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from interpreter.runner import run
-from tools.common import parse_module
+from ge.interpreter.runner import run
+from ge.tools.common import parse_module
 
 IR = """
 func.func @main(%x: tensor<4x6xf32> {ge.name = "x"}) -> (tensor<4x6xf32> {ge.name = "a"}, tensor<24xf32> {ge.name = "b"}, tensor<4x6xf32> {ge.name = "c"}, tensor<4x6xf32> {ge.name = "d"}) {

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp, bf16, f16, f32, f64, i8, i32, i64
 from xdsl.parser import Parser
 
-from ge_dialects.ge.layout import LayoutError, TransDataOp, c0_of, storage_shape, with_storage
-from ge_dialects.ge.types import element_type_of, f4E2M1FN, i4, tensor
-from interpreter.ge import KernelError, run_kernel
-from interpreter.layouts import c0, from_storage, to_logical, to_physical, to_storage
-from interpreter.runner import run
-from tools.common import make_context
+from ge.ge_dialects.ge.layout import LayoutError, TransDataOp, c0_of, storage_shape, with_storage
+from ge.ge_dialects.ge.types import element_type_of, f4E2M1FN, i4, tensor
+from ge.interpreter.ge import KernelError, run_kernel
+from ge.interpreter.layouts import c0, from_storage, to_logical, to_physical, to_storage
+from ge.interpreter.runner import run
+from ge.tools.common import make_context
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.uint8, np.int32, np.int16]
 """numpy dtypes with a C0 (32 bytes: 8 for 32-bit, 16 for 16-bit, 32 for 8-bit types)."""

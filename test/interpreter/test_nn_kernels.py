@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from frontend.onnx_importer import import_model
-from interpreter.runner import run
+from ge.frontend.onnx_importer import import_model
+from ge.interpreter.runner import run
 from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")

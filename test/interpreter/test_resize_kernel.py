@@ -13,9 +13,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 
-from ge_dialects import ge
-from ge_dialects.ge.types import element_type_of, tensor
-from interpreter.runner import run
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import element_type_of, tensor
+from ge.interpreter.runner import run
 
 CASES = {c.name: c for c in collect_testcases(None) if c.name.startswith("test_resize_")}
 

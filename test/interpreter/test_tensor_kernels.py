@@ -13,9 +13,9 @@ import onnx
 import pytest
 from onnx import TensorProto
 
-from ge_dialects import ge
-from ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
-from ge_dialects.ge.types import shape_of
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
+from ge.ge_dialects.ge.types import shape_of
 from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")

@@ -3,17 +3,17 @@ optimization level and stream count; and its modeled time respects the roofline 
 
 import pytest
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import stream, task
-from ge_dialects.ge.weights import attach_weights, clone_with_weights
-from interpreter.differential import relative_error
-from interpreter.runner import run
-from interpreter.stream_executor import memory_figures, simulate_module
-from interpreter.targets import load_target
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all, parse_passes
-from tools.common import make_context
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import run
+from ge.interpreter.stream_executor import memory_figures, simulate_module
+from ge.interpreter.targets import load_target
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
 
 MODELS = {"resnet50": models.resnet50, "mobilenet_v2": models.mobilenet_v2,
           "bert_base": models.bert_base, "gpt2": models.gpt2}

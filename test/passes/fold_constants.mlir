@@ -1,7 +1,7 @@
 // fold-constants: ops on constants are evaluated with the interpreter's kernels; the guards keep
 // folding from blowing the model up. The sidecar case needs a weights file beside a copy of this file.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
-// RUN: python -c "import numpy as np; from frontend.sidecar import save; save('%t/w.safetensors', {'w': np.arange(64, dtype=np.float32).reshape(8, 8)})"
+// RUN: python -c "import numpy as np; from ge.frontend.sidecar import save; save('%t/w.safetensors', {'w': np.arange(64, dtype=np.float32).reshape(8, 8)})"
 // RUN: ge-opt %t/m.mlir -p fold-constants --split-input-file -o %t/out.mlir
 // RUN: filecheck %s < %t/out.mlir
 // RUN: python -c "import numpy as np; from safetensors.numpy import load_file; w = load_file('%t/out.safetensors'); assert list(w) == ['/wt'] and (w['/wt'] == np.arange(64, dtype=np.float32).reshape(8, 8).T).all()"

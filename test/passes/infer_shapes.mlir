@@ -1,7 +1,7 @@
 // infer-shapes: re-runs every ge op's shape function in program order and refines `?` dims.
 // The sidecar case needs a weights file beside a copy of this file.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
-// RUN: python -c "import numpy as np; from frontend.sidecar import save; save('%t/w.safetensors', {'shape': np.array([4, -1], np.int64)})"
+// RUN: python -c "import numpy as np; from ge.frontend.sidecar import save; save('%t/w.safetensors', {'shape': np.array([4, -1], np.int64)})"
 // RUN: ge-opt %t/m.mlir -p infer-shapes --split-input-file --verify-diagnostics | filecheck %s
 // RUN: ge-opt %t/m.mlir -p infer-shapes --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ERR
 // RUN: ge-opt %t/m.mlir -p infer-shapes,infer-shapes --split-input-file --verify-diagnostics | filecheck %s

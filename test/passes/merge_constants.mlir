@@ -1,7 +1,7 @@
 // merge-constants: one constant per (type, bitwise value) in a block, inline or sidecar weight.
 // The sidecar case needs a weights file beside a copy of this file.
 // RUN: rm -rf %t && mkdir %t && cp %s %t/m.mlir
-// RUN: python -c "import numpy as np; from frontend.sidecar import save; a = np.arange(40, dtype=np.float32); save('%t/w.safetensors', {'a': a, 'b': a.copy(), 'c': a + 1, 'four': np.ones(4, np.float32), 'nchw': np.ones((1, 1, 2, 2), np.float32), 'nan1': np.full(4, np.nan, np.float32), 'nan2': np.full(4, np.nan, np.float32), 'nan3': np.full(4, -np.nan, np.float32)})"
+// RUN: python -c "import numpy as np; from ge.frontend.sidecar import save; a = np.arange(40, dtype=np.float32); save('%t/w.safetensors', {'a': a, 'b': a.copy(), 'c': a + 1, 'four': np.ones(4, np.float32), 'nchw': np.ones((1, 1, 2, 2), np.float32), 'nan1': np.full(4, np.nan, np.float32), 'nan2': np.full(4, np.nan, np.float32), 'nan3': np.full(4, -np.nan, np.float32)})"
 // RUN: ge-opt %t/m.mlir -p merge-constants --split-input-file | filecheck %s
 // RUN: ge-opt %t/m.mlir -p merge-constants,cse --split-input-file | filecheck %s --check-prefix=CSE
 // RUN: ge-opt %t/m.mlir -p merge-constants --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK

@@ -19,10 +19,10 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-from ge_dialects.ge.weights import ModuleWeights, attach_weights, clone_with_weights
-from interpreter.runner import run
-from passes.pipeline import parse_passes
-from tools.common import make_context
+from ge.ge_dialects.ge.weights import ModuleWeights, attach_weights, clone_with_weights
+from ge.interpreter.runner import run
+from ge.passes.pipeline import parse_passes
+from ge.tools.common import make_context
 
 
 def pipeline_of(pipeline: str | Sequence[ModulePass]) -> PassPipeline:

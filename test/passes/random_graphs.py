@@ -28,9 +28,9 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from ge_dialects import ge
-from ge_dialects.ge.types import element_type_of, shape_of, tensor
-from ge_dialects.ge.weights import attach_weights
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import element_type_of, shape_of, tensor
+from ge.ge_dialects.ge.weights import attach_weights
 
 MAX_ELEMENTS = 4096
 """No tensor of a random graph holds more elements than this."""

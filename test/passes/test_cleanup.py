@@ -15,17 +15,17 @@ from xdsl.ir import Block, Region
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.rewriter import Rewriter
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import ge
-from ge_dialects.ge.types import tensor
-from ge_dialects.ge.weights import attach_weights, constant_array
-from interpreter.kernels import KERNELS, load_all
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import tensor
+from ge.ge_dialects.ge.weights import attach_weights, constant_array
+from ge.interpreter.kernels import KERNELS, load_all
 from numerics import apply_passes, assert_pass_keeps_numerics, op_counts
-from passes import remarks
-from passes.fold_constants import FoldConstantsPass
+from ge.passes import remarks
+from ge.passes.fold_constants import FoldConstantsPass
 from random_graphs import ge_graphs
-from tools.common import print_module
+from ge.tools.common import print_module
 
 PROPERTY = settings(max_examples=75, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

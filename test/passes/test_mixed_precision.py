@@ -29,13 +29,13 @@ from xdsl.utils.exceptions import DiagnosticException
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.precision_error import MODEL_NAMES, convert, error, load, main  # noqa: E402
-from ge_dialects.ge import ALL_OPS, GE  # noqa: E402
-from ge_dialects.ge.types import numpy_dtype, ui8, ui16, ui32  # noqa: E402
-from ge_dialects.ge.weights import weights_of  # noqa: E402
-from interpreter.runner import run  # noqa: E402
-from passes import remarks  # noqa: E402
-from passes.cancel_casts import cancel_casts, composable, is_exact  # noqa: E402
-from passes.mixed_precision import (  # noqa: E402
+from ge.ge_dialects.ge import ALL_OPS, GE  # noqa: E402
+from ge.ge_dialects.ge.types import numpy_dtype, ui8, ui16, ui32  # noqa: E402
+from ge.ge_dialects.ge.weights import weights_of  # noqa: E402
+from ge.interpreter.runner import run  # noqa: E402
+from ge.passes import remarks  # noqa: E402
+from ge.passes.cancel_casts import cancel_casts, composable, is_exact  # noqa: E402
+from ge.passes.mixed_precision import (  # noqa: E402
     DATA_OPERANDS,
     MODES,
     MixedPrecisionPass,

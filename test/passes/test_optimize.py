@@ -4,18 +4,18 @@ interpreter after each one), and O3 reaches the kernel counts the optimization i
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import fused
-from ge_dialects.ge.weights import attach_weights
-from interpreter.differential import DifferentialChecker, relative_error
-from interpreter.runner import run
-from passes.fusion.census import census
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import observed
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import fused
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.differential import DifferentialChecker, relative_error
+from ge.interpreter.runner import run
+from ge.passes.fusion.census import census
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import observed
 from random_graphs import ge_graphs
 from test_mixed_precision import TOLERANCE as PRECISION_TOLERANCE
-from tools.common import make_context
+from ge.tools.common import make_context
 
 BUILDERS = {
     "resnet50": models.resnet50,

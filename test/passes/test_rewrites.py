@@ -14,23 +14,23 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, f16, f32, f64
 from xdsl.ir import Block, Region
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import ge
-from ge_dialects.ge.types import numpy_dtype, tensor
-from ge_dialects.ge.weights import attach_weights
-from interpreter.runner import run
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import numpy_dtype, tensor
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.runner import run
 from numerics import assert_pass_keeps_numerics, op_counts
-from passes import remarks
-from passes.fold_bias_add import FoldBiasAddPass
-from passes.fold_conv_bn import FoldConvBnPass
-from passes.recognize_attention import RecognizeAttentionPass
-from passes.recognize_gelu import RecognizeGeluPass
-from passes.recognize_layer_norm import RecognizeLayerNormPass
-from passes.rewrite import Const, Op, Reject, Rule, apply_rules
-from passes.simplify import SimplifyPass
+from ge.passes import remarks
+from ge.passes.fold_bias_add import FoldBiasAddPass
+from ge.passes.fold_conv_bn import FoldConvBnPass
+from ge.passes.recognize_attention import RecognizeAttentionPass
+from ge.passes.recognize_gelu import RecognizeGeluPass
+from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
+from ge.passes.rewrite import Const, Op, Reject, Rule, apply_rules
+from ge.passes.simplify import SimplifyPass
 from random_graphs import ge_graphs
-from tools.common import parse_module
+from ge.tools.common import parse_module
 
 PROPERTY = settings(max_examples=60, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -15,8 +15,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tools import ge_opt, ge_run, ge_translate
-from tools.outputs import Outputs
+from ge.tools import ge_opt, ge_run, ge_translate
+from ge.tools.outputs import Outputs
 
 IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<2x4xf32> {ge.name = "x"}) -> (tensor<2x4xf32> {ge.name = "y"}) {
@@ -66,7 +66,7 @@ def relu_model(dims):
 
 @pytest.fixture
 def work(tmp_path):
-    from frontend.sidecar import save
+    from ge.frontend.sidecar import save
 
     (tmp_path / "model.mlir").write_text(IR)
     save(tmp_path / "w.safetensors", {"w": np.arange(4, dtype=np.float32)})
@@ -105,7 +105,7 @@ def test_unexpected_exception_is_an_internal_error_with_its_place(work):
 
 
 def test_pass_that_breaks_the_ir_is_an_internal_error(work):
-    """passes.pipeline.PassVerificationError is a plain Exception: it takes the generic path."""
+    """ge.passes.pipeline.PassVerificationError is a plain Exception: it takes the generic path."""
     script = """
 import sys
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
@@ -114,7 +114,7 @@ class PassVerificationError(Exception):
 def apply(self, ctx, module):
     raise PassVerificationError("cse produced invalid IR: ge.add '/add': operand types differ")
 CommonSubexpressionElimination.apply = apply
-import tools.ge_opt
+import ge.tools.ge_opt
 tools.ge_opt.main(sys.argv[1:])
 """
     out = work / "out.mlir"
@@ -136,7 +136,7 @@ def test_resource_errors_are_one_line_naming_the_step(work, exc, needle):
 
 
 def test_closed_stdout_ends_quietly(work):
-    process = subprocess.Popen([sys.executable, "-m", "tools.ge_run", work / "relu.onnx", "--random-inputs", "0",
+    process = subprocess.Popen([sys.executable, "-m", "ge.tools.ge_run", work / "relu.onnx", "--random-inputs", "0",
                                 "--print"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     process.stdout.close()  # like `| head -0`: the reader is gone before the tool prints
     stderr = process.stderr.read()
@@ -192,14 +192,14 @@ def lowered(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lowered")
     onnx.save(relu_model([2, 4]), folder / "relu.onnx")
     assert ge_translate_ok(folder / "relu.onnx", folder / "relu.mlir")
-    r = tool("tools.ge_opt", folder / "relu.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams",
+    r = tool("ge.tools.ge_opt", folder / "relu.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams",
              "-o", folder / "streams.mlir")
     assert r.returncode == 0, r.stderr
     return folder
 
 
 def ge_translate_ok(onnx_path, out):
-    return tool("tools.ge_translate", "--import-onnx", onnx_path, "-o", out).returncode == 0
+    return tool("ge.tools.ge_translate", "--import-onnx", onnx_path, "-o", out).returncode == 0
 
 
 def test_bad_inputs_leave_trace_and_summary_untouched(capsys, lowered):

@@ -19,7 +19,7 @@ GOOD_IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
 
 
 def tool(name, *args):
-    module = {"ge-opt": "tools.ge_opt", "ge-run": "tools.ge_run", "ge-translate": "tools.ge_translate"}[name]
+    module = {"ge-opt": "ge.tools.ge_opt", "ge-run": "ge.tools.ge_run", "ge-translate": "ge.tools.ge_translate"}[name]
     return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
 
 
@@ -42,7 +42,7 @@ def small_model(op_type="Relu", **attrs):
 
 @pytest.fixture
 def workdir(tmp_path):
-    from frontend.sidecar import save
+    from ge.frontend.sidecar import save
 
     (tmp_path / "model.mlir").write_text(GOOD_IR)
     save(tmp_path / "w.safetensors", {"w": np.arange(4, dtype=np.float32)})

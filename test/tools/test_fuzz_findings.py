@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from tools import ge_opt, ge_run
-from tools.common import parse_module
+from ge.tools import ge_opt, ge_run
+from ge.tools.common import parse_module
 
 LOWERED = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> attributes {stream.count = 1 : i64} {
   %0 = task.kernel "/a" (%x) : (tensor<2xf32>) -> tensor<2xf32> attributes {engine = "vector", block_dim = 1 : i64, workspace = 0 : i64, tiling = "", pattern = "relu", stream = 0 : i64} {
@@ -145,9 +145,9 @@ def test_a_kernel_value_error_on_a_static_op_stays_internal(monkeypatch):
     with unknown dims turn a ValueError into the user's KernelError."""
     import pytest
 
-    from ge_dialects import ge
-    from interpreter.ge import KernelError, run_kernel
-    from interpreter.kernels import load_all
+    from ge.ge_dialects import ge
+    from ge.interpreter.ge import KernelError, run_kernel
+    from ge.interpreter.kernels import load_all
 
     def refuse(op, operands):
         raise ValueError("shapes do not fit")
@@ -175,9 +175,9 @@ def test_a_shape_operand_the_verifier_could_not_see(tmp_path, capsys):
     whose operands are all visible constants stays a compiler bug."""
     import pytest
 
-    from ge_dialects import ge
-    from ge_dialects.ge.tensor_ops import ShapeError
-    from interpreter.ge import run_kernel
+    from ge.ge_dialects import ge
+    from ge.ge_dialects.ge.tensor_ops import ShapeError
+    from ge.interpreter.ge import run_kernel
 
     (tmp_path / "m.mlir").write_text(RESHAPE_BY_INPUT)
     x = np.zeros((2, 2, 4), np.float32)

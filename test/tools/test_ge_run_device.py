@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save
 
-from tools.common import read_module
+from ge.tools.common import read_module
 
 
 def tool(module, *args):
@@ -33,15 +33,15 @@ def lowered(tmp_path_factory):
         "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])], initializer=[w1, w2, w3])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "mlp.onnx")
-    assert tool("tools.ge_translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
-    r = tool("tools.ge_opt", folder / "mlp.mlir", "-p",
+    assert tool("ge.tools.ge_translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
+    r = tool("ge.tools.ge_opt", folder / "mlp.mlir", "-p",
              "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams{streams=2}", "-o", folder / "streams.mlir")
     assert r.returncode == 0, r.stderr
     return folder
 
 
 def test_report_trace_and_op_summary(lowered):
-    r = tool("tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0, "--print",
+    r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0, "--print",
              "--trace", lowered / "t.json", "--op-summary", lowered / "ops.csv")
     assert r.returncode == 0, r.stderr
     assert "latency" in r.stdout and "roofline bound" in r.stdout and "memory: planned peak" in r.stdout
@@ -60,10 +60,10 @@ def test_report_trace_and_op_summary(lowered):
 def test_timing_only_needs_no_weights(lowered):
     (lowered / "streams.safetensors").rename(lowered / "moved.safetensors")
     try:
-        r = tool("tools.ge_run", lowered / "streams.mlir", "--timing-only", "--target", "ascend910")
+        r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--timing-only", "--target", "ascend910")
         assert r.returncode == 0, r.stderr
         assert "target ascend910, mode graph" in r.stdout
-        r = tool("tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0)
+        r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0)
         assert r.returncode == 1 and "streams.safetensors" in r.stderr
     finally:
         (lowered / "moved.safetensors").rename(lowered / "streams.safetensors")
@@ -74,7 +74,7 @@ def test_timing_only_needs_no_weights(lowered):
     (["streams.mlir", "--timing-only", "--target", "ascend1"], "unknown target 'ascend1'"),
 ])
 def test_device_errors_are_one_line(lowered, args, needle):
-    r = tool("tools.ge_run", *(lowered / a if a.endswith(".mlir") else a for a in args), "--random-inputs", 0)
+    r = tool("ge.tools.ge_run", *(lowered / a if a.endswith(".mlir") else a for a in args), "--random-inputs", 0)
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr, r.stderr

@@ -13,20 +13,20 @@ from xdsl.dialects import func
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-import interpreter.differential as differential
-import interpreter.targets as targets
-import passes.pipeline as pipeline
+import ge.interpreter.differential as differential
+import ge.interpreter.targets as targets
+import ge.passes.pipeline as pipeline
 import xdsl.utils.arg_spec as arg_spec
-from interpreter.differential import DifferentialChecker, NumericsError, Tolerance, compare
-from interpreter.targets import TargetError, load_target, load_target_file, pass_target, target_names
-from lowering.plan_memory import PlanMemoryPass
-from lowering.to_streams import LowerToStreamsPass
-from lowering.to_tasks import LowerToTasksPass
-from passes.fuse_ops import FuseOpsPass
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import PassVerificationError, apply_all, available_passes, parse_passes
-from tools import ge_opt, ge_run
-from tools.common import make_context, parse_module
+from ge.interpreter.differential import DifferentialChecker, NumericsError, Tolerance, compare
+from ge.interpreter.targets import TargetError, load_target, load_target_file, pass_target, target_names
+from ge.lowering.plan_memory import PlanMemoryPass
+from ge.lowering.to_streams import LowerToStreamsPass
+from ge.lowering.to_tasks import LowerToTasksPass
+from ge.passes.fuse_ops import FuseOpsPass
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import PassVerificationError, apply_all, available_passes, parse_passes
+from ge.tools import ge_opt, ge_run
+from ge.tools.common import make_context, parse_module
 
 TARGETS = Path(targets.__file__).parent
 
@@ -75,7 +75,7 @@ def one_line(err: str, *needles: str) -> str:
 def test_soc_version_cannot_inject_a_pass(workdir):
     """The issue's command: it created `pwned` and exited 0."""
     injected = f"ge.socVersion=ascend910b}},{SHELL},fuse-ops{{target=ascend910b"
-    result = cli("tools.ge_opt", "m.mlir", "--ge-option", injected, "-o", "o.mlir", cwd=workdir)
+    result = cli("ge.tools.ge_opt", "m.mlir", "--ge-option", injected, "-o", "o.mlir", cwd=workdir)
     assert result.returncode == 1
     one_line(result.stderr, "--ge-option ge.socVersion: unknown target", "targets: ascend910, ascend910b")
     assert not (workdir / "pwned").exists() and not (workdir / "o.mlir").exists()
@@ -214,7 +214,7 @@ def test_mlir_opt_is_not_offered(workdir, capsys):
 
 
 def test_offered_passes_are_the_projects_and_the_allow_list(workdir, capsys):
-    from passes import all_passes
+    from ge.passes import all_passes
 
     assert set(available_passes()) == set(all_passes()) | {"cse", "dce", "canonicalize"}
     code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", "cse,canonicalize,dce"], capsys)

@@ -9,8 +9,8 @@ from device_cases import conv_work, raw, vector_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interpreter.device import ENGINES, Hardware, TaskWork, block_cost, task_bound, task_time
-from interpreter.targets import load_target
+from ge.interpreter.device import ENGINES, Hardware, TaskWork, block_cost, task_bound, task_time
+from ge.interpreter.targets import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
 

@@ -9,8 +9,8 @@ from device_cases import chain, conv_work, raw, vector_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from interpreter.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
-from interpreter.targets import load_target
+from ge.interpreter.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
+from ge.interpreter.targets import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
 REL = 1e-9

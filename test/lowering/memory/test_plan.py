@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lowering.memory import (
+from ge.lowering.memory import (
     HEURISTICS,
     Buffer,
     MemoryPlan,
@@ -351,9 +351,9 @@ def model_buffers(module, inplace_hints: bool) -> list[Buffer]:
     a non-constant operand of their result's type."""
     from xdsl.dialects import func
 
-    from ge_dialects.ge.constant import ConstantOp
-    from ge_dialects.ge.elementwise import BinaryElementwiseOp, UnaryElementwiseOp
-    from ge_dialects.ge.types import numpy_dtype, shape_of
+    from ge.ge_dialects.ge.constant import ConstantOp
+    from ge.ge_dialects.ge.elementwise import BinaryElementwiseOp, UnaryElementwiseOp
+    from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 
     f = next(op for op in module.walk() if isinstance(op, func.FuncOp))
     names: dict = {}
@@ -388,8 +388,8 @@ def model_buffers(module, inplace_hints: bool) -> list[Buffer]:
 
 @pytest.fixture(scope="module")
 def modules():
-    from frontend.models import bert_base, gpt2, resnet50
-    from frontend.onnx_importer import import_model
+    from ge.frontend.models import bert_base, gpt2, resnet50
+    from ge.frontend.onnx_importer import import_model
 
     return {
         "resnet50": import_model(resnet50(batch=1))[0],

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ge_dialects import stream, task
+from ge.ge_dialects import stream, task
 import math
 
 from xdsl.dialects.builtin import TensorType
 
-from ge_dialects.ge.layout import storage_shape
-from ge_dialects.ge.types import numpy_dtype
+from ge.ge_dialects.ge.layout import storage_shape
+from ge.ge_dialects.ge.types import numpy_dtype
 
 
 def stored_bytes(value) -> int:

@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import stream, task
-from ge_dialects.ge.weights import attach_weights, clone_with_weights
-from interpreter.device import simulate
-from interpreter.stream_executor import memory_figures, sim_tasks
-from interpreter.targets import load_target
-from lowering.streams.verify import StreamError, verify_stream_function
-from passes.ge_optimize import GeOptimizePass
-from passes.pipeline import apply_all, parse_passes
-from tools.common import make_context
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.interpreter.device import simulate
+from ge.interpreter.stream_executor import memory_figures, sim_tasks
+from ge.interpreter.targets import load_target
+from ge.lowering.streams.verify import StreamError, verify_stream_function
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
 
 sys.path.insert(0, str(Path(__file__).parent))
 from race_check import races  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lowering.streams import (
+from ge.lowering.streams import (
     Dag,
     assign_event_ids,
     assign_streams,
@@ -22,7 +22,7 @@ from lowering.streams import (
     plan_streams,
     unenforced_edges,
 )
-from lowering.streams.assign import asap_times
+from ge.lowering.streams.assign import asap_times
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -402,9 +402,9 @@ def test_large_random_dag_is_fast():
 def bert_dag():
     from xdsl.dialects import func
 
-    from frontend.models import bert_base
-    from frontend.onnx_importer import import_model
-    from ge_dialects import ge
+    from ge.frontend.models import bert_base
+    from ge.frontend.onnx_importer import import_model
+    from ge.ge_dialects import ge
 
     module, _ = import_model(bert_base())
     body = next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import UnitAttr
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects.ge.weights import attach_weights
-from interpreter.runner import run
-from passes import remarks
-from passes.fuse_ops import FuseOpsPass, load_rule_file, user_fusion_rules
-from passes.fusion.census import census
-from passes.fusion.engine import TRAINING_ATTR
-from tools.common import parse_module
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.runner import run
+from ge.passes import remarks
+from ge.passes.fuse_ops import FuseOpsPass, load_rule_file, user_fusion_rules
+from ge.passes.fusion.census import census
+from ge.passes.fusion.engine import TRAINING_ATTR
+from ge.tools.common import parse_module
 
 POOL_RELU = """
 func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
@@ -26,14 +26,14 @@ func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
 """
 
 USER_RULES = """
-from passes.fusion.engine import FusionRule, Step, ops
+from ge.passes.fusion.engine import FusionRule, Step, ops
 RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops("ge.max_pool"),
                     followers=(Step(ops("ge.relu")),), inference_only={inference_only})]
 """
 
 
 def ge_opt(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "tools.ge_opt", *map(str, args)], input=stdin,
+    return subprocess.run([sys.executable, "-m", "ge.tools.ge_opt", *map(str, args)], input=stdin,
                           capture_output=True, text=True)
 
 

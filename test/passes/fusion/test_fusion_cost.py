@@ -3,15 +3,15 @@ estimate is the time ge-run's simulator gives the task it becomes."""
 
 import pytest
 
-from ge_dialects import fused, task
-from interpreter.device import SimTask, simulate
-from interpreter.device.ir_work import kernel_work
-from interpreter.targets import load_target
-from passes.fuse_ops import FuseOpsPass
-from lowering.engines import NOT_TASKS
-from passes.fusion.cost import CostModel
-from passes.pipeline import apply_all, parse_passes
-from tools.common import make_context, parse_module
+from ge.ge_dialects import fused, task
+from ge.interpreter.device import SimTask, simulate
+from ge.interpreter.device.ir_work import kernel_work
+from ge.interpreter.targets import load_target
+from ge.passes.fuse_ops import FuseOpsPass
+from ge.lowering.engines import NOT_TASKS
+from ge.passes.fusion.cost import CostModel
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context, parse_module
 
 # a conv with a bias and a relu, and a softmax on a short row scaled by a scalar constant (an
 # immediate of its kernel, not an input): two groups of different engines

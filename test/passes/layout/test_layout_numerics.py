@@ -12,18 +12,18 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from frontend import models
-from frontend.onnx_importer import import_model
-from ge_dialects import ge
-from ge_dialects.ge.layout import storage_of
-from ge_dialects.ge.weights import attach_weights, weights_of
-from interpreter.runner import run
-from passes import remarks
-from passes.layout.assign_formats import AssignFormatsPass
-from passes.layout.cancel_trans_data import CancelTransDataPass
-from passes.layout.fold_trans_data import FoldTransDataPass
-from passes.layout.merge_trans_data import MergeTransDataPass
-from tools.common import make_context
+from ge.frontend import models
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.layout import storage_of
+from ge.ge_dialects.ge.weights import attach_weights, weights_of
+from ge.interpreter.runner import run
+from ge.passes import remarks
+from ge.passes.layout.assign_formats import AssignFormatsPass
+from ge.passes.layout.cancel_trans_data import CancelTransDataPass
+from ge.passes.layout.fold_trans_data import FoldTransDataPass
+from ge.passes.layout.merge_trans_data import MergeTransDataPass
+from ge.tools.common import make_context
 
 PIPELINE = (AssignFormatsPass(), CancelTransDataPass(), MergeTransDataPass(), FoldTransDataPass())
 
