@@ -450,7 +450,7 @@ def name_list(text: str, option: str, known) -> list[str]:
     return names
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="mutations,matrix", help="mutations, matrix or both (comma-separated)")
     parser.add_argument("--models", default=",".join(SMALL), help="models of both tables")
@@ -460,63 +460,115 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="20", help="executor seeds per matrix cell")
     parser.add_argument("--mutation-levels", default="0,3")
     parser.add_argument("--mutation-streams", default="4")
-    parser.add_argument("--plans", default=",".join(PLANS), help=f"memory plans of the mutation table ({', '.join(PLANS)})")
+    parser.add_argument("--plans", default=",".join(PLANS),
+                        help=f"memory plans of the mutation table ({', '.join(PLANS)})")
     parser.add_argument("--mutation-seeds", default="60", help="executor seeds per mutant (stops at the first catch)")
     parser.add_argument("--buffers", default="10", help="buffers moved per mutation row (a seeded sample)")
     parser.add_argument("--verifier-first", action="store_true",
                         help="run the executor only on mutants the verifier accepts (faster; no executor catch rate)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown to FILE")
-    args = parser.parse_args(argv)
-    warnings.simplefilter("ignore", RuntimeWarning)  # mutants compute on poison (NaN) bytes: expected
+    return parser
 
+
+@dataclass(frozen=True)
+class _Options:
+    """The command line, checked."""
+
+    tables: list[str]
+    size: str
+    names: list[str]
+    plans: list[str]
+    levels: list[int]
+    mutation_levels: list[int]
+    stream_counts: list[int]
+    mutation_streams: list[int]
+    seeds: int
+    mutation_seeds: int
+    buffers: int
+    executor_on_all: bool  # run the executor on mutants the verifier rejects too
+    markdown: str | None
+
+
+def _check_options(args: argparse.Namespace) -> _Options:
+    """The options as lists and numbers; a bad one ends the run with one line (SystemExit)."""
     tables = name_list(args.tables, "--tables", ("mutations", "matrix"))
     if args.size not in SIZES:
         raise SystemExit(f"stream_soundness: --size {args.size!r}: expected small or full")
     names = name_list(args.models, "--models", SMALL)
     plans = name_list(args.plans, "--plans", PLANS)
     levels, mutation_levels = int_list(args.levels, "--levels"), int_list(args.mutation_levels, "--mutation-levels")
-    stream_counts, mutation_streams = int_list(args.streams, "--streams"), int_list(args.mutation_streams, "--mutation-streams")
-    (seeds,), (mutation_seeds,), (buffers,) = (int_list(args.seeds, "--seeds"), int_list(args.mutation_seeds, "--mutation-seeds"),
+    stream_counts = int_list(args.streams, "--streams")
+    mutation_streams = int_list(args.mutation_streams, "--mutation-streams")
+    (seeds,), (mutation_seeds,), (buffers,) = (int_list(args.seeds, "--seeds"),
+                                                int_list(args.mutation_seeds, "--mutation-seeds"),
                                                 int_list(args.buffers, "--buffers"))
     if markdown_path := args.markdown:
         if not Path(markdown_path).parent.is_dir():
             raise SystemExit(f"stream_soundness: --markdown {markdown_path}: no such directory")
+    return _Options(tables, args.size, names, plans, levels, mutation_levels, stream_counts, mutation_streams,
+                    seeds, mutation_seeds, buffers, not args.verifier_first, markdown_path)
 
-    sections: list[tuple[str, list[dict[str, str]], list[str]]] = []
-    start = time.perf_counter()
-    if "mutations" in tables:
-        rows = []
-        for name in names:
-            for level in mutation_levels:
-                for count in mutation_streams:
-                    for plan in plans:
-                        row = mutation_row(name, level, count, plan, buffers, mutation_seeds, args.size,
-                                           not args.verifier_first)
-                        rows.append(row)
-                        print(text_table(mutation_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
-        title = (f"Mutations ({args.size} models; every event deleted, {buffers} buffers per row moved onto a live "
-                 f"one; executor up to {mutation_seeds} seeds, verifier bypassed)")
-        sections.append((title, mutation_table(rows), mutation_notes(rows)))
-    if "matrix" in tables:
-        rows = []
-        for name in names:
-            for level in levels:
-                for row in matrix_rows(name, level, stream_counts, seeds, args.size):
+
+#: A table of the report: (title, rows, notes).
+Section = tuple[str, list[dict[str, str]], list[str]]
+
+
+def _mutations_section(o: _Options) -> Section:
+    """The mutation table, each row printed to stderr as it is measured."""
+    rows = []
+    for name in o.names:
+        for level in o.mutation_levels:
+            for count in o.mutation_streams:
+                for plan in o.plans:
+                    row = mutation_row(name, level, count, plan, o.buffers, o.mutation_seeds, o.size,
+                                       o.executor_on_all)
                     rows.append(row)
-                    print(text_table(matrix_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
-        sections.append((f"Soundness matrix ({args.size} models, {seeds} executor seeds per cell)",
-                         matrix_table(rows), matrix_notes(rows)))
-    elapsed = time.perf_counter() - start
+                    print(text_table(mutation_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
+    title = (f"Mutations ({o.size} models; every event deleted, {o.buffers} buffers per row moved onto a live "
+             f"one; executor up to {o.mutation_seeds} seeds, verifier bypassed)")
+    return title, mutation_table(rows), mutation_notes(rows)
 
+
+def _matrix_section(o: _Options) -> Section:
+    """The soundness matrix, each row printed to stderr as it is measured."""
+    rows = []
+    for name in o.names:
+        for level in o.levels:
+            for row in matrix_rows(name, level, o.stream_counts, o.seeds, o.size):
+                rows.append(row)
+                print(text_table(matrix_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
+    return (f"Soundness matrix ({o.size} models, {o.seeds} executor seeds per cell)",
+            matrix_table(rows), matrix_notes(rows))
+
+
+def _print_sections(sections: list[Section], elapsed: float) -> None:
     for title, rows, notes in sections:
         print(f"\n{title}\n{text_table(rows)}")
         for note in notes:
             print(f"  {note}")
     print(f"\n{elapsed:.0f} s")
-    if markdown_path:
-        text = "\n\n".join(f"### {title}\n\n{markdown_table(rows)}" + "".join(f"\n- {n}" for n in notes)
-                           for title, rows, notes in sections)
-        Path(markdown_path).write_text(f"{text}\n\nTotal time {elapsed:.0f} s.\n")
+
+
+def _write_markdown(path: str, sections: list[Section], elapsed: float) -> None:
+    text = "\n\n".join(f"### {title}\n\n{markdown_table(rows)}" + "".join(f"\n- {n}" for n in notes)
+                       for title, rows, notes in sections)
+    Path(path).write_text(f"{text}\n\nTotal time {elapsed:.0f} s.\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    warnings.simplefilter("ignore", RuntimeWarning)  # mutants compute on poison (NaN) bytes: expected
+    options = _check_options(args)
+    sections: list[Section] = []
+    start = time.perf_counter()
+    if "mutations" in options.tables:
+        sections.append(_mutations_section(options))
+    if "matrix" in options.tables:
+        sections.append(_matrix_section(options))
+    elapsed = time.perf_counter() - start
+    _print_sections(sections, elapsed)
+    if options.markdown:
+        _write_markdown(options.markdown, sections, elapsed)
     return 0
 
 

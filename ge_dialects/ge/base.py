@@ -369,27 +369,7 @@ class GeOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> GeOp:
         start = parser.pos
-        positional: list[UnresolvedOperand] = []
-        named: dict[str, UnresolvedOperand] = {}
-        order: list[UnresolvedOperand] = []
-        operand = parser.parse_optional_unresolved_operand()
-        if operand is not None:
-            positional.append(operand)
-            order.append(operand)
-            while parser.parse_optional_punctuation(","):
-                keyword = parser.parse_optional_identifier()
-                if keyword is not None:
-                    parser.parse_punctuation("=")
-                    operand = parser.parse_unresolved_operand()
-                    if keyword in named:
-                        parser.raise_error(f"operand '{keyword}' given twice")
-                    named[keyword] = operand
-                else:
-                    if named:
-                        parser.raise_error("positional operands must come before named ones")
-                    operand = parser.parse_unresolved_operand()
-                    positional.append(operand)
-                order.append(operand)
+        positional, named, order = _parse_operands(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         fn_pos = parser.pos
@@ -398,29 +378,7 @@ class GeOp(IRDLOperation):
         if len(inputs) != len(order):
             parser.raise_error(f"{len(order)} operands but {len(inputs)} operand types", fn_pos, parser.pos)
         resolved = {id(u): v for u, v in zip(order, parser.resolve_operands(order, inputs, start))}
-
-        groups: list[SSAValue | None | list[SSAValue]] = []
-        defs = cls.get_irdl_definition().operands
-        known = {n for n, d in defs if isinstance(d, OptOperandDef)}
-        for key in named:
-            if key not in known:
-                parser.raise_error(f"{cls.name} has no optional operand '{key}'", start, parser.pos)
-        n_single = sum(1 for _, d in defs if not isinstance(d, VarOperandDef))
-        pos_iter = iter(positional)
-        for name, d in defs:
-            if isinstance(d, OptOperandDef):
-                u = named.get(name)
-                groups.append(resolved[id(u)] if u is not None else None)
-            elif isinstance(d, VarOperandDef):
-                rest = len(positional) - n_single
-                groups.append([resolved[id(next(pos_iter))] for _ in range(max(rest, 0))])
-            else:
-                u = next(pos_iter, None)
-                if u is None:
-                    parser.raise_error(f"{cls.name} expects operand '{name}'", start, parser.pos)
-                groups.append(resolved[id(u)])
-        if next(pos_iter, None) is not None:
-            parser.raise_error(f"{cls.name}: too many operands", start, parser.pos)
+        groups = _group_operands(cls, parser, start, positional, named, resolved)
 
         props_def = cls.get_irdl_definition().properties
         properties = {k: v for k, v in attrs.items() if k in props_def}
@@ -432,6 +390,65 @@ class GeOp(IRDLOperation):
         return cls.build(
             operands=groups, result_types=result_groups, properties=properties, attributes=attributes
         )
+
+
+def _parse_operands(
+    parser: Parser,
+) -> tuple[list[UnresolvedOperand], dict[str, UnresolvedOperand], list[UnresolvedOperand]]:
+    """Reads `%a, %b, name = %c`: (positional operands, named ones, all in the order written)."""
+    positional: list[UnresolvedOperand] = []
+    named: dict[str, UnresolvedOperand] = {}
+    order: list[UnresolvedOperand] = []
+    operand = parser.parse_optional_unresolved_operand()
+    if operand is None:
+        return positional, named, order
+    positional.append(operand)
+    order.append(operand)
+    while parser.parse_optional_punctuation(","):
+        keyword = parser.parse_optional_identifier()
+        if keyword is not None:
+            parser.parse_punctuation("=")
+            operand = parser.parse_unresolved_operand()
+            if keyword in named:
+                parser.raise_error(f"operand '{keyword}' given twice")
+            named[keyword] = operand
+        else:
+            if named:
+                parser.raise_error("positional operands must come before named ones")
+            operand = parser.parse_unresolved_operand()
+            positional.append(operand)
+        order.append(operand)
+    return positional, named, order
+
+
+def _group_operands(
+    cls: type[GeOp], parser: Parser, start: int, positional: list[UnresolvedOperand],
+    named: dict[str, UnresolvedOperand], resolved: dict[int, SSAValue],
+) -> list[SSAValue | None | list[SSAValue]]:
+    """Splits the operands over the operand definitions: optional ones by name, the rest in order."""
+    groups: list[SSAValue | None | list[SSAValue]] = []
+    defs = cls.get_irdl_definition().operands
+    known = {n for n, d in defs if isinstance(d, OptOperandDef)}
+    for key in named:
+        if key not in known:
+            parser.raise_error(f"{cls.name} has no optional operand '{key}'", start, parser.pos)
+    n_single = sum(1 for _, d in defs if not isinstance(d, VarOperandDef))
+    pos_iter = iter(positional)
+    for name, d in defs:
+        if isinstance(d, OptOperandDef):
+            u = named.get(name)
+            groups.append(resolved[id(u)] if u is not None else None)
+        elif isinstance(d, VarOperandDef):
+            rest = len(positional) - n_single
+            groups.append([resolved[id(next(pos_iter))] for _ in range(max(rest, 0))])
+        else:
+            u = next(pos_iter, None)
+            if u is None:
+                parser.raise_error(f"{cls.name} expects operand '{name}'", start, parser.pos)
+            groups.append(resolved[id(u)])
+    if next(pos_iter, None) is not None:
+        parser.raise_error(f"{cls.name}: too many operands", start, parser.pos)
+    return groups
 
 
 def _group_results(cls: type[GeOp], types: list[Attribute]) -> list[Attribute | None | list[Attribute]]:

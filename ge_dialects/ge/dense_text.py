@@ -244,6 +244,36 @@ def _check_narrow_bytes(parser: AttrParser, data: np.ndarray, element_type: Attr
             _fail(parser, f"the hex data holds bit patterns wider than {type_name(element_type)}", where)
 
 
+class _Literal:
+    """What stands between `dense<` and `>`: nothing, a hex string, or elements (nested or one splat)."""
+
+    __slots__ = ("pos", "empty", "hex_text", "shape", "elements")
+
+    def __init__(self, pos: int):
+        self.pos = pos  # where the literal starts (after `<`)
+        self.empty = False
+        self.hex_text: str | None = None
+        self.shape: list[int] | None = None  # None: a splat
+        self.elements: list[_Element] = []
+
+
+def _parse_literal(parser: AttrParser) -> _Literal:
+    """Reads the literal after `dense<`, up to and including `>`."""
+    literal = _Literal(parser.pos)
+    if parser.parse_optional_punctuation(">") is not None:
+        literal.empty = True
+        return literal
+    token = parser._current_token
+    if token.kind == MLIRTokenKind.STRING_LIT:
+        literal.hex_text = parser.parse_str_literal()
+    elif token.text == "[":
+        literal.shape = _parse_nested(parser, literal.elements, 1)
+    else:
+        literal.elements.append(_parse_element(parser))
+    parser.parse_punctuation(">", " to close the dense literal")
+    return literal
+
+
 def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> DenseIntOrFPElementsAttr | None:
     """Reads `<...> : type` after the `dense` keyword (`: type` only when `type` is None).
 
@@ -251,22 +281,7 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
     caller then lets xDSL read it)."""
     begin = parser.pos
     parser.parse_punctuation("<", " after 'dense'")
-    elements: list[_Element] = []
-    shape: list[int] | None = None  # None: a splat
-    hex_text: tuple[str, int] | None = None
-    empty = False
-    literal_pos = parser.pos
-    if parser.parse_optional_punctuation(">") is not None:
-        empty = True
-    else:
-        token = parser._current_token
-        if token.kind == MLIRTokenKind.STRING_LIT:
-            hex_text = (parser.parse_str_literal(), literal_pos)
-        elif token.text == "[":
-            shape = _parse_nested(parser, elements, 1)
-        else:
-            elements.append(_parse_element(parser))
-        parser.parse_punctuation(">", " to close the dense literal")
+    literal = _parse_literal(parser)
     type_pos = parser.pos
     if type is None:
         parser.parse_punctuation(":", " and the type of the dense literal")
@@ -274,8 +289,7 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
         type = parser.parse_type()
     if not isinstance(type, TensorType | VectorType):
         _fail(parser, f"a dense literal needs a tensor or vector type, got {type}", type_pos, parser.pos)
-    element_type = type.get_element_type()
-    dtype = storage_dtype(element_type)
+    dtype = storage_dtype(type.get_element_type())
     if dtype is None:
         parser._resume_from(begin)
         return None
@@ -283,30 +297,43 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
         _fail(parser, f"a dense literal needs a static shape, got {type}", type_pos, parser.pos)
     count = _check_size(parser, type, dtype, type_pos)
 
-    if empty:
+    if literal.empty:
         if count != 0:
-            _fail(parser, f"dense<> is empty but {type} has {count} elements", literal_pos)
+            _fail(parser, f"dense<> is empty but {type} has {count} elements", literal.pos)
         return DenseIntOrFPElementsAttr(type, BytesAttr(b""))
-    if hex_text is not None:
-        text, where = hex_text
-        if not text.startswith(("0x", "0X")):
-            _fail(parser, "a string in a dense literal must be hex data (\"0x...\")", where)
-        try:
-            raw = bytes.fromhex(text[2:])
-        except ValueError:
-            _fail(parser, "the hex data of the dense literal is not valid hex", where)
-        if len(raw) not in (dtype.itemsize, count * dtype.itemsize):
-            _fail(parser, f"the hex data holds {len(raw)} bytes; {type} needs {count * dtype.itemsize} "
-                          f"(or {dtype.itemsize} for a splat)", where)
-        _check_narrow_bytes(parser, np.frombuffer(raw, dtype), element_type, where)
-        return DenseIntOrFPElementsAttr(type, BytesAttr(raw))
+    if literal.hex_text is not None:
+        return _hex_dense(parser, literal, type, dtype, count)
+    return _elements_dense(parser, literal, type, dtype, count, type_pos)
+
+
+def _hex_dense(parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype,
+               count: int) -> DenseIntOrFPElementsAttr:
+    """The attribute of a hex string literal: the raw bytes of every element, or of one (a splat)."""
+    text, where = literal.hex_text, literal.pos
+    if not text.startswith(("0x", "0X")):
+        _fail(parser, "a string in a dense literal must be hex data (\"0x...\")", where)
+    try:
+        raw = bytes.fromhex(text[2:])
+    except ValueError:
+        _fail(parser, "the hex data of the dense literal is not valid hex", where)
+    if len(raw) not in (dtype.itemsize, count * dtype.itemsize):
+        _fail(parser, f"the hex data holds {len(raw)} bytes; {type} needs {count * dtype.itemsize} "
+                      f"(or {dtype.itemsize} for a splat)", where)
+    _check_narrow_bytes(parser, np.frombuffer(raw, dtype), type.get_element_type(), where)
+    return DenseIntOrFPElementsAttr(type, BytesAttr(raw))
+
+
+def _elements_dense(parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype,
+                    count: int, type_pos: int) -> DenseIntOrFPElementsAttr:
+    """The attribute of a literal of elements: of the type's shape, or one element (a splat)."""
+    shape, element_type = literal.shape, type.get_element_type()
     if shape is not None and list(type.get_shape()) != shape:
         _fail(parser, f"the dense literal has shape {shape} but its type {type} has shape "
-                      f"{list(type.get_shape())}", literal_pos, type_pos)
+                      f"{list(type.get_shape())}", literal.pos, type_pos)
     if isinstance(element_type, AnyFloat):
-        values = _float_values(parser, elements, element_type, dtype)
+        values = _float_values(parser, literal.elements, element_type, dtype)
     else:
-        values = _int_values(parser, elements, element_type, dtype)
+        values = _int_values(parser, literal.elements, element_type, dtype)
     if shape is None and count == 0:
         values = values[:0]
     return DenseIntOrFPElementsAttr(type, BytesAttr(values.tobytes()))

@@ -245,24 +245,27 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
     hw = Hardware.of(target)
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}' (modes: {', '.join(sorted(MODES))})")
-    mode = MODES[mode]
-    n = len(tasks)
     for t in tasks:
         t.work.check()
-    works = [t.work for t in tasks]
+    return _Simulator(tasks, hw, MODES[mode]).run()
 
-    # host launches
+
+# --------------------------------------------------------------------------------------------------
+# The simulator's parts: host launches, event sources, the event queue, stream cursors, core pools.
+
+
+def _launch_indices(tasks: list[SimTask], mode: str) -> list[int]:
+    """The host launch (0-based, in issue order) of each task in `mode`."""
     if mode == "op":
-        launch_of = list(range(n))
-    elif mode == "graph":
-        launch_of = [0] * n
-    else:
-        order: dict[int, int] = {}
-        launch_of = [order.setdefault(t.launch, len(order)) for t in tasks]
-    launches = (max(launch_of) + 1) if n else 0
-    launch_times = [(k + 1) * hw.launch_s for k in range(launches)]
+        return list(range(len(tasks)))
+    if mode == "graph":
+        return [0] * len(tasks)
+    order: dict[int, int] = {}
+    return [order.setdefault(t.launch, len(order)) for t in tasks]
 
-    # each wait refers to the latest record of its event by an earlier task
+
+def _wait_sources(tasks: list[SimTask]) -> list[list[int]]:
+    """For each task, the task whose record each of its waits refers to: the latest earlier record of the event."""
     latest: dict[int, int] = {}
     wait_src: list[list[int]] = []
     for i, t in enumerate(tasks):
@@ -274,187 +277,286 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
         wait_src.append(srcs)
         for e in t.records:
             latest[e] = i
+    return wait_src
 
-    streams: dict[int, list[int]] = defaultdict(list)
-    for i, t in enumerate(tasks):
-        streams[t.stream].append(i)
-    pos = {s: 0 for s in streams}
-    stream_free = {s: 0.0 for s in streams}
-    stream_busy = {s: False for s in streams}
-    blocked_on: dict[int, list[int]] = defaultdict(list)
-    rec_time: dict[tuple[int, int], float] = {}
 
-    st = [_TaskState(launch_time=launch_times[launch_of[i]]) for i in range(n)]
-    free = {p: list(range(c)) for p, c in hw.pools.items()}  # heaps of free core ids
-    for h in free.values():
-        heapq.heapify(h)
-    l2 = _L2(hw.l2)
-    heap: list[tuple[float, int, str, object]] = []
-    seq = 0
-    queue: list[int] = []  # ready tasks with blocks left to dispatch
-    groups: list[_Group] = []
-    early: list[tuple[int, int]] = []  # (task, producer) pairs where the task started first
-    hbm_trace: list[tuple[float, float]] = []
+class _EventQueue:
+    """Fixed-time events ("ready": a task may dispatch; "body": a group starts its body), by time, then push order."""
 
-    def push(time: float, kind: str, data) -> None:
-        nonlocal seq
-        heapq.heappush(heap, (time, seq, kind, data))
-        seq += 1
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, str, object]] = []
+        self._seq = 0
 
-    def advance_stream(s: int) -> None:
-        if stream_busy[s] or pos[s] == len(streams[s]):
+    def push(self, time: float, kind: str, data) -> None:
+        heapq.heappush(self._heap, (time, self._seq, kind, data))
+        self._seq += 1
+
+    def next_time(self) -> float:
+        return self._heap[0][0] if self._heap else INF
+
+    def pop_due(self, now: float) -> list[tuple[str, object]]:
+        """The events due at `now` (within rounding), removed from the queue, in order."""
+        due = []
+        while self._heap and self._heap[0][0] <= now + _eps(now):
+            _, _, kind, data = heapq.heappop(self._heap)
+            due.append((kind, data))
+        return due
+
+
+@dataclass
+class _Stream:
+    """One stream's cursor: its tasks in program order, the next one to issue, and when the stream is free."""
+
+    tasks: list[int] = field(default_factory=list)
+    next: int = 0
+    free_at: float = 0.0  # end of its last task, records included
+    busy: bool = False  # a task of the stream is issued and not yet ended
+
+    def pending(self) -> int | None:
+        """The next task to issue, or None while one runs or when all are issued."""
+        if self.busy or self.next == len(self.tasks):
+            return None
+        return self.tasks[self.next]
+
+
+class _CorePools:
+    """The free cores of each pool, as heaps of core ids (the lowest free id is taken first)."""
+
+    def __init__(self, pools: dict[str, int]) -> None:
+        self.free = {p: list(range(c)) for p, c in pools.items()}
+        for h in self.free.values():
+            heapq.heapify(h)
+
+    def blocks_free(self, need: dict[str, int]) -> int:
+        """How many blocks needing `need` cores per pool fit in the free cores."""
+        return min(len(self.free[p]) // c for p, c in need.items())
+
+    def take(self, need: dict[str, int], blocks: int) -> dict[str, tuple[int, ...]]:
+        return {p: tuple(heapq.heappop(self.free[p]) for _ in range(c * blocks)) for p, c in need.items()}
+
+    def release(self, cores: dict[str, tuple[int, ...]]) -> None:
+        for p, ids in cores.items():
+            for c in ids:
+                heapq.heappush(self.free[p], c)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+class _Simulator:
+    """One simulation run. Its state: the host launches, the fixed-time event queue, the cursor of each stream,
+    the free cores of each pool, the groups of blocks running (which share HBM), L2, and each task's progress."""
+
+    def __init__(self, tasks: list[SimTask], hw: Hardware, mode: str) -> None:
+        self.tasks = tasks
+        self.works = [t.work for t in tasks]
+        self.hw = hw
+        self.mode = mode
+        # host
+        self.launch_of = _launch_indices(tasks, mode)
+        self.launches = (max(self.launch_of) + 1) if tasks else 0
+        self.launch_times = [(k + 1) * hw.launch_s for k in range(self.launches)]
+        # streams and events
+        self.wait_src = _wait_sources(tasks)
+        self.streams: dict[int, _Stream] = {}
+        for i, t in enumerate(tasks):
+            self.streams.setdefault(t.stream, _Stream()).tasks.append(i)
+        self.blocked_on: dict[int, list[int]] = defaultdict(list)  # task -> streams waiting for its records
+        self.rec_time: dict[tuple[int, int], float] = {}  # (task, event) -> when recorded
+        self.events = _EventQueue()
+        # tasks, cores, memory
+        self.st = [_TaskState(launch_time=self.launch_times[self.launch_of[i]]) for i in range(len(tasks))]
+        self.cores = _CorePools(hw.pools)
+        self.l2 = _L2(hw.l2)
+        self.queue: list[int] = []  # ready tasks with blocks left to dispatch
+        self.running: list[_Group] = []  # groups of blocks on cores
+        self.early: list[tuple[int, int]] = []  # (task, producer) pairs where the task started first
+        self.hbm_trace: list[tuple[float, float]] = []
+        self.now = 0.0
+
+    def run(self) -> SimResult:
+        for s in self.streams:
+            self._advance_stream(s)
+        self._rerate()
+        while self._step():
+            pass
+        self._check_finished()
+        return self._result()
+
+    # ---- streams
+
+    def _advance_stream(self, s: int) -> None:
+        """Issue the stream's next task if it may: its waited events recorded; it becomes ready after the waits."""
+        stream = self.streams[s]
+        j = stream.pending()
+        if j is None:
             return
-        j = streams[s][pos[s]]
-        for src in wait_src[j]:
-            if st[src].end is None:
-                blocked_on[src].append(s)
+        for src in self.wait_src[j]:
+            if self.st[src].end is None:
+                self.blocked_on[src].append(s)
                 return
-        t = max(stream_free[s], st[j].launch_time)
+        t = max(stream.free_at, self.st[j].launch_time)
         details = []
-        for e, src in zip(tasks[j].waits, wait_src[j]):
-            rt = rec_time[(src, e)]
-            t = max(t, rt) + hw.wait_s
+        for e, src in zip(self.tasks[j].waits, self.wait_src[j]):
+            rt = self.rec_time[(src, e)]
+            t = max(t, rt) + self.hw.wait_s
             details.append(EventWait(e, src, rt, t))
-        st[j].waits = tuple(details)
-        st[j].prev_end = stream_free[s]
-        stream_busy[s] = True
-        pos[s] += 1
-        push(t, "ready", j)
+        self.st[j].waits = tuple(details)
+        self.st[j].prev_end = stream.free_at
+        stream.busy = True
+        stream.next += 1
+        self.events.push(t, "ready", j)
 
-    def dispatch(now: float) -> None:
-        for j in sorted(queue, key=lambda j: (st[j].ready, j)):  # first ready first, then program order
-            w = works[j]
-            need = hw.need(w.engine)
-            k = min(w.block_dim - st[j].dispatched, min(len(free[p]) // c for p, c in need.items()))
+    def _finish_task(self, j: int) -> None:
+        """Task `j`'s last block ended: its outputs enter L2, its records run, its stream (and waiters) go on."""
+        s = self.st[j]
+        s.end = self.now
+        for x in self.works[j].outputs:
+            self.l2.touch(x.name, x.nbytes)
+        t = self.now
+        recs = []
+        for e in self.tasks[j].records:
+            t += self.hw.record_s
+            self.rec_time[(j, e)] = t
+            recs.append((e, t))
+        s.records = tuple(recs)
+        sid = self.tasks[j].stream
+        self.streams[sid].free_at = t
+        self.streams[sid].busy = False
+        self._advance_stream(sid)
+        for s2 in self.blocked_on.pop(j, []):
+            self._advance_stream(s2)
+
+    # ---- cores
+
+    def _dispatch(self) -> None:
+        """Give each queued task (first ready first, then program order) as many blocks as fit in the free cores."""
+        now = self.now
+        for j in sorted(self.queue, key=lambda j: (self.st[j].ready, j)):
+            w = self.works[j]
+            need = self.hw.need(w.engine)
+            k = min(w.block_dim - self.st[j].dispatched, self.cores.blocks_free(need))
             if k < 1:
                 continue
-            s = st[j]
+            s = self.st[j]
             if s.start is None:
-                s.start = now
-                early.extend((j, p) for p in tasks[j].inputs_from if st[p].end is None)
-                sizes: dict[str, int] = {}
-                for x in w.inputs:
-                    sizes[x.name] = max(sizes.get(x.name, 0), x.nbytes)
-                hits = {name for name, nb in sizes.items() if l2.holds(name, nb)}
-                s.l2_hits = tuple(sorted(hits))
-                s.cost = block_cost(w, hw, hits)
-                for x in w.inputs:
-                    l2.touch(x.name, x.nbytes)
-                s.body_from = now + s.cost.overhead_s
-            cores = {p: tuple(heapq.heappop(free[p]) for _ in range(c * k)) for p, c in need.items()}
-            g = _Group(j, k, cores, now, max(now, s.body_from))
+                self._start_task(j)
+            g = _Group(j, k, self.cores.take(need, k), now, max(now, s.body_from))
             s.dispatched += k
             s.running += k
             s.cores = max(s.cores, s.running)
-            groups.append(g)
+            self.running.append(g)
             if g.body_start > now:
-                push(g.body_start, "body", g)
+                self.events.push(g.body_start, "body", g)
             if s.dispatched == w.block_dim:
-                queue.remove(j)
+                self.queue.remove(j)
 
-    def in_body(g: _Group, now: float) -> bool:
-        return g.body_start <= now + _eps(now)
+    def _start_task(self, j: int) -> None:
+        """Task `j`'s first blocks start: note producers not yet ended, find its L2 hits, cost its blocks."""
+        s, w, now = self.st[j], self.works[j], self.now
+        s.start = now
+        self.early.extend((j, p) for p in self.tasks[j].inputs_from if self.st[p].end is None)
+        sizes: dict[str, int] = {}
+        for x in w.inputs:
+            sizes[x.name] = max(sizes.get(x.name, 0), x.nbytes)
+        hits = {name for name, nb in sizes.items() if self.l2.holds(name, nb)}
+        s.l2_hits = tuple(sorted(hits))
+        s.cost = block_cost(w, self.hw, hits)
+        for x in w.inputs:
+            self.l2.touch(x.name, x.nbytes)
+        s.body_from = now + s.cost.overhead_s
 
-    def rerate(now: float) -> None:
-        body = [g for g in groups if in_body(g, now)]
-        lam = hbm_level([(st[g.task].cost, g.k) for g in body], hw.hbm_bw)
+    # ---- HBM sharing
+
+    def _in_body(self, g: _Group) -> bool:
+        return g.body_start <= self.now + _eps(self.now)
+
+    def _rerate(self) -> None:
+        """Share HBM among the groups in their body: one allotment λ each, and the rate it gives them."""
+        body = [g for g in self.running if self._in_body(g)]
+        lam = hbm_level([(self.st[g.task].cost, g.k) for g in body], self.hw.hbm_bw)
         total = 0.0
         for g in body:
-            c = st[g.task].cost
+            c = self.st[g.task].cost
             t = c.body(lam)
             g.b = lam
             g.rate = INF if t <= 0 else 1.0 / t
             total += g.k * c.consumption(lam)
-        if not hbm_trace or hbm_trace[-1][1] != total:
-            hbm_trace.append((now, total))
+        if not self.hbm_trace or self.hbm_trace[-1][1] != total:
+            self.hbm_trace.append((self.now, total))
 
-    def finish_task(j: int, now: float) -> None:
-        s = st[j]
-        s.end = now
-        w = works[j]
-        for x in w.outputs:
-            l2.touch(x.name, x.nbytes)
-        t = now
-        recs = []
-        for e in tasks[j].records:
-            t += hw.record_s
-            rec_time[(j, e)] = t
-            recs.append((e, t))
-        s.records = tuple(recs)
-        sid = tasks[j].stream
-        stream_free[sid] = t
-        stream_busy[sid] = False
-        advance_stream(sid)
-        for s2 in blocked_on.pop(j, []):
-            advance_stream(s2)
+    # ---- time
 
-    for s in streams:
-        advance_stream(s)
-
-    now = 0.0
-    rerate(now)
-    while True:
-        t_heap = heap[0][0] if heap else INF
+    def _step(self) -> bool:
+        """Advance to the next group end or fixed-time event and handle what happens then; False when none is left."""
         fin: dict[int, float] = {}  # id(group) -> finish time at current rates
-        for g in groups:
-            if in_body(g, now):
-                fin[id(g)] = now if g.rate == INF else now + g.remaining / g.rate
-        t_next = min(t_heap, min(fin.values(), default=INF))
+        for g in self.running:
+            if self._in_body(g):
+                fin[id(g)] = self.now if g.rate == INF else self.now + g.remaining / g.rate
+        t_next = min(self.events.next_time(), min(fin.values(), default=INF))
         if t_next == INF:
-            break
-        dt = t_next - now
+            return False
+        dt = t_next - self.now
         if dt > 0:
-            for g in groups:
-                if id(g) in fin and g.rate != INF:
-                    s = st[g.task]
-                    stg = s.cost.stages(g.b)
-                    frac = min(g.remaining, g.rate * dt)
-                    s.mte2_s += g.k * stg["mte2"] * frac
-                    s.mte3_s += g.k * stg["mte3"] * frac
-                    g.remaining -= frac
-        now = t_next
-        changed = False
-        # groups done (finish times within rounding of now)
-        for g in [g for g in groups if fin.get(id(g), INF) <= now + _eps(now)]:
-            groups.remove(g)
-            s = st[g.task]
-            for p, ids in g.cores.items():
-                for c in ids:
-                    heapq.heappush(free[p], c)
+            self._progress(fin, dt)
+        self.now = t_next
+        changed = self._end_groups(fin)
+        for kind, data in self.events.pop_due(self.now):
+            changed = True
+            if kind == "ready":
+                self.st[data].ready = self.now
+                self.queue.append(data)
+        if changed:
+            self._dispatch()
+            self._rerate()
+        return True
+
+    def _progress(self, fin: dict[int, float], dt: float) -> None:
+        """Run the groups in their body for `dt` at their rates, counting their MTE busy time."""
+        for g in self.running:
+            if id(g) in fin and g.rate != INF:
+                s = self.st[g.task]
+                stg = s.cost.stages(g.b)
+                frac = min(g.remaining, g.rate * dt)
+                s.mte2_s += g.k * stg["mte2"] * frac
+                s.mte3_s += g.k * stg["mte3"] * frac
+                g.remaining -= frac
+
+    def _end_groups(self, fin: dict[int, float]) -> bool:
+        """End the groups whose finish time is now (within rounding), freeing their cores; True if any ended."""
+        now = self.now
+        ended = [g for g in self.running if fin.get(id(g), INF) <= now + _eps(now)]
+        for g in ended:
+            self.running.remove(g)
+            self.cores.release(g.cores)
+            s = self.st[g.task]
             s.groups.append((g.start, now, g.k, g.cores))
             s.block_s += g.k * (now - g.start)
             s.running -= g.k
             s.done += g.k
-            changed = True
-            if s.done == works[g.task].block_dim:
-                finish_task(g.task, now)
-        # fixed-time events due
-        while heap and heap[0][0] <= now + _eps(now):
-            _, _, kind, data = heapq.heappop(heap)
-            changed = True
-            if kind == "ready":
-                st[data].ready = now
-                queue.append(data)
-        if changed:
-            dispatch(now)
-            rerate(now)
+            if s.done == self.works[g.task].block_dim:
+                self._finish_task(g.task)
+        return bool(ended)
 
-    if early:
-        j, p = early[0]
-        ended = f"finished at {st[p].end * 1e6:.1f} us" if st[p].end is not None else "never finished"
-        raise ScheduleError(f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
-                            f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
-                            f"{tasks[p].stream}) {ended}")
-    unfinished = [works[i].name for i in range(n) if st[i].end is None]
-    if unfinished:  # cannot happen when waits refer to earlier tasks; kept as a guard
-        raise RuntimeError(f"simulation stalled; unfinished tasks: {', '.join(unfinished[:5])}")
+    # ---- results
 
-    # results
-    results: list[TaskResult] = []
-    for i, t in enumerate(tasks):
-        s, w, c = st[i], works[i], st[i].cost
-        results.append(TaskResult(
-            index=i, work=w, stream=t.stream, launch=launch_of[i], task_type=task_type(w.engine, hw),
+    def _check_finished(self) -> None:
+        """Every task ended, and none started before a producer of its inputs ended (ScheduleError)."""
+        st, works, tasks = self.st, self.works, self.tasks
+        if self.early:
+            j, p = self.early[0]
+            ended = f"finished at {st[p].end * 1e6:.1f} us" if st[p].end is not None else "never finished"
+            raise ScheduleError(f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
+                                f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
+                                f"{tasks[p].stream}) {ended}")
+        unfinished = [works[i].name for i in range(len(tasks)) if st[i].end is None]
+        if unfinished:  # cannot happen when waits refer to earlier tasks; kept as a guard
+            raise RuntimeError(f"simulation stalled; unfinished tasks: {', '.join(unfinished[:5])}")
+
+    def _task_result(self, i: int) -> TaskResult:
+        s, w, c, hw = self.st[i], self.works[i], self.st[i].cost, self.hw
+        return TaskResult(
+            index=i, work=w, stream=self.tasks[i].stream, launch=self.launch_of[i], task_type=task_type(w.engine, hw),
             launch_time=s.launch_time, ready=s.ready, start=s.start, end=s.end,
             wait=s.start - s.prev_end, cores=s.cores, groups=s.groups, block_s=s.block_s,
             cube_s=c.cube_s * w.block_dim, vector_s=c.vector_s * w.block_dim,
@@ -463,13 +565,38 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
             l2_hits=s.l2_hits, bound_s=task_bound(w, hw, c.hbm_read_bytes + c.hbm_write_bytes),
             standalone=task_time(w, hw, s.cores, 1.0, set(s.l2_hits)),
             waits=s.waits, records=s.records,
-        ))
+        )
 
-    latency = max((x.end for x in results), default=0.0)
-    core_work = [w for w in works if w.engine in ("cube", "vector", "cube+vector")]
-    cube_core_s = sum(hw.cube_cycles(w) for w in core_work) / hw.clock
-    vector_core_s = sum(hw.vector_cycles(w) for w in core_work) / hw.clock
-    hbm_moved = sum(x.hbm_read_bytes + x.hbm_write_bytes for x in results)
+    def _result(self) -> SimResult:
+        hw, works = self.hw, self.works
+        results = [self._task_result(i) for i in range(len(self.tasks))]
+        latency = max((x.end for x in results), default=0.0)
+        core_work = [w for w in works if w.engine in ("cube", "vector", "cube+vector")]
+        cube_core_s = sum(hw.cube_cycles(w) for w in core_work) / hw.clock
+        vector_core_s = sum(hw.vector_cycles(w) for w in core_work) / hw.clock
+        hbm_moved = sum(x.hbm_read_bytes + x.hbm_write_bytes for x in results)
+        compulsory = _compulsory_hbm_bytes(works)
+        bound = Bound(
+            cube_s=cube_core_s / hw.cube_cores,
+            vector_s=vector_core_s / hw.vector_cores,
+            hbm_s=compulsory / hw.hbm_bw,
+            launch_s=self.launches * hw.launch_s,
+            hbm_bytes=compulsory,
+        )
+        div = latency if latency > 0 else math.inf
+        return SimResult(
+            target=hw.name, mode=self.mode, tasks=results, latency=latency,
+            cube_util=cube_core_s / (hw.cube_cores * div),
+            vector_util=vector_core_s / (hw.vector_cores * div),
+            hbm_util=hbm_moved / (hw.hbm_bw * div),
+            launches=self.launches, launch_times=self.launch_times, bound=bound, hbm_bytes=hbm_moved,
+            l2_read_bytes=sum(x.l2_read_bytes for x in results), pools=dict(hw.pools),
+            hbm_trace=self.hbm_trace, launch_s=hw.launch_s, wait_s=hw.wait_s, hbm_bandwidth=hw.hbm_bw,
+        )
+
+
+def _compulsory_hbm_bytes(works: list[TaskWork]) -> int:
+    """Every tensor written, plus the first read of every tensor no task writes (each at its largest size)."""
     written = {x.name for w in works for x in w.outputs}
     compulsory = sum(sum({x.name: x.nbytes for x in w.outputs}.values()) for w in works)
     first_reads: dict[str, int] = {}
@@ -477,21 +604,4 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
         for x in w.inputs:
             if x.name not in written:
                 first_reads[x.name] = max(first_reads.get(x.name, 0), x.nbytes)
-    compulsory += sum(first_reads.values())
-    bound = Bound(
-        cube_s=cube_core_s / hw.cube_cores,
-        vector_s=vector_core_s / hw.vector_cores,
-        hbm_s=compulsory / hw.hbm_bw,
-        launch_s=launches * hw.launch_s,
-        hbm_bytes=compulsory,
-    )
-    div = latency if latency > 0 else math.inf
-    return SimResult(
-        target=hw.name, mode=mode, tasks=results, latency=latency,
-        cube_util=cube_core_s / (hw.cube_cores * div),
-        vector_util=vector_core_s / (hw.vector_cores * div),
-        hbm_util=hbm_moved / (hw.hbm_bw * div),
-        launches=launches, launch_times=launch_times, bound=bound, hbm_bytes=hbm_moved,
-        l2_read_bytes=sum(x.l2_read_bytes for x in results), pools=dict(hw.pools),
-        hbm_trace=hbm_trace, launch_s=hw.launch_s, wait_s=hw.wait_s, hbm_bandwidth=hw.hbm_bw,
-    )
+    return compulsory + sum(first_reads.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ge.interpreter.device.simulator import SimResult
+from ge.interpreter.device.simulator import SimResult, TaskResult
 
 _US = 1e6
 
@@ -25,30 +25,39 @@ def chrome_trace(result: SimResult) -> dict:
     """Trace-event JSON (load in chrome://tracing or ui.perfetto.dev). Times in microseconds.
     Tracks: the host's launches, one per stream (tasks, event waits and records, flow arrows from
     each record to its waits), one per core of each pool used, and an HBM bandwidth counter."""
-    ev: list[dict] = []
-    # host
-    ev += [_meta("process_name", 0, 0, "Host"), _meta("process_sort_index", 0, 0, 0),
-           _meta("thread_name", 0, 0, "launches")]
+    ev = _host_events(result) + _stream_events(result) + _core_events(result) + _memory_events(result)
+    return {
+        "traceEvents": ev,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "target": result.target, "mode": result.mode, "latency_us": result.latency * _US,
+            "bound_us": result.bound.value * _US, "bound_limiter": result.bound.limiter,
+            "launches": result.launches, "cube_util": result.cube_util,
+            "vector_util": result.vector_util, "hbm_util": result.hbm_util,
+        },
+    }
+
+
+def _host_events(result: SimResult) -> list[dict]:
+    """The host track: one slice per launch."""
+    ev = [_meta("process_name", 0, 0, "Host"), _meta("process_sort_index", 0, 0, 0),
+          _meta("thread_name", 0, 0, "launches")]
     for k, t in enumerate(result.launch_times):
         ev.append({"ph": "X", "name": f"launch {k}", "cat": "host", "pid": 0, "tid": 0,
                    "ts": (t - result.launch_s) * _US, "dur": result.launch_s * _US})
-    # streams
-    ev += [_meta("process_name", 1, 0, "Streams"), _meta("process_sort_index", 1, 0, 1)]
+    return ev
+
+
+def _stream_events(result: SimResult) -> list[dict]:
+    """One track per stream: its tasks, then each task's event waits (with a flow arrow from the record)
+    and records."""
+    ev = [_meta("process_name", 1, 0, "Streams"), _meta("process_sort_index", 1, 0, 1)]
     for s in sorted({t.stream for t in result.tasks}):
         ev += [_meta("thread_name", 1, s, f"stream {s}"), _meta("thread_sort_index", 1, s, s)]
     flow = 0
     for t in result.tasks:
-        args = {
-            "op_type": t.work.op_type, "engine": t.work.engine, "task_type": t.task_type,
-            "block_dim": t.work.block_dim, "cores": t.cores, "launch": t.launch,
-            "wait_us": t.wait * _US, "bound_us": t.bound_s * _US,
-            "cube_ratio": round(t.cube_ratio, 4), "vector_ratio": round(t.vector_ratio, 4),
-            "mte2_ratio": round(t.mte2_ratio, 4), "mte3_ratio": round(t.mte3_ratio, 4),
-            "hbm_read_bytes": t.hbm_read_bytes, "hbm_write_bytes": t.hbm_write_bytes,
-            "l2_read_bytes": t.l2_read_bytes,
-        }
         ev.append({"ph": "X", "name": t.name, "cat": "task", "pid": 1, "tid": t.stream,
-                   "ts": t.start * _US, "dur": max(0.0, t.duration) * _US, "args": args})
+                   "ts": t.start * _US, "dur": max(0.0, t.duration) * _US, "args": _task_args(t)})
         for w in t.waits:
             flow += 1
             src = result.tasks[w.source]
@@ -63,7 +72,24 @@ def chrome_trace(result: SimResult) -> dict:
             ev.append({"ph": "X", "name": f"record e{e}", "cat": "event", "pid": 1, "tid": t.stream,
                        "ts": prev * _US, "dur": max(0.0, when - prev) * _US})
             prev = when
-    # cores
+    return ev
+
+
+def _task_args(t: TaskResult) -> dict:
+    return {
+        "op_type": t.work.op_type, "engine": t.work.engine, "task_type": t.task_type,
+        "block_dim": t.work.block_dim, "cores": t.cores, "launch": t.launch,
+        "wait_us": t.wait * _US, "bound_us": t.bound_s * _US,
+        "cube_ratio": round(t.cube_ratio, 4), "vector_ratio": round(t.vector_ratio, 4),
+        "mte2_ratio": round(t.mte2_ratio, 4), "mte3_ratio": round(t.mte3_ratio, 4),
+        "hbm_read_bytes": t.hbm_read_bytes, "hbm_write_bytes": t.hbm_write_bytes,
+        "l2_read_bytes": t.l2_read_bytes,
+    }
+
+
+def _core_events(result: SimResult) -> list[dict]:
+    """One track per core used, per pool: the groups of blocks it ran."""
+    ev: list[dict] = []
     used: dict[str, set[int]] = {}
     for t in result.tasks:
         for _, _, _, cores in t.groups:
@@ -81,21 +107,16 @@ def chrome_trace(result: SimResult) -> dict:
                     ev.append({"ph": "X", "name": t.name, "cat": t.task_type, "pid": _PIDS[p], "tid": c,
                                "ts": g_start * _US, "dur": max(0.0, g_end - g_start) * _US,
                                "args": {"op_type": t.work.op_type, "stream": t.stream}})
-    # HBM bandwidth
-    ev += [_meta("process_name", 6, 0, "Memory"), _meta("process_sort_index", 6, 0, 6)]
+    return ev
+
+
+def _memory_events(result: SimResult) -> list[dict]:
+    """The HBM bandwidth counter."""
+    ev = [_meta("process_name", 6, 0, "Memory"), _meta("process_sort_index", 6, 0, 6)]
     for time, bw in result.hbm_trace:
         ev.append({"ph": "C", "name": "HBM bandwidth", "pid": 6, "tid": 0, "ts": time * _US,
                    "args": {"GB/s": bw / 1e9}})
-    return {
-        "traceEvents": ev,
-        "displayTimeUnit": "ns",
-        "otherData": {
-            "target": result.target, "mode": result.mode, "latency_us": result.latency * _US,
-            "bound_us": result.bound.value * _US, "bound_limiter": result.bound.limiter,
-            "launches": result.launches, "cube_util": result.cube_util,
-            "vector_util": result.vector_util, "hbm_util": result.hbm_util,
-        },
-    }
+    return ev
 
 
 #: Columns of the op summary, after msprof's op_summary_*.csv (plus the model's own bytes and bound).

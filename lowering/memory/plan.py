@@ -312,13 +312,7 @@ def plan_memory(
     heuristics tried (names of `HEURISTICS`); the smallest plan wins, ties to the earlier name.
     `keep_apart`: pairs of pool buffers that must not share a byte (see the module docstring).
     """
-    if not isinstance(alignment, int) or alignment <= 0:
-        raise ValueError(f"alignment must be a positive int, got {alignment!r}")
-    seen: set[str] = set()
-    for b in buffers:
-        if b.name in seen:
-            raise ValueError(f"two buffers are named {b.name!r}")
-        seen.add(b.name)
+    _check_buffers(buffers, alignment)
     pool = [b for b in buffers if not b.pinned]
     pinned = tuple(b.name for b in buffers if b.pinned)
     sizes = {b.name: _units(b.size, alignment) for b in pool}
@@ -326,19 +320,51 @@ def plan_memory(
     apart = _apart_pairs(keep_apart, sizes)
 
     if not reuse:
-        offsets, top = {}, 0
-        for b in sorted(pool, key=lambda b: (b.start, b.end)):
-            offsets[b.name] = top * alignment
-            top += sizes[b.name]
-        lower, _ = _live_profile(_make_units(pool, sizes, {}))
-        return MemoryPlan(offsets, top * alignment, "no_reuse", lower * alignment, no_reuse * alignment, {},
-                          alignment, pinned, {"no_reuse": top * alignment})
+        return _plan_without_reuse(pool, sizes, alignment, pinned)
 
     chains = _inplace_chains(pool, sizes, apart) if inplace else {}
     units = _make_units(pool, sizes, chains)
     lower, profile = _live_profile(units)
     adj = _conflicts(units, apart)
     names = list(HEURISTICS) if heuristics is None else list(heuristics)
+    peak, name, unit_offsets, candidates = _best_placement(names, units, profile, adj)
+    offsets = {}
+    for u, o in zip(units, unit_offsets):
+        for m in u.members:
+            offsets[m.name] = o * alignment
+    offsets = {b.name: offsets[b.name] for b in pool}
+    return MemoryPlan(offsets, peak * alignment, name, lower * alignment, no_reuse * alignment, chains,
+                      alignment, pinned, {h: p * alignment for h, p in candidates.items()},
+                      tuple(sorted(tuple(sorted(p)) for p in apart)))
+
+
+def _check_buffers(buffers: Sequence[Buffer], alignment: int) -> None:
+    if not isinstance(alignment, int) or alignment <= 0:
+        raise ValueError(f"alignment must be a positive int, got {alignment!r}")
+    seen: set[str] = set()
+    for b in buffers:
+        if b.name in seen:
+            raise ValueError(f"two buffers are named {b.name!r}")
+        seen.add(b.name)
+
+
+def _plan_without_reuse(pool: list[Buffer], sizes: dict[str, int], alignment: int,
+                        pinned: tuple[str, ...]) -> MemoryPlan:
+    """Every buffer its own range, stacked in order of first use."""
+    offsets, top = {}, 0
+    for b in sorted(pool, key=lambda b: (b.start, b.end)):
+        offsets[b.name] = top * alignment
+        top += sizes[b.name]
+    lower, _ = _live_profile(_make_units(pool, sizes, {}))
+    no_reuse = sum(sizes.values())
+    return MemoryPlan(offsets, top * alignment, "no_reuse", lower * alignment, no_reuse * alignment, {},
+                      alignment, pinned, {"no_reuse": top * alignment})
+
+
+def _best_placement(names: list[str], units: list[_Unit], profile: list[tuple[int, int]],
+                    adj: list[dict[int, tuple[int, int]]]) -> tuple[int, str, list[int], dict[str, int]]:
+    """Run each named heuristic; (peak, heuristic, unit offsets) of the smallest plan (ties to the earlier
+    name), and the peak of every heuristic (all in alignment units)."""
     if not names:
         raise ValueError("no heuristic to run")
     best: tuple[int, str, list[int]] | None = None
@@ -348,17 +374,11 @@ def plan_memory(
             raise ValueError(f"unknown heuristic {name!r} (known: {', '.join(HEURISTICS)})")
         order_fn, best_fit = HEURISTICS[name]
         unit_offsets, peak = _place(order_fn(units, profile), units, adj, best_fit)
-        candidates[name] = peak * alignment
+        candidates[name] = peak
         if best is None or peak < best[0]:
             best = (peak, name, unit_offsets)
     peak, name, unit_offsets = best
-    offsets = {}
-    for u, o in zip(units, unit_offsets):
-        for m in u.members:
-            offsets[m.name] = o * alignment
-    offsets = {b.name: offsets[b.name] for b in pool}
-    return MemoryPlan(offsets, peak * alignment, name, lower * alignment, no_reuse * alignment, chains,
-                      alignment, pinned, candidates, tuple(sorted(tuple(sorted(p)) for p in apart)))
+    return peak, name, unit_offsets, candidates
 
 
 def _apart_pairs(keep_apart: Iterable[tuple[str, str]], sizes: dict[str, int]) -> frozenset[frozenset[str]]:
@@ -381,6 +401,14 @@ def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
     dying at the defining task, output larger than the input)."""
     by_name = {b.name: b for b in buffers}
     pool = [b for b in buffers if not b.pinned]
+    _check_offsets(plan, pool, by_name)
+    root = _check_inplace_pairs(plan, pool, by_name)
+    _check_no_overlap(plan, pool, root)
+    _check_kept_apart(plan, by_name)
+
+
+def _check_offsets(plan: MemoryPlan, pool: list[Buffer], by_name: dict[str, Buffer]) -> None:
+    """Every pool buffer has an aligned offset inside the pool, and every offset is of a pool buffer."""
     for b in pool:
         if b.name not in plan.offsets:
             raise PlanError(f"buffer {b.name!r} has no offset")
@@ -392,7 +420,11 @@ def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
     for name in plan.offsets:
         if name not in by_name or by_name[name].pinned:
             raise PlanError(f"offset for {name!r}, which is not a buffer of the pool")
-    # in-place pairs: legal, and grouped (transitively) so their members may overlap
+
+
+def _check_inplace_pairs(plan: MemoryPlan, pool: list[Buffer], by_name: dict[str, Buffer]) -> Callable[[str], str]:
+    """Every in-place pair is legal; the pairs grouped (transitively) so their members may overlap:
+    returns the group representative of a buffer name."""
     group = {b.name: b.name for b in pool}
 
     def root(n: str) -> str:
@@ -409,13 +441,18 @@ def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
         if inp not in b.inplace_of:
             raise PlanError(f"{out!r} overwrites {inp!r}, which is not in its inplace_of")
         if a.end != b.start:
-            raise PlanError(f"{out!r} overwrites {inp!r}, whose last use (task {a.end}) is not its definition (task {b.start})")
+            raise PlanError(f"{out!r} overwrites {inp!r}, whose last use (task {a.end}) is not its definition "
+                            f"(task {b.start})")
         if _units(b.size, align) > _units(a.size, align):
             raise PlanError(f"{out!r} ({b.size} bytes) overwrites the smaller {inp!r} ({a.size} bytes)")
         if plan.offsets[out] != plan.offsets[inp]:
             raise PlanError(f"in-place pair {out!r} <- {inp!r} at different offsets")
         group[root(out)] = root(inp)
-    # sweep over time: every buffer against those live when it starts
+    return root
+
+
+def _check_no_overlap(plan: MemoryPlan, pool: list[Buffer], root: Callable[[str], str]) -> None:
+    """Sweep over time: no buffer shares bytes with one live when it starts, unless in the same in-place group."""
     order = sorted((b for b in pool if b.size), key=lambda b: (b.start, b.end))
     active: list[tuple[int, int, Buffer]] = []
     live: dict[int, Buffer] = {}
@@ -432,6 +469,9 @@ def verify_plan(plan: MemoryPlan, buffers: Sequence[Buffer]) -> None:
                 )
         live[i] = b
         heapq.heappush(active, (b.end, i, b))
+
+
+def _check_kept_apart(plan: MemoryPlan, by_name: dict[str, Buffer]) -> None:
     for x, y in plan.keep_apart:
         b, c = by_name.get(x), by_name.get(y)
         if b is None or c is None:

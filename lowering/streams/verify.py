@@ -62,70 +62,104 @@ def _where(fn: func.FuncOp) -> str:
 def stream_facts(fn: func.FuncOp) -> StreamFacts:
     """Reads tasks, streams and events, checking the local rules (ids, record and wait placement)."""
     where = _where(fn)
+    walk = _StreamWalk(where, _stream_count(fn, where))
+    for op in fn.body.block.ops:
+        if isinstance(op, task.KernelOp):
+            walk.kernel(op)
+        elif isinstance(op, stream.RecordOp):
+            walk.record(op)
+        elif isinstance(op, stream.WaitOp):
+            walk.wait(op)
+    walk.check_waits()
+    succ: list[list[int]] = [[] for _ in walk.kernels]
+    for u, v in stream_edges(walk.streams) + walk.events:
+        succ[u].append(v)
+    return StreamFacts(walk.kernels, walk.streams, walk.events, transitive_closure(len(walk.kernels), succ),
+                       walk.task_after_wait)
+
+
+def _stream_count(fn: func.FuncOp, where: str) -> int:
     count_attr = fn.attributes.get(stream.COUNT_ATTR)
     if not isinstance(count_attr, IntegerAttr):
         raise StreamError(f"{where}: no {stream.COUNT_ATTR} (run lower-to-streams)")
     count = count_attr.value.data
     if not 1 <= count <= stream.MAX_STREAMS:
         raise StreamError(f"{where}: {stream.COUNT_ATTR} must be in 1..{stream.MAX_STREAMS}, got {count}")
-    kernels: list[task.KernelOp] = []
-    streams: list[int] = []
-    last_on_stream: dict[int, int] = {}
-    pending: dict[int, list[stream.WaitOp]] = defaultdict(list)
-    record_task: dict[stream.RecordOp, int] = {}
-    waits_of: dict[stream.RecordOp, int] = defaultdict(int)
-    events: list[tuple[int, int]] = []
-    task_after_wait: dict[stream.WaitOp, int] = {}
-    for op in fn.body.block.ops:
-        if isinstance(op, task.KernelOp):
-            s = op.get("stream")
-            if s is None:
-                raise StreamError(f"{where}: task '{op.task_name.data}' has no stream")
-            if not 0 <= s < count:
-                raise StreamError(f"{where}: task '{op.task_name.data}' is on stream {s}, "
-                                  f"not below {stream.COUNT_ATTR} = {count}")
-            i = len(kernels)
-            for w in pending.pop(s, []):
-                events.append((record_task[w.record], i))
-                task_after_wait[w] = i
-            last_on_stream[s] = i
-            kernels.append(op)
-            streams.append(s)
-        elif isinstance(op, stream.RecordOp):
-            label = f"stream.record {op.event_id} on {op.stream_id}"
-            if op.stream_id >= count:
-                raise StreamError(f"{where}: {label} is on a stream not below {stream.COUNT_ATTR} = {count}")
-            after = op.task
-            latest = last_on_stream.get(op.stream_id)
-            if after is None or latest is None or kernels[latest] is not after:
-                follows = f"'{after.properties['name'].data}'" if after is not None else "no task"
-                latest_name = f"'{kernels[latest].task_name.data}'" if latest is not None else "none"
-                raise StreamError(f"{where}: {label} follows {follows}, but the latest task of stream "
-                                  f"{op.stream_id} before it is {latest_name}")
-            record_task[op] = latest
-        elif isinstance(op, stream.WaitOp):
-            record = op.record
-            if record is None or record not in record_task:
-                raise StreamError(f"{where}: stream.wait on {op.stream_id} waits for an event no earlier "
-                                  f"stream.record of this function produces")
-            if op.stream_id >= count:
-                raise StreamError(f"{where}: stream.wait on {op.stream_id} is on a stream not below "
-                                  f"{stream.COUNT_ATTR} = {count}")
-            waits_of[record] += 1
-            pending[op.stream_id].append(op)
-    for s, waits in pending.items():
-        if waits:
-            r = waits[0].record
-            raise StreamError(f"{where}: stream.wait on {s} for the event after '{kernels[record_task[r]].task_name.data}' "
-                              f"has no task of stream {s} after it")
-    for r, i in record_task.items():
-        if waits_of[r] != 1:
-            raise StreamError(f"{where}: stream.record {r.event_id} after '{kernels[i].task_name.data}' is waited "
-                              f"{waits_of[r]} times; a flag-like event must be waited exactly once")
-    succ: list[list[int]] = [[] for _ in kernels]
-    for u, v in stream_edges(streams) + events:
-        succ[u].append(v)
-    return StreamFacts(kernels, streams, events, transitive_closure(len(kernels), succ), task_after_wait)
+    return count
+
+
+class _StreamWalk:
+    """One pass over a function's body in program order: tasks, the record after each, the waits before each."""
+
+    def __init__(self, where: str, count: int) -> None:
+        self.where = where
+        self.count = count
+        self.kernels: list[task.KernelOp] = []
+        self.streams: list[int] = []
+        self.events: list[tuple[int, int]] = []
+        self.task_after_wait: dict[stream.WaitOp, int] = {}
+        self.last_on_stream: dict[int, int] = {}
+        self.pending: dict[int, list[stream.WaitOp]] = defaultdict(list)  # waits not yet followed by a task
+        self.record_task: dict[stream.RecordOp, int] = {}
+        self.waits_of: dict[stream.RecordOp, int] = defaultdict(int)
+
+    def kernel(self, op: task.KernelOp) -> None:
+        """A task: on a stream below the count; it is the task after the pending waits of its stream."""
+        where, count = self.where, self.count
+        s = op.get("stream")
+        if s is None:
+            raise StreamError(f"{where}: task '{op.task_name.data}' has no stream")
+        if not 0 <= s < count:
+            raise StreamError(f"{where}: task '{op.task_name.data}' is on stream {s}, "
+                              f"not below {stream.COUNT_ATTR} = {count}")
+        i = len(self.kernels)
+        for w in self.pending.pop(s, []):
+            self.events.append((self.record_task[w.record], i))
+            self.task_after_wait[w] = i
+        self.last_on_stream[s] = i
+        self.kernels.append(op)
+        self.streams.append(s)
+
+    def record(self, op: stream.RecordOp) -> None:
+        """A record: on a stream below the count, right after the latest task of its stream."""
+        where, count = self.where, self.count
+        label = f"stream.record {op.event_id} on {op.stream_id}"
+        if op.stream_id >= count:
+            raise StreamError(f"{where}: {label} is on a stream not below {stream.COUNT_ATTR} = {count}")
+        after = op.task
+        latest = self.last_on_stream.get(op.stream_id)
+        if after is None or latest is None or self.kernels[latest] is not after:
+            follows = f"'{after.properties['name'].data}'" if after is not None else "no task"
+            latest_name = f"'{self.kernels[latest].task_name.data}'" if latest is not None else "none"
+            raise StreamError(f"{where}: {label} follows {follows}, but the latest task of stream "
+                              f"{op.stream_id} before it is {latest_name}")
+        self.record_task[op] = latest
+
+    def wait(self, op: stream.WaitOp) -> None:
+        """A wait: for an earlier record of this function, on a stream below the count."""
+        where, count = self.where, self.count
+        record = op.record
+        if record is None or record not in self.record_task:
+            raise StreamError(f"{where}: stream.wait on {op.stream_id} waits for an event no earlier "
+                              f"stream.record of this function produces")
+        if op.stream_id >= count:
+            raise StreamError(f"{where}: stream.wait on {op.stream_id} is on a stream not below "
+                              f"{stream.COUNT_ATTR} = {count}")
+        self.waits_of[record] += 1
+        self.pending[op.stream_id].append(op)
+
+    def check_waits(self) -> None:
+        """After the body: every wait is followed by a task of its stream, every record waited exactly once."""
+        for s, waits in self.pending.items():
+            if waits:
+                r = waits[0].record
+                raise StreamError(f"{self.where}: stream.wait on {s} for the event after "
+                                  f"'{self.kernels[self.record_task[r]].task_name.data}' "
+                                  f"has no task of stream {s} after it")
+        for r, i in self.record_task.items():
+            if self.waits_of[r] != 1:
+                raise StreamError(f"{self.where}: stream.record {r.event_id} after '{self.kernels[i].task_name.data}' "
+                                  f"is waited {self.waits_of[r]} times; a flag-like event must be waited exactly once")
 
 
 def _task(facts: StreamFacts, i: int) -> str:
