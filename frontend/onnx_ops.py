@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from ge.frontend.messages import one_line
+from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 
 

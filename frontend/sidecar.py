@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from ge.frontend.messages import one_line
+from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype

@@ -37,7 +37,7 @@ from ge.interpreter.layouts import to_logical, to_physical
 from ge.interpreter.runner import check_inputs, main_function, output_names
 from ge.interpreter.stream_program import StreamProgram, stream_program
 from ge.interpreter.task import TaskFunctions
-from ge.lowering.memory.sizes import element_bits
+from ge.ge_dialects.ge.sizes import element_bits
 
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
@@ -99,7 +99,7 @@ def random_order(program: StreamProgram, seed: int) -> list[int]:
 
 
 def _bits(dtype: np.dtype) -> int:
-    """Bits an element of `dtype` takes on the device (lowering/memory/sizes.py)."""
+    """Bits an element of `dtype` takes on the device (ge_dialects/ge/sizes.py)."""
     return element_bits(element_type_of(dtype))
 
 

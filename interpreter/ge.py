@@ -11,7 +11,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.frontend.messages import one_line
+from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value, describe
 from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape

@@ -16,7 +16,7 @@ from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.task import TaskFunctions
 from ge.interpreter.ge import GeFunctions
 from ge.interpreter.layouts import to_logical, to_physical
-from ge.frontend.messages import one_line, quoted
+from ge.ge_dialects.messages import one_line, quoted
 
 
 class InputError(Exception):

@@ -49,7 +49,7 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
         elif isinstance(op, stream.RecordOp):
             if op.stream_id not in last_on_stream:
                 raise NotLowered(f"stream.record {op.event_id} on {op.stream_id} precedes every task of its stream")
-            # the verifier (simulate_module) checked that op.task is this latest task
+            # the stream verifier checked that op.task is this latest task
             records[last_on_stream[op.stream_id]].append(op.event_id)
         elif isinstance(op, task.KernelOp):
             s = op.get("stream")
@@ -94,20 +94,27 @@ def is_lowered(module: ModuleOp) -> bool:
     return any(isinstance(op, task.KernelOp) for op in module.walk())
 
 
-def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
-    """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`."""
-    from ge.interpreter.device import simulate
-
+def stream_function(module: ModuleOp, fn_name: str = "main") -> func.FuncOp:
+    """`@fn_name` of a module lowered to streams (NotLowered otherwise)."""
     fn = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == fn_name), None)
     if fn is None:
         raise NotLowered(f"the module has no func.func @{fn_name}")
-    mode_attr = fn.attributes.get(stream.MODE_ATTR)
-    if not isinstance(mode_attr, StringAttr):
+    if not isinstance(fn.attributes.get(stream.MODE_ATTR), StringAttr):
         raise NotLowered(f"@{fn_name} has no {stream.MODE_ATTR} (run lower-to-streams)")
-    from ge.lowering.streams.verify import verify_stream_function
+    return fn
 
-    verify_stream_function(fn)  # StreamError (a ValueError, one line) on a race or a bad event
-    return simulate(sim_tasks(fn), target, mode_attr.data)
+
+def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
+    """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`.
+
+    The program must have passed the stream verifier (`lower-to-streams` ends with it, ge-run runs
+    it on the file it reads): the simulation follows the events as written."""
+    from ge.interpreter.device import simulate
+
+    fn = stream_function(module, fn_name)
+    mode = fn.attributes[stream.MODE_ATTR]
+    assert isinstance(mode, StringAttr)
+    return simulate(sim_tasks(fn), target, mode.data)
 
 
 def report(result, memory: MemoryFigures | None) -> str:

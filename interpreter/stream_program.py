@@ -23,7 +23,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import stream, task
 from ge.interpreter.stream_executor import MEMORY_ATTR, NotLowered
-from ge.lowering.memory.sizes import device_bytes
+from ge.ge_dialects.ge.sizes import device_bytes
 
 
 @dataclass(frozen=True)

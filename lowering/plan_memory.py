@@ -11,7 +11,7 @@ memory the user or the loader owns). The result:
                                lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
 
 Sizes are the bytes a value occupies on the device, in its storage format (NC1HWC0, FRACTAL_Z and
-FRACTAL_NZ pad dims to blocks; lowering/memory/sizes.py), not its logical element count.
+FRACTAL_NZ pad dims to blocks; ge_dialects/ge/sizes.py), not its logical element count.
 
 A graph that does not fit the target's HBM is refused with one line giving the sizes, and so is a
 function with ops outside tasks (run lower-to-tasks first), one already on streams (lifetimes
@@ -39,7 +39,7 @@ from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.interpreter.targets import pass_target
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
-from ge.lowering.memory.sizes import device_bytes
+from ge.ge_dialects.ge.sizes import device_bytes
 from ge.lowering.engines import NOT_TASKS
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",

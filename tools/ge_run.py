@@ -24,14 +24,16 @@ from tokenize import TokenError
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.frontend.messages import quoted
+from ge.ge_dialects.messages import quoted
 from ge.frontend.sidecar import SidecarError, open_weights
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
-from ge.interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
+from ge.interpreter.stream_executor import (NotLowered, is_lowered, memory_figures, report, simulate_module,
+                                            stream_function)
+from ge.lowering.streams.verify import verify_stream_function
 from ge.interpreter.targets import TargetError, load_target, load_target_file, target_names
 from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
 from ge.tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
@@ -194,6 +196,7 @@ def run_on_device(module, args, outputs: Outputs) -> None:
     except TargetError as e:
         raise UserError(str(e)) from None
     try:
+        verify_stream_function(stream_function(module))  # StreamError (a ValueError) on a race
         result = simulate_module(module, target)
     except (NotLowered, ValueError) as e:
         raise UserError(f"{args.program}: {first_line(e)}") from None

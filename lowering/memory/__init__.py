@@ -2,7 +2,6 @@
 
 from ge.lowering.memory.liveness import Buffer, Task, intervals_from_schedule
 from ge.lowering.memory.plan import HEURISTICS, MemoryPlan, PlanError, plan_memory, verify_plan
-from ge.lowering.memory.sizes import device_bytes, element_bits, storage_bytes
 
 __all__ = [
     "HEURISTICS",
@@ -10,10 +9,7 @@ __all__ = [
     "MemoryPlan",
     "PlanError",
     "Task",
-    "device_bytes",
-    "element_bits",
     "intervals_from_schedule",
     "plan_memory",
-    "storage_bytes",
     "verify_plan",
 ]

@@ -1,7 +1,7 @@
 """The ordering that memory reuse needs, read from the planned offsets of a task sequence.
 
 `plan-memory` gives each intermediate result of a `task.kernel` a byte range `[offset, offset +
-size)` in the pool (size: its bytes in its storage format, lowering/memory/sizes.py) (offset -1: a graph output, not in the pool). Two results whose ranges overlap
+size)` in the pool (size: its bytes in its storage format, ge_dialects/ge/sizes.py) (offset -1: a graph output, not in the pool). Two results whose ranges overlap
 share bytes, which is only sound when every *access* of the earlier one (its writer and all its
 readers) has finished before the later one's writer starts. Each such requirement is a *reuse
 edge* `access -> writer`; on one stream the stream order enforces it, across streams an event
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from ge.lowering.memory.sizes import device_bytes
+from ge.ge_dialects.ge.sizes import device_bytes
 
 
 class ReuseError(ValueError):

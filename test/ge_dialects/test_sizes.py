@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import IndexType, f16, f32, i1, i8
 
 from ge.ge_dialects.ge.layout import with_storage
 from ge.ge_dialects.ge.types import f4E2M1FN, i4, tensor
-from ge.lowering.memory.sizes import storage_bytes
+from ge.ge_dialects.ge.sizes import storage_bytes
 
 
 @pytest.mark.parametrize("element, storage, shape, expected", [
