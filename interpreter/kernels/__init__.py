@@ -21,7 +21,6 @@ import numpy as np
 
 from ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
 
-
 Kernel = Callable[[Any, dict[str, Any]], Any]
 
 

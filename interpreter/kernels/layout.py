@@ -5,6 +5,7 @@ reads the operand as stored in `src_format` and writes the result as stored in `
 """
 
 from __future__ import annotations
+
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge_dialects import ge
