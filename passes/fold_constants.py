@@ -3,9 +3,9 @@
 An op whose operands are all `ge.constant`s (inline or sidecar weights) is evaluated by the
 interpreter (`interpreter.ge.folding_interpreter`, built once per run: `run_op` on the operand
 values, the kernel and checks ge-run uses, as xDSL's `constant_fold_interp` does) and replaced by
-one constant per result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant whatever the
-tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's location
-(its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
+one constant per result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant
+whatever the tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's
+location (its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
 
 Folding never blows the model up:
 
