@@ -26,6 +26,7 @@ from onnx import numpy_helper
 from onnx.external_data_helper import uses_external_data
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.interpreter import Interpreter
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
@@ -53,7 +54,7 @@ from ge.frontend.validate import (
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
 from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
-from ge.interpreter.ge import KernelError, run_kernel
+from ge.interpreter.ge import KernelError, folding_interpreter
 from ge.passes.fold_constants import undefined_result
 
 FOLD_LIMIT = 4096
@@ -139,6 +140,8 @@ class _Importer:
     max_tensor_bytes: int = MAX_TENSOR_BYTES
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict[str, SSAValue] = field(default_factory=dict)
+    interpreter: Interpreter = field(default_factory=folding_interpreter)
+    """Evaluates the nodes whose inputs are all constants (`try_fold`)."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
         if array.size <= self.inline_limit or key is None:
@@ -293,7 +296,7 @@ class _Importer:
                 return None
             try:
                 with np.errstate(all="ignore"):  # 0/0 folds to NaN, as it computes at run time
-                    results = run_kernel(op, tuple(values))
+                    results = self.interpreter.run_op(op, tuple(values))
             except (KernelError, IndexError, ValueError, ArithmeticError) as e:
                 raise OnnxImportError(f"{where}: cannot be evaluated on its constant inputs: {e}") from None
         op.erase(safe_erase=False)  # detached, but its operand uses must go

@@ -1,10 +1,11 @@
 """fold-constants: evaluates ge ops whose operands are all constants, with the interpreter's kernels.
 
-An op whose operands are all `ge.constant`s (inline or sidecar weights) is run through the same
-numpy kernel the interpreter uses (`ge.interpreter.ge.run_kernel`) and replaced by one constant per
-result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant whatever the
-tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's location
-(its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
+An op whose operands are all `ge.constant`s (inline or sidecar weights) is evaluated by the
+interpreter (`ge.interpreter.ge.folding_interpreter`, built once per run: `run_op` on the operand
+values, the kernel and checks ge-run uses, as xDSL's `constant_fold_interp` does) and replaced by
+one constant per result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant
+whatever the tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's
+location (its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
 
 Folding never blows the model up:
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -38,8 +40,7 @@ from ge.ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
 from ge.ge_dialects.ge.tensor_ops import shape_range
 from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
 from ge.ge_dialects.ge.weights import constant_array, make_constant
-from ge.interpreter.ge import run_kernel
-from ge.interpreter.kernels import load_all
+from ge.interpreter.ge import can_evaluate, folding_interpreter
 from ge.passes import remarks
 
 PASS = "fold-constants"
@@ -101,13 +102,13 @@ class FoldConstantsPass(ModulePass):
     """Results may hold at most this many times the elements of the constant operands."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = load_all()
+        interpreter = folding_interpreter(op)
         for candidate in list(op.walk()):
             if candidate.parent is None or not isinstance(candidate, GeOp):
                 continue  # erased earlier in the sweep, or not a ge op
             if isinstance(candidate, ge.ConstantOp):
                 continue
-            values = self._evaluate(op, candidate, kernels)
+            values = self._evaluate(candidate, interpreter)
             if values is not None:
                 self._replace(op, candidate, values)
 
@@ -115,7 +116,7 @@ class FoldConstantsPass(ModulePass):
     def _reject(self, op: Operation, rule: str, reason: str) -> None:
         remarks.emit(PASS, "rejected", rule, [op], reason)
 
-    def _evaluate(self, module: ModuleOp, op: GeOp, kernels) -> list[np.ndarray] | None:
+    def _evaluate(self, op: GeOp, interpreter: Interpreter) -> list[np.ndarray] | None:
         if isinstance(op, ge.ShapeOp):
             dims = _static_dims(op)
             if dims is not None:
@@ -131,7 +132,7 @@ class FoldConstantsPass(ModulePass):
         if not is_side_effect_free(op):
             self._reject(op, "fold", f"{describe(op)} is not pure (it may have side effects)")
             return None
-        if type(op) not in kernels:
+        if not can_evaluate(op):
             self._reject(op, "fold", f"{describe(op)} has no kernel to evaluate it with")
             return None
         undefined = undefined_result(op, operand_values)
@@ -162,7 +163,7 @@ class FoldConstantsPass(ModulePass):
             return None
         try:
             with np.errstate(all="ignore"):
-                results = run_kernel(op, tuple(np.asarray(v) for v in operand_values))
+                results = interpreter.run_op(op, tuple(np.asarray(v) for v in operand_values))
         except Exception as e:  # a kernel refusal at compile time stays a runtime matter
             reason = str(e).removeprefix(f"{describe(op)}: ")  # kernel errors already name the op
             self._reject(op, "fold", f"{describe(op)}: evaluation failed: {reason}")

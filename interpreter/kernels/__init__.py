@@ -1,9 +1,14 @@
-"""Numpy kernels for ge ops, one registry for the interpreter and import-time constant folding.
+"""Numpy kernels for ge ops, registered as xDSL interpreter implementations.
 
 A kernel is `fn(op, ins) -> array | tuple[array, ...]`: `op` is the ge op (read properties with
 `op.p(name)`), `ins` maps each operand definition name to its value: an array, None for an
 absent optional operand, a list for a variadic one. Kernels compute in the op's element type and
 return exactly the op's result dtypes.
+
+Each module of this package ends with an `InterpreterFunctions` class that maps op classes to its
+kernels with `@impl(OpClass)` (through `checked.kernel_impl`); `ge.interpreter.ge.GeFunctions`
+combines them into the ge dialect's functions, which ge-run and compile-time folding register on
+an xDSL `Interpreter`. There is no other registry.
 """
 
 from __future__ import annotations
@@ -16,23 +21,7 @@ import numpy as np
 
 from ge.ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
 
-
 Kernel = Callable[[Any, dict[str, Any]], Any]
-
-KERNELS: dict[type, Kernel] = {}
-
-
-def kernel(*op_types: type) -> Callable[[Kernel], Kernel]:
-    """Registers `fn` as the kernel of each of `op_types`."""
-
-    def register(fn: Kernel) -> Kernel:
-        for op_type in op_types:
-            if op_type in KERNELS:
-                raise ValueError(f"{op_type.name} has two kernels")
-            KERNELS[op_type] = fn
-        return fn
-
-    return register
 
 
 def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
@@ -85,9 +74,3 @@ def check_alloc(shape: Iterable[Any], dtype: Any) -> None:
         raise AllocationError(f"a tensor of shape {dims} and dtype {np.dtype(dtype)} needs {format_bytes(size)}, "
                               f"more than the limit of {format_bytes(limit)} (--max-tensor-bytes)")
 
-
-def load_all() -> dict[type, Kernel]:
-    """Imports every kernel module (they register on import) and returns the registry."""
-    from ge.interpreter.kernels import attention, elementwise, layout, nn, resize, tensor  # noqa: F401
-
-    return KERNELS

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
-from ge.interpreter.kernels import kernel
+from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.kernels.nn import _compute
 
 
@@ -17,7 +18,6 @@ def _scaled(x: np.ndarray, op) -> np.ndarray:
     return x / scale if op.p("scale_op") == "div" else x * scale
 
 
-@kernel(ge.AttentionOp)
 def attention(op, ins):
     dtype = ins["q"].dtype
     q, k, v = ins["q"], ins["k"], ins["v"]
@@ -43,3 +43,10 @@ def attention(op, ins):
     e = np.exp(wide - wide.max(axis=-1, keepdims=True))
     probs = (e / e.sum(axis=-1, keepdims=True)).astype(dtype, copy=False)
     return np.asarray(np.matmul(_compute(probs), _compute(v))).astype(dtype, copy=False)
+
+
+@register_impls
+class AttentionFunctions(InterpreterFunctions):
+    """The interpreter implementation of `ge.attention`: runs its kernel above."""
+
+    run_attention = impl(ge.AttentionOp)(kernel_impl(attention))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import special
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
-from ge.interpreter.kernels import donated, kernel
+from ge.interpreter.kernels import donated
+from ge.interpreter.kernels.checked import kernel_impl
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
@@ -30,13 +32,14 @@ def _float_op(fn):
     return run
 
 
-kernel(ge.ReluOp)(lambda op, ins: np.maximum(ins["x"], ins["x"].dtype.type(0), out=donated(op, ins, "x")))
-kernel(ge.SqrtOp)(_float_op(np.sqrt))
-kernel(ge.TanhOp)(_float_op(np.tanh))
-kernel(ge.IdentityOp)(lambda op, ins: ins["x"].copy())
+def relu(op, ins):
+    return np.maximum(ins["x"], ins["x"].dtype.type(0), out=donated(op, ins, "x"))
 
 
-@kernel(ge.ErfOp)
+def identity(op, ins):
+    return ins["x"].copy()
+
+
 def erf(op, ins):
     x = ins["x"]
     if x.dtype.kind in "iu":
@@ -44,20 +47,17 @@ def erf(op, ins):
     return np.asarray(special.erf(_wide(x)), dtype=x.dtype)
 
 
-@kernel(ge.SigmoidOp)
 def sigmoid(op, ins):
     x = ins["x"]
     return np.asarray(special.expit(_wide(x)), dtype=x.dtype)
 
 
-@kernel(ge.HardSwishOp)
 def hard_swish(op, ins):
     x = ins["x"]
     wide = _wide(x)
     return np.asarray(wide * np.clip(wide / 6 + 0.5, 0, 1), dtype=x.dtype)
 
 
-@kernel(ge.GeluOp)
 def gelu(op, ins):
     x = ins["x"]
     wide = _wide(x)
@@ -81,13 +81,10 @@ def _binary(ufunc):
     return run
 
 
-kernel(ge.AddOp)(_binary(np.add))
-kernel(ge.SubOp)(_binary(np.subtract))
-kernel(ge.MulOp)(_binary(np.multiply))
-kernel(ge.EqualOp)(lambda op, ins: np.equal(ins["a"], ins["b"]))
+def equal(op, ins):
+    return np.equal(ins["a"], ins["b"])
 
 
-@kernel(ge.DivOp)
 def div(op, ins):
     a, b = ins["a"], ins["b"]
     if a.dtype.kind in "iu":
@@ -96,7 +93,6 @@ def div(op, ins):
     return np.divide(a, b)
 
 
-@kernel(ge.PowOp)
 def power(op, ins):
     a, b = ins["a"], ins["b"]
     if a.dtype.kind in "iu":
@@ -105,3 +101,23 @@ def power(op, ins):
     # rounded to the base's type first.
     wide = _wide(a)
     return np.asarray(np.power(wide, b.astype(wide.dtype)), dtype=a.dtype)
+
+
+@register_impls
+class ElementwiseFunctions(InterpreterFunctions):
+    """The elementwise ops' interpreter implementations: each runs its kernel above."""
+
+    run_relu = impl(ge.ReluOp)(kernel_impl(relu))
+    run_sqrt = impl(ge.SqrtOp)(kernel_impl(_float_op(np.sqrt)))
+    run_tanh = impl(ge.TanhOp)(kernel_impl(_float_op(np.tanh)))
+    run_identity = impl(ge.IdentityOp)(kernel_impl(identity))
+    run_erf = impl(ge.ErfOp)(kernel_impl(erf))
+    run_sigmoid = impl(ge.SigmoidOp)(kernel_impl(sigmoid))
+    run_hard_swish = impl(ge.HardSwishOp)(kernel_impl(hard_swish))
+    run_gelu = impl(ge.GeluOp)(kernel_impl(gelu))
+    run_add = impl(ge.AddOp)(kernel_impl(_binary(np.add)))
+    run_sub = impl(ge.SubOp)(kernel_impl(_binary(np.subtract)))
+    run_mul = impl(ge.MulOp)(kernel_impl(_binary(np.multiply)))
+    run_equal = impl(ge.EqualOp)(kernel_impl(equal))
+    run_div = impl(ge.DivOp)(kernel_impl(div))
+    run_pow = impl(ge.PowOp)(kernel_impl(power))

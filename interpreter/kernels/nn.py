@@ -16,11 +16,13 @@ import itertools
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.nn import STASH_TYPES, Window
 from ge.ge_dialects.ge.types import numpy_dtype
-from ge.interpreter.kernels import donated, kernel
+from ge.interpreter.kernels import donated
+from ge.interpreter.kernels.checked import kernel_impl
 
 
 def _compute(x: np.ndarray) -> np.ndarray:
@@ -88,7 +90,6 @@ def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.n
     return patches.reshape(n, groups, -1, int(np.prod(out)))
 
 
-@kernel(ge.ConvOp)
 def conv(op, ins):
     x, w, b = _compute(ins["X"]), _compute(ins["W"]), ins["B"]
     groups = op.p("group")
@@ -110,7 +111,6 @@ def _lowest(dtype: np.dtype):
     return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
 
 
-@kernel(ge.MaxPoolOp)
 def max_pool(op, ins):
     x = _compute(ins["X"])
     window = Window.of(op.p, op.p("kernel_shape"))
@@ -156,7 +156,6 @@ def _max_with_indices(xp, window: Window, out, explicit, shape, storage_order: i
     return y, (indices + channel_base).astype(np.int64)
 
 
-@kernel(ge.AvgPoolOp)
 def avg_pool(op, ins):
     x = _compute(ins["X"])
     window = Window.of(op.p, op.p("kernel_shape"))
@@ -184,7 +183,6 @@ def _window_counts(padded, sizes, window: Window, out, explicit, include_pad: in
     return counts
 
 
-@kernel(ge.GlobalAvgPoolOp)
 def global_avg_pool(op, ins):
     x = ins["X"]
     axes = tuple(range(2, x.ndim))
@@ -194,7 +192,6 @@ def global_avg_pool(op, ins):
 # -- normalization -----------------------------------------------------------------------------
 
 
-@kernel(ge.BatchNormOp)
 def batch_norm(op, ins):
     x = _compute(ins["X"])
     channel = (-1, *[1] * (x.ndim - 2))
@@ -224,7 +221,6 @@ def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
     return y
 
 
-@kernel(ge.LayerNormOp)
 def layer_norm(op, ins):
     x = ins["X"]
     stash = numpy_dtype(STASH_TYPES[op.p("stash_type")])
@@ -243,7 +239,6 @@ def layer_norm(op, ins):
     return y.astype(x.dtype, copy=False), mean.astype(stash), inv_std.astype(stash)
 
 
-@kernel(ge.DropoutOp)
 def dropout(op, ins):
     """Identity outside training. In training, the mask draws uniform [0, 1) samples from
     `numpy.random.RandomState(seed)` and keeps those >= ratio: the generator the ONNX test
@@ -261,7 +256,6 @@ def dropout(op, ins):
 # -- elementwise-like --------------------------------------------------------------------------
 
 
-@kernel(ge.ClipOp)
 def clip(op, ins):
     y = ins["input"]
     if ins["min"] is not None:
@@ -271,7 +265,6 @@ def clip(op, ins):
     return y.copy() if y is ins["input"] else y
 
 
-@kernel(ge.SoftmaxOp)
 def softmax(op, ins):
     x = ins["input"]
     wide = _compute(x)
@@ -283,7 +276,6 @@ def softmax(op, ins):
 # -- matrix products ---------------------------------------------------------------------------
 
 
-@kernel(ge.GemmOp)
 def gemm(op, ins):
     a, b, c = _compute(ins["A"]), _compute(ins["B"]), ins["C"]
     a = a.T if op.p("transA") else a
@@ -297,7 +289,23 @@ def gemm(op, ins):
     return np.asarray(y).astype(ins["A"].dtype, copy=False)
 
 
-@kernel(ge.MatMulOp)
 def matmul(op, ins):
     a = ins["A"]
     return np.asarray(np.matmul(_compute(a), _compute(ins["B"]))).astype(a.dtype, copy=False)
+
+
+@register_impls
+class NnFunctions(InterpreterFunctions):
+    """The interpreter implementations of the neural-network ops: each runs its kernel above."""
+
+    run_conv = impl(ge.ConvOp)(kernel_impl(conv))
+    run_max_pool = impl(ge.MaxPoolOp)(kernel_impl(max_pool))
+    run_avg_pool = impl(ge.AvgPoolOp)(kernel_impl(avg_pool))
+    run_global_avg_pool = impl(ge.GlobalAvgPoolOp)(kernel_impl(global_avg_pool))
+    run_batch_norm = impl(ge.BatchNormOp)(kernel_impl(batch_norm))
+    run_layer_norm = impl(ge.LayerNormOp)(kernel_impl(layer_norm))
+    run_dropout = impl(ge.DropoutOp)(kernel_impl(dropout))
+    run_clip = impl(ge.ClipOp)(kernel_impl(clip))
+    run_softmax = impl(ge.SoftmaxOp)(kernel_impl(softmax))
+    run_gemm = impl(ge.GemmOp)(kernel_impl(gemm))
+    run_matmul = impl(ge.MatMulOp)(kernel_impl(matmul))

@@ -9,13 +9,14 @@ weighted gather along the axis, vectorized over all other axes.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.resize import resized_axes, scaled_length, sizes_with_policy
-from ge.interpreter.kernels import check_alloc, kernel
+from ge.interpreter.kernels import check_alloc
+from ge.interpreter.kernels.checked import kernel_impl
 
 
-@kernel(ge.ResizeOp)
 def resize(op, ins):
     x = ins["X"]
     axes = resized_axes(op.p("axes"), x.ndim)
@@ -166,3 +167,10 @@ def _to_dtype(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
         info = np.iinfo(dtype)
         values = np.clip(np.rint(values), info.min, info.max)
     return values.astype(dtype)
+
+
+@register_impls
+class ResizeFunctions(InterpreterFunctions):
+    """The interpreter implementation of `ge.resize`: runs its kernel above."""
+
+    run_resize = impl(ge.ResizeOp)(kernel_impl(resize))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.tensor_ops import (
@@ -23,7 +24,8 @@ from ge.ge_dialects.ge.tensor_ops import (
     unsqueezed_dims,
 )
 from ge.ge_dialects.ge.types import FLOAT8_TYPES, NARROW_INT_TYPES, NARROW_TYPES, f8E8M0FNU, numpy_dtype
-from ge.interpreter.kernels import AllocationError, DataError, check_alloc, kernel
+from ge.interpreter.kernels import AllocationError, DataError, check_alloc
+from ge.interpreter.kernels.checked import kernel_impl
 
 _NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 _NARROW_INT_DTYPES = {numpy_dtype(t) for t in NARROW_INT_TYPES}
@@ -37,30 +39,25 @@ def _result_dtype(op) -> np.dtype:
     return numpy_dtype(op.results[0].type.element_type)
 
 
-@kernel(ge.TransposeOp)
 def transpose(op, ins):
     x = ins["data"]
     return np.transpose(x, ge.TransposeOp.permutation(op.p("perm"), x.ndim))
 
 
-@kernel(ge.ReshapeOp)
 def reshape(op, ins):
     x = ins["data"]
     return x.reshape(reshape_dims(x.shape, _ints(ins["shape"]), bool(op.p("allowzero"))))
 
 
-@kernel(ge.FlattenOp)
 def flatten(op, ins):
     x = ins["input"]
     return x.reshape(flatten_dims(x.shape, op.p("axis")))
 
 
-@kernel(ge.ConcatOp)
 def concat(op, ins):
     return np.concatenate(ins["inputs"], axis=op.p("axis"))
 
 
-@kernel(ge.SplitOp)
 def split(op, ins):
     x = ins["input"]
     axis = op.p("axis")
@@ -68,7 +65,6 @@ def split(op, ins):
     return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
 
 
-@kernel(ge.SliceOp)
 def slice_(op, ins):
     x = ins["data"]
     bounds = slice_bounds(
@@ -81,7 +77,6 @@ def slice_(op, ins):
     return x[tuple(index)]
 
 
-@kernel(ge.GatherOp)
 def gather(op, ins):
     data, indices = ins["data"], ins["indices"]
     axis = normalize_axes([op.p("axis")], data.ndim)[0]
@@ -95,13 +90,11 @@ def gather(op, ins):
     return np.take(data, indices, axis=axis)
 
 
-@kernel(ge.UnsqueezeOp)
 def unsqueeze(op, ins):
     x = ins["data"]
     return x.reshape(unsqueezed_dims(x.shape, _ints(ins["axes"])))
 
 
-@kernel(ge.SqueezeOp)
 def squeeze(op, ins):
     x = ins["data"]
     return x.reshape(squeezed_dims(x.shape, _ints(ins["axes"])))
@@ -114,7 +107,6 @@ def _accumulation_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
 
 
-@kernel(ge.ReduceMeanOp)
 def reduce_mean(op, ins):
     x = ins["data"]
     axes = _ints(ins["axes"])
@@ -128,7 +120,6 @@ def reduce_mean(op, ins):
     return np.asarray(mean, dtype=x.dtype).reshape(reduced_dims(x.shape, axes, bool(op.p("keepdims")), False))
 
 
-@kernel(ge.CastOp)
 def cast(op, ins):
     # numpy (and ml_dtypes for bf16 and the narrow types) convert as C does: floats truncate toward
     # zero, ints wrap (keep the low bits), floats round to nearest even and overflow to inf, or to
@@ -181,12 +172,10 @@ def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
     return code.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
 
 
-@kernel(ge.WhereOp)
 def where(op, ins):
     return np.where(ins["condition"], ins["X"], ins["Y"])
 
 
-@kernel(ge.ExpandOp)
 def expand(op, ins):
     x = ins["input"]
     wanted = _ints(ins["shape"])
@@ -196,21 +185,18 @@ def expand(op, ins):
     return np.broadcast_to(x, shape).copy()
 
 
-@kernel(ge.ShapeOp)
 def shape(op, ins):
     dims = ins["data"].shape
     start, end = shape_range(len(dims), op.p("start"), op.p("end"))
     return np.array(dims[start:end], dtype=np.int64)
 
 
-@kernel(ge.ConstantOfShapeOp)
 def constant_of_shape(op, ins):
     shape = _ints(ins["input"])
     check_alloc(shape, _result_dtype(op))  # the shape is data: a negative or huge one is refused here
     return np.full(shape, op.fill_value(), dtype=_result_dtype(op))
 
 
-@kernel(ge.PadOp)
 def pad(op, ins):
     x = ins["data"]
     widths = pad_widths(x.ndim, _ints(ins["pads"]), _ints(ins["axes"]))
@@ -227,7 +213,6 @@ def pad(op, ins):
     return np.pad(x, grow, mode=mode)  # reflect, edge and wrap mean what numpy means by them
 
 
-@kernel(ge.RangeOp)
 def range_(op, ins):
     start, limit, delta = (ins[n].item() for n in ("start", "limit", "delta"))
     dtype = ins["start"].dtype
@@ -240,3 +225,26 @@ def range_(op, ins):
         n = ge.range_length(start, limit, delta)
     check_alloc([n], np.float64 if dtype.kind == "f" else np.int64)
     return (start + np.arange(n, dtype=np.float64 if dtype.kind == "f" else np.int64) * delta).astype(dtype)
+
+
+@register_impls
+class TensorFunctions(InterpreterFunctions):
+    """The interpreter implementations of the data-movement and shape ops: each runs its kernel above."""
+
+    run_transpose = impl(ge.TransposeOp)(kernel_impl(transpose))
+    run_reshape = impl(ge.ReshapeOp)(kernel_impl(reshape))
+    run_flatten = impl(ge.FlattenOp)(kernel_impl(flatten))
+    run_concat = impl(ge.ConcatOp)(kernel_impl(concat))
+    run_split = impl(ge.SplitOp)(kernel_impl(split))
+    run_slice = impl(ge.SliceOp)(kernel_impl(slice_))
+    run_gather = impl(ge.GatherOp)(kernel_impl(gather))
+    run_unsqueeze = impl(ge.UnsqueezeOp)(kernel_impl(unsqueeze))
+    run_squeeze = impl(ge.SqueezeOp)(kernel_impl(squeeze))
+    run_reduce_mean = impl(ge.ReduceMeanOp)(kernel_impl(reduce_mean))
+    run_cast = impl(ge.CastOp)(kernel_impl(cast))
+    run_where = impl(ge.WhereOp)(kernel_impl(where))
+    run_expand = impl(ge.ExpandOp)(kernel_impl(expand))
+    run_shape = impl(ge.ShapeOp)(kernel_impl(shape))
+    run_constant_of_shape = impl(ge.ConstantOfShapeOp)(kernel_impl(constant_of_shape))
+    run_pad = impl(ge.PadOp)(kernel_impl(pad))
+    run_range = impl(ge.RangeOp)(kernel_impl(range_))

@@ -30,7 +30,7 @@ from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.layout import TransDataOp
 from ge.ge_dialects.ge.types import format_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant
-from ge.interpreter.ge import run_kernel
+from ge.interpreter.ge import folding_interpreter
 from ge.passes import remarks
 
 PASS = "fold-trans-data"
@@ -38,6 +38,7 @@ PASS = "fold-trans-data"
 
 def fold_constants(module: ModuleOp) -> int:
     folded = 0
+    interpreter = folding_interpreter(module)
     for op in list(module.walk()):
         if not isinstance(op, TransDataOp) or not isinstance(op.src.owner, ge.ConstantOp):
             continue
@@ -47,7 +48,7 @@ def fold_constants(module: ModuleOp) -> int:
             remarks.emit(PASS, "rejected", "fold", [const, op],
                          f"{describe(op)}: the value of weight '{const.weight_key}' is not loaded")
             continue
-        (stored,) = run_kernel(op, (value,))
+        (stored,) = interpreter.run_op(op, (value,))
         hint = f"{const.weight_key or location_name(const) or 'const'}.{op.p('dst_format')}"
         t = op.dst.type
         if format_of(t) is None:  # stored as its logical self: small values may stay inline

@@ -16,7 +16,7 @@ from xdsl.parser import Parser
 
 from ge.ge_dialects.ge.layout import LayoutError, TransDataOp, c0_of, storage_shape, with_storage
 from ge.ge_dialects.ge.types import element_type_of, f4E2M1FN, i4, tensor
-from ge.interpreter.ge import KernelError, run_kernel
+from ge.interpreter.ge import KernelError, folding_interpreter
 from ge.interpreter.layouts import c0, from_storage, to_logical, to_physical, to_storage
 from ge.interpreter.runner import run
 from ge.tools.common import make_context
@@ -220,7 +220,7 @@ def test_trans_data_kernel_produces_the_stored_array():
     module = _module(CONV_IN_NC1HWC0)
     trans = next(op for op in module.walk() if isinstance(op, TransDataOp))
     x = _values((1, 3, 6, 6), np.float32)
-    (stored,) = run_kernel(trans, (x,))
+    (stored,) = folding_interpreter(module).run_op(trans, (x,))
     np.testing.assert_array_equal(stored, _ref_nc1hwc0(x, 8))
 
 
@@ -228,9 +228,10 @@ def test_a_value_held_in_the_wrong_layout_is_an_error():
     """The relu after the conv gets its operand as stored: a logical array there is refused."""
     module = _module(CONV_IN_NC1HWC0)
     relu = [op for op in module.walk() if op.name == "ge.relu"][0]
+    interpreter = folding_interpreter(module)
     with pytest.raises(KernelError, match="ge.relu: .*NC1HWC0"):
-        run_kernel(relu, (np.ones((1, 4, 4, 4), np.float32),))
-    (out,) = run_kernel(relu, (to_storage(-np.ones((1, 4, 4, 4), np.float32), "NCHW", "NC1HWC0"),))
+        interpreter.run_op(relu, (np.ones((1, 4, 4, 4), np.float32),))
+    (out,) = interpreter.run_op(relu, (to_storage(-np.ones((1, 4, 4, 4), np.float32), "NCHW", "NC1HWC0"),))
     assert out.shape == (1, 1, 4, 4, 8) and out.max() == 0
 
 

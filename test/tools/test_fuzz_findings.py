@@ -140,25 +140,32 @@ def test_dynamic_dims_that_disagree_at_run_time(tmp_path, capsys):
     assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 0
 
 
-def test_a_kernel_value_error_on_a_static_op_stays_internal(monkeypatch):
+def test_a_kernel_value_error_on_a_static_op_stays_internal():
     """The verifier checked a static op's shapes, so a kernel refusing them is a compiler bug: only ops
     with unknown dims turn a ValueError into the user's KernelError."""
     import pytest
 
+    from xdsl.interpreter import Interpreter, impl, register_impls
+
     from ge.ge_dialects import ge
-    from ge.interpreter.ge import KernelError, run_kernel
-    from ge.interpreter.kernels import load_all
+    from ge.interpreter.ge import GeFunctions, KernelError
+    from ge.interpreter.kernels.checked import kernel_impl
 
     def refuse(op, operands):
         raise ValueError("shapes do not fit")
 
-    monkeypatch.setitem(load_all(), ge.MatMulOp, refuse)
+    @register_impls
+    class RefusingMatMul(GeFunctions):
+        run_matmul = impl(ge.MatMulOp)(kernel_impl(refuse))
+
     static = DYNAMIC_MATMUL.replace("{K}", "16").replace("?x?", "2x16").replace("?x8", "2x8")
     for text, error in ((static, ValueError), (DYNAMIC_MATMUL.replace("{K}", "16"), KernelError)):
         module = parse_module(text, "m.mlir")
         matmul = next(op for op in module.walk() if isinstance(op, ge.MatMulOp))
+        interpreter = Interpreter(module)
+        interpreter.register_implementations(RefusingMatMul())
         with pytest.raises(error, match="shapes do not fit"):
-            run_kernel(matmul, (np.zeros((2, 16), np.float32), np.zeros((16, 8), np.float32)))
+            interpreter.run_op(matmul, (np.zeros((2, 16), np.float32), np.zeros((16, 8), np.float32)))
 
 
 RESHAPE_BY_INPUT = """func.func @main(%x: tensor<2x2x4xf32> {ge.name = "x"}, %s: tensor<2xi64> {ge.name = "s"}) -> tensor<4x4xf32> {
@@ -177,7 +184,7 @@ def test_a_shape_operand_the_verifier_could_not_see(tmp_path, capsys):
 
     from ge.ge_dialects import ge
     from ge.ge_dialects.ge.tensor_ops import ShapeError
-    from ge.interpreter.ge import run_kernel
+    from ge.interpreter.ge import folding_interpreter
 
     (tmp_path / "m.mlir").write_text(RESHAPE_BY_INPUT)
     x = np.zeros((2, 2, 4), np.float32)
@@ -191,4 +198,4 @@ def test_a_shape_operand_the_verifier_could_not_see(tmp_path, capsys):
         "  %0 = ge.reshape", "  %s = ge.constant dense<[4, 4]> : tensor<2xi64>\n  %0 = ge.reshape")
     reshape = next(op for op in parse_module(constant, "m.mlir").walk() if isinstance(op, ge.ReshapeOp))
     with pytest.raises(ShapeError):
-        run_kernel(reshape, (x, np.array([-1, -1], np.int64)))
+        folding_interpreter().run_op(reshape, (x, np.array([-1, -1], np.int64)))

@@ -1,0 +1,159 @@
+"""A numpy kernel run as an xDSL interpreter implementation, with the checks every ge op gets.
+
+`kernel_impl(fn)` turns a kernel `fn(op, ins)` (see `ge.interpreter.kernels`) into the function
+`@impl(OpClass)` registers: `(functions, interpreter, op, args) -> results`. Around the kernel it
+converts operands held in a storage format to logical arrays (and results back), refuses results
+over the tensor-size limit (`ge_dialects/limits.py`) before and after the kernel allocates them,
+checks each result's dtype and shape against the op's result types, and turns the kernel's
+refusals into one-line errors that name the op. The interpreter (ge-run) and compile-time folding
+(`Interpreter.run_op`) both go through here, so a folded constant is what a run would compute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.irdl import OptOperandDef, VarOperandDef
+
+from ge.ge_dialects.messages import one_line
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import constant_value, describe
+from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
+from ge.ge_dialects.ge.tensor_ops import ShapeError
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.interpreter.kernels import AllocationError, DataError, Kernel, check_alloc
+from ge.interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
+
+
+class KernelError(Exception):
+    """A kernel failed or produced a value that contradicts the op's result type. The message is kept
+    to one line whatever the op's node name (a model's) holds."""
+
+    def __init__(self, message: str):
+        super().__init__(one_line(message))
+
+
+class TensorTooLarge(KernelError):
+    """An op's result would have a negative dimension or more bytes than the kernels' limit
+    (`ge.interpreter.kernels.check_alloc`): the input's sizes ask for it, so the user is told."""
+
+
+def kernel_impl(fn: Kernel):
+    """The interpreter implementation that runs numpy kernel `fn` with the checks above; a new
+    function per call, so one kernel can serve several op classes (`@impl` marks the function)."""
+
+    def run(functions: Any, interpreter: Any, op: ge.GeOp, args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+        return run_checked(fn, op, args)
+
+    run.__name__ = run.__qualname__ = f"run_{getattr(fn, '__name__', 'kernel')}"
+    return run
+
+
+def operand_groups(op: ge.GeOp, values: tuple[Any, ...]) -> dict[str, Any]:
+    """Maps the flat operand values onto the op's operand definitions by name."""
+    groups: dict[str, Any] = {}
+    it = iter(values)
+    for name, d in op.get_irdl_definition().operands:
+        present = getattr(op, name)
+        if isinstance(d, OptOperandDef):
+            groups[name] = next(it) if present is not None else None
+        elif isinstance(d, VarOperandDef):
+            groups[name] = [next(it) for _ in present]
+        else:
+            groups[name] = next(it)
+    return groups
+
+
+def run_checked(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    """Runs kernel `fn` of `op` on operand values and checks results against the op's result types.
+
+    Values are held as stored: a value whose type has a non-trivial storage format (e.g.
+    `#ge.fmt<NCHW, NC1HWC0>`) is its physical array. Kernels compute on logical arrays, so the
+    operands of such an op are converted to logical first and its results back to their storage
+    formats; `ge.trans_data` (OPERATES_ON_STORAGE) gets the stored arrays themselves."""
+    on_storage = getattr(type(op), "OPERATES_ON_STORAGE", False)
+    relayout = not on_storage and not all(map(is_stored_logically, (*op.operand_types, *op.result_types)))
+    out = _call(fn, op, values, relayout)
+    results = out if isinstance(out, tuple) else (out,)
+    return tuple(_held(value, result, i, op, on_storage, relayout)
+                 for i, (value, result) in enumerate(zip(results[: len(op.results)], op.results)))
+
+
+def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], relayout: bool) -> Any:
+    """The kernel's raw output (on logical operands if `relayout`); its refusals become KernelErrors
+    unless they mean a compiler bug."""
+    try:
+        if relayout:
+            values = tuple(_logical(v, operand) for v, operand in zip(values, op.operands))
+        _check_static_results(op)
+        return fn(op, operand_groups(op, values))
+    except (LayoutError, DataError) as e:
+        raise KernelError(f"{describe(op)}: {e}") from None
+    except AllocationError as e:
+        raise TensorTooLarge(f"{describe(op)}: {e}") from None
+    except ShapeError as e:
+        if not _has_unknown_dims(op) and not _has_unseen_integer_operands(op):
+            raise  # the verifier saw every shape, axes and sizes value: a rule it let through is a compiler bug
+        raise KernelError(f"{describe(op)}: {e}") from None
+    except ValueError as e:
+        if not _has_unknown_dims(op):
+            raise  # the verifier checked a static op's shapes: a kernel refusing them is a compiler bug
+        shapes = ", ".join(str(list(np.shape(v))) for v in values)
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise KernelError(f"{describe(op)}: operand shapes {shapes} do not fit together at run time, "
+                          f"in dims the graph leaves unknown ({reason})") from None
+
+
+def _held(value: Any, result, i: int, op: ge.GeOp, on_storage: bool, relayout: bool) -> np.ndarray:
+    """Result #i as the interpreter holds it (stored), after checking it against its type."""
+    want_dtype = numpy_dtype(result.type.element_type)
+    if not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+    try:
+        check_alloc(value.shape, value.dtype)  # a kernel that did not check before allocating
+    except AllocationError as e:
+        raise TensorTooLarge(f"{describe(op)}: result #{i}: {e}") from None
+    if value.dtype != want_dtype:
+        raise KernelError(f"{describe(op)}: result #{i} is {value.dtype}, type says {want_dtype}")
+    want = storage_shape(result.type) if on_storage else shape_of(result.type)
+    if len(want) != value.ndim or any(w is not None and w != d for w, d in zip(want, value.shape)):
+        raise KernelError(f"{describe(op)}: result #{i} has shape {value.shape}, type says {result.type}")
+    if relayout and not is_stored_logically(result.type):
+        try:
+            value = to_physical(value, result.type)
+        except LayoutError as e:
+            raise KernelError(f"{describe(op)}: result #{i}: {e}") from None
+        if not matches_storage(value, result.type):
+            raise KernelError(f"{describe(op)}: result #{i} is stored with shape {value.shape}, "
+                              f"{result.type} is stored as {list(storage_shape(result.type))}")
+    return value
+
+
+def _check_static_results(op: ge.GeOp) -> None:
+    """Refuses results whose static type is already too large, before the kernel allocates them;
+    results with unknown dims are checked by their kernels (`check_alloc`) and afterwards here."""
+    for result in op.results:
+        dims = shape_of(result.type)
+        if all(d is not None for d in dims):
+            check_alloc(dims, numpy_dtype(result.type.element_type))
+
+
+def _has_unknown_dims(op: ge.GeOp) -> bool:
+    """Whether the verifier could not check all of `op`'s shapes: some operand or result dim is `?`."""
+    return any(isinstance(t, TensorType) and None in shape_of(t) for t in (*op.operand_types, *op.result_types))
+
+
+def _has_unseen_integer_operands(op: ge.GeOp) -> bool:
+    """Whether an integer operand (where shapes, axes and sizes come from) holds a value the verifier
+    could not see: a graph input, a computed tensor, or a block argument of a lowered kernel."""
+    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType)
+               and constant_value(v) is None for v in op.operands)
+
+
+def _logical(value: np.ndarray, operand) -> np.ndarray:
+    """The logical array of an operand value; a constant's is converted once, not on every run."""
+    if isinstance(operand.owner, ge.ConstantOp):
+        return constant_to_logical(value, operand.type)
+    return to_logical(value, operand.type)
