@@ -155,8 +155,8 @@ def test_in_place_rules_that_are_not_final_add_up_in_one_sweep():
 
     table = [Rule("tag1", Op(ge.ReluOp), tag("t1"), final=False), Rule("tag2", Op(ge.ReluOp), tag("t2"))]
     said, text = _remarks(_RELUS, table, walk="single-pass")
-    assert said == ["remark: t: applied tag1 on [/a]: updated in place", "remark: t: applied tag2 on [/a]: updated in place",
-                    "remark: t: applied tag1 on [/b]: updated in place", "remark: t: applied tag2 on [/b]: updated in place"]
+    assert said == [f"remark: t: applied {rule} on [{node}]: updated in place"
+                    for node in ("/a", "/b") for rule in ("tag1", "tag2")]
     assert text.count("t1 = ") == 2 and text.count("t2 = ") == 2
     final = [Rule("tag1", Op(ge.ReluOp), tag("t1")), Rule("tag2", Op(ge.ReluOp), tag("t2"))]
     assert "t2 = " not in _remarks(_RELUS, final, walk="single-pass")[1]
