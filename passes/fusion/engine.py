@@ -1,6 +1,6 @@
 """The fusion engine: turns a table of `FusionRule`s into `fused.group` kernels.
 
-A rule is data: an anchor (op names), followers (steps along the anchor's consumer chain),
+A rule is data: an anchor (op classes), followers (steps along the anchor's consumer chain),
 producers (steps back from the anchor's operands), constraints, and a benefit function. For each
 rule in table order and each anchor in program order the engine grows a candidate group, then
 checks, in this order:
@@ -40,10 +40,10 @@ TRAINING_ATTR = "ge.training"
 
 @dataclass(frozen=True)
 class Step:
-    """One link of a chain: up to `max_count` consecutive ops named in `ops`, each accepted by `when`
-    (called with the op and the group value it consumes or produces)."""
+    """One link of a chain: up to `max_count` consecutive ops of the classes in `ops`, each accepted
+    by `when` (called with the op and the group value it consumes or produces)."""
 
-    ops: frozenset[str]
+    ops: frozenset[type[Operation]]
     max_count: int = 1
     when: Callable[[Operation, SSAValue], bool] | None = None
 
@@ -61,7 +61,7 @@ class FusionRule:
     name: str
     pattern: str
     """The fused.group pattern class (see ge_dialects/fused.py PATTERN_CLASSES)."""
-    anchor: frozenset[str]
+    anchor: frozenset[type[Operation]]
     followers: tuple[Step, ...] = ()
     producers: tuple[Step, ...] = ()
     """Walked back from each operand of the anchor, one op per step, through the first operand of
@@ -100,8 +100,16 @@ class Candidate:
         return seen
 
 
-def ops(*names: str) -> frozenset[str]:
-    return frozenset(names)
+def ops(*classes: type[Operation]) -> frozenset[type[Operation]]:
+    """A set of op classes (`ops(ge.ConvOp, ge.MatMulOp)`), as the rewrite and layout rules name ops."""
+    for cls in classes:
+        if not (isinstance(cls, type) and issubclass(cls, Operation)):
+            raise TypeError(f"ops() takes op classes (e.g. ge.ConvOp), not {cls!r}")
+    return frozenset(classes)
+
+
+def is_one_of(op: Operation, classes: frozenset[type[Operation]]) -> bool:
+    return isinstance(op, tuple(classes))
 
 
 # -- growing a candidate -----------------------------------------------------------------------
@@ -123,7 +131,7 @@ def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) ->
         value, consumer = operand, anchor
         for step in rule.producers:
             owner = value.owner
-            if (owner not in position or owner.name not in step.ops
+            if (owner not in position or not is_one_of(owner, step.ops)
                     or any(u.operation is not consumer for r in owner.results for u in r.uses)
                     or (step.when is not None and not step.when(owner, value))):
                 break
@@ -142,7 +150,7 @@ def _next_follower(step: Step, tail: SSAValue, members: list[Operation], positio
     users = {u.operation for u in tail.uses} - set(members)
     if len(users) > 1 and not multi_output:
         return None
-    fitting = [u for u in users if u in position and u.name in step.ops
+    fitting = [u for u in users if u in position and is_one_of(u, step.ops)
                and (step.when is None or step.when(u, tail))]
     return min(fitting, key=position.__getitem__) if fitting else None
 
@@ -266,7 +274,7 @@ class FusionEngine:
                 continue
             schedule = Schedule(block, self.time)
             for op in list(block.ops):
-                if op.parent_block() is not block or op.name not in rule.anchor:
+                if op.parent_block() is not block or not is_one_of(op, rule.anchor):
                     continue
                 candidate: Candidate | None = grow(rule, op, schedule.position)
                 while candidate is not None and len(candidate.members) >= rule.min_ops:

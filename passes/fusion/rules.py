@@ -13,15 +13,16 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
+from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
 
-CUBE = ops("ge.conv", "ge.matmul", "ge.gemm")
-EPILOGUE_BINARY = ops("ge.add", "ge.sub", "ge.mul", "ge.div")
-ACTIVATIONS = ops("ge.relu", "ge.gelu", "ge.clip", "ge.sigmoid", "ge.tanh", "ge.hard_swish")
-ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops("ge.sqrt", "ge.erf", "ge.pow", "ge.cast", "ge.where")
-REDUCTIONS = ops("ge.softmax", "ge.layer_norm", "ge.reduce_mean")
-LAYOUT = ops("ge.transpose", "ge.reshape")
+CUBE = ops(ge.ConvOp, ge.MatMulOp, ge.GemmOp)
+EPILOGUE_BINARY = ops(ge.AddOp, ge.SubOp, ge.MulOp, ge.DivOp)
+ACTIVATIONS = ops(ge.ReluOp, ge.GeluOp, ge.ClipOp, ge.SigmoidOp, ge.TanhOp, ge.HardSwishOp)
+ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp)
+REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp)
+LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
 
 
 def keeps_shape(op: Operation, value: SSAValue) -> bool:
@@ -64,9 +65,9 @@ RULES: list[FusionRule] = [
     FusionRule(
         name="attention_layout",
         pattern="attention",
-        anchor=ops("ge.attention"),
-        producers=(Step(ops("ge.transpose")), Step(ops("ge.reshape"))),
-        followers=(Step(ops("ge.transpose")), Step(ops("ge.reshape"))),
+        anchor=ops(ge.AttentionOp),
+        producers=(Step(ops(ge.TransposeOp)), Step(ops(ge.ReshapeOp))),
+        followers=(Step(ops(ge.TransposeOp)), Step(ops(ge.ReshapeOp))),
     ),
     FusionRule(
         name="reduce_elementwise",

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of
-from ge.passes import remarks
+from ge.passes.rewrite import Match, Op, Reject, Rule, apply_rules
 
 PASS = "cancel-trans-data"
 
@@ -34,28 +34,35 @@ def same_layout(a: TensorType, b: TensorType) -> bool:
     return storage_of(a) == storage_of(b) or (is_stored_logically(a) and is_stored_logically(b))
 
 
-def cancel_pairs(module: ModuleOp) -> int:
-    cancelled = 0
-    for second in list(module.walk()):
-        if not isinstance(second, TransDataOp) or second.parent is None:
-            continue
-        first = second.src.owner
-        if not isinstance(first, TransDataOp) or not same_layout(first.src.type, second.dst.type):
-            continue
-        source = first.src
-        if source.type != second.dst.type:
-            remarks.emit(PASS, "rejected", "cancel-pair", [first, second],
-                         f"{describe(first)} and {describe(second)} return to the layout of {source.type} "
-                         f"but as {second.dst.type}: their users would see another type")
-            continue
-        second.dst.replace_all_uses_with(source)
-        Rewriter.erase_op(second)
-        if not first.dst.uses:
-            Rewriter.erase_op(first)
-        cancelled += 1
-        remarks.emit(PASS, "applied", "cancel-pair", [first, second],
-                     f"{first.p('src_format')} -> {first.p('dst_format')} -> {second.p('dst_format')} cancelled")
-    return cancelled
+def _returns_to_layout(second: Operation) -> bool:
+    first = second.operands[0].owner
+    return isinstance(first, TransDataOp) and same_layout(first.src.type, second.results[0].type)
+
+
+def _other_type(m: Match) -> str:
+    first, second = m.op("first"), m.root
+    return (f"{describe(first)} and {describe(second)} return to the layout of {m['source'].type} "
+            f"but as {second.dst.type}: their users would see another type")
+
+
+def _cancelled(m: Match) -> str:
+    first, second = m.op("first"), m.root
+    return f"{first.p('src_format')} -> {first.p('dst_format')} -> {second.p('dst_format')} cancelled"
+
+
+RULES: list[Rule] = [
+    Rule("cancel-pair",
+         Op(TransDataOp, Op(TransDataOp, "source", name="first", any_block=True), name="second",
+            where=_returns_to_layout),
+         lambda m, b: m["source"],
+         rejects=[Reject(_other_type, lambda m: m["source"].type != m.root.dst.type)],
+         says=_cancelled, shows=("first", "second"), private=False,
+         doc="trans_data(trans_data(x: A -> B): B -> A) -> x; the first stays while others read it"),
+]
+
+
+def cancel_pairs(module: ModuleOp) -> None:
+    apply_rules(module, RULES, PASS, walk="program-order")
 
 
 @dataclass(frozen=True)

@@ -18,54 +18,59 @@ sidecar attached) is kept, with a `rejected` remark.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.layout import TransDataOp
 from ge.ge_dialects.ge.types import format_of
-from ge.ge_dialects.ge.weights import constant_array, make_constant
+from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.interpreter.ge import folding_interpreter
-from ge.passes import remarks
+from ge.passes.rewrite import Builder, Match, Op, Reject, Rule, apply_rules
 
 PASS = "fold-trans-data"
 
 
-def fold_constants(module: ModuleOp) -> int:
-    folded = 0
-    interpreter = folding_interpreter(module)
-    for op in list(module.walk()):
-        if not isinstance(op, TransDataOp) or not isinstance(op.src.owner, ge.ConstantOp):
-            continue
-        const = op.src.owner
-        value = constant_array(const)
-        if value is None:
-            remarks.emit(PASS, "rejected", "fold", [const, op],
-                         f"{describe(op)}: the value of weight '{const.weight_key}' is not loaded")
-            continue
-        (stored,) = interpreter.run_op(op, (value,))
-        hint = f"{const.weight_key or location_name(const) or 'const'}.{op.p('dst_format')}"
-        t = op.dst.type
-        if format_of(t) is None:  # stored as its logical self: small values may stay inline
-            new = make_constant(module, stored, hint)
-        else:  # a weight of the storage-format type holding the physical array
-            new = ge.ConstantOp.weight(make_constant(module, stored, hint, inline_limit=-1).weight_key, t)
-        new.location = const.location
-        Rewriter.insert_op(new, InsertPoint.before(op))
-        op.dst.replace_all_uses_with(new.output)
-        Rewriter.erase_op(op)
-        if not const.output.uses:
-            Rewriter.erase_op(const)
-        folded += 1
-        remarks.emit(PASS, "applied", "fold", [const],
-                     f"{op.p('src_format')} -> {op.p('dst_format')} done at compile time: "
-                     f"{list(value.shape)} stored as {list(stored.shape)}")
-    return folded
+def _folded(m: Match, b: Builder) -> SSAValue:
+    """The constant of the result type holding the converted array."""
+    op, const = m.root, m.op("const")
+    module = module_of(op)
+    value = constant_array(const)
+    (stored,) = m.context.run_op(op, (value,))  # the folding interpreter of this run
+    hint = f"{const.weight_key or location_name(const) or 'const'}.{op.p('dst_format')}"
+    t = op.dst.type
+    if format_of(t) is None:  # stored as its logical self: small values may stay inline
+        new = make_constant(module, stored, hint)
+    else:  # a weight of the storage-format type holding the physical array
+        new = ge.ConstantOp.weight(make_constant(module, stored, hint, inline_limit=-1).weight_key, t)
+    new.location = const.location
+    m.notes["shapes"] = (list(value.shape), list(stored.shape))
+    return b.add(new).results[0]
+
+
+def _done(m: Match) -> str:
+    before, after = m.notes["shapes"]
+    return (f"{m.root.p('src_format')} -> {m.root.p('dst_format')} done at compile time: "
+            f"{before} stored as {after}")
+
+
+RULES: list[Rule] = [
+    Rule("fold", Op(TransDataOp, Op(ge.ConstantOp, name="const", any_block=True), name="trans"), _folded,
+         rejects=[Reject(lambda m: f"{describe(m.root)}: the value of weight '{m.op('const').weight_key}' "
+                                   "is not loaded",
+                         lambda m: m.const("const") is None, shows=("const", "trans"))],
+         says=_done, shows=("const",), doc="trans_data(constant) -> a constant of the result type"),
+]
+
+
+def fold_constants(module: ModuleOp, rules: Sequence[Rule] = RULES) -> None:
+    apply_rules(module, rules, PASS, walk="program-order", context=folding_interpreter(module))
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
 from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.layout import TransDataOp
-from ge.passes import remarks
+from ge.passes.rewrite import Match, Op, Reject, Rule, apply_rules
 
 PASS = "merge-trans-data"
 
@@ -36,28 +35,49 @@ def dominates(first: Operation, op: Operation) -> bool:
     return ancestor is not None and (ancestor is op or first.is_before_in_block(ancestor))
 
 
-def merge_siblings(module: ModuleOp) -> int:
-    kept: dict[tuple, TransDataOp] = {}
-    merged = 0
-    for op in list(module.walk()):
-        if not isinstance(op, TransDataOp):
-            continue
-        key = (op.src, op.dst.type)
-        first = kept.get(key)
-        if first is None:
-            kept[key] = op
-            continue
-        if not dominates(first, op):
-            remarks.emit(PASS, "rejected", "merge", [first, op],
-                         f"{describe(first)} and {describe(op)} convert one value alike, but in sibling "
-                         f"regions (neither dominates the other's users)")
-            continue
-        op.dst.replace_all_uses_with(first.dst)
-        Rewriter.erase_op(op)
-        merged += 1
-        remarks.emit(PASS, "applied", "merge", [first, op],
-                     f"two {op.p('src_format')} -> {op.p('dst_format')} conversions of one value merged")
-    return merged
+def walk_position(op: Operation) -> tuple[int, ...]:
+    """Where `op` comes in a pre-order walk, as (region, block, op) indices from the outermost op
+    down: tuples compare in program order (an op's path is a prefix of what it holds)."""
+    path: list[int] = []
+    while (holder := op.parent_op()) is not None:
+        block = op.parent_block()
+        region = block.parent
+        path[:0] = (_index(holder.regions, region), _index(region.blocks, block), _index(block.ops, op))
+        op = holder
+    return tuple(path)
+
+
+def _index(items, item) -> int:
+    return next(i for i, x in enumerate(items) if x is item)
+
+
+def _earlier_twin(m: Match) -> SSAValue | None:
+    """The result of the first TransData in program order converting the root's source alike."""
+    op = m.root
+    twins = [u.operation for u in op.src.uses if isinstance(u.operation, TransDataOp)
+             and u.operation is not op and u.operation.dst.type == op.dst.type]
+    here = walk_position(op)
+    earlier = [(position, t) for t in twins if (position := walk_position(t)) < here]
+    return min(earlier, key=lambda e: e[0])[1].dst if earlier else None
+
+
+def _sibling_regions(m: Match) -> str:
+    return (f"{describe(m.op('first'))} and {describe(m.root)} convert one value alike, but in sibling "
+            f"regions (neither dominates the other's users)")
+
+
+RULES: list[Rule] = [
+    Rule("merge", Op(TransDataOp, "x", name="second"), lambda m, b: m["first"],
+         finds={"first": _earlier_twin},
+         rejects=[Reject(_sibling_regions, lambda m: not dominates(m.op("first"), m.root))],
+         says=lambda m: f"two {m.root.p('src_format')} -> {m.root.p('dst_format')} conversions of one value merged",
+         shows=("first", "second"),
+         doc="trans_data(x) twice, alike -> the first one (when it dominates the second)"),
+]
+
+
+def merge_siblings(module: ModuleOp) -> None:
+    apply_rules(module, RULES, PASS, walk="program-order")
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,27 @@
 """The layout rules of `assign-formats`, as data: which op puts which operand or result in which
 storage format, under which constraints, and which ops carry a format through unchanged.
 
-Two kinds of rules (the engine is `assign_formats.py`):
+Two kinds of rules, both rewrite-engine `Rule`s made by the constructors of `planning.py`:
 
-- `AnchorRule`: an op that wants a format. Its listed operands are converted to `storage` (a
+- `anchor(...)`: an op that wants a format. Its listed operands are converted to the format (a
   TransData goes in front when the producer stores the value otherwise) and its listed results are
   produced in it. E.g. Conv computes on NC1HWC0 activations with FRACTAL_Z weights.
-- `FollowRule`: a format-agnostic op (GE propagates formats through them). When one of its
+- `follow(...)`: a format-agnostic op (GE propagates formats through them). When one of its
   full-shape operands arrives in a format the rule carries, all its full-shape operands and its
   listed results take that format; operands that broadcast must be scalars or vectors the format
   keeps whole (`BROADCASTS`), and they are read as they are.
 
 A check is `fn(op, options) -> None | reason`: None when the constraint holds, else the reason the
-rule does not apply, which the pass reports as a `rejected` remark. Besides its own checks, the
-engine checks that every value a rule would relayout can have the format (rank, element type with a
-C0, static block dims: `ge.ge_dialects.ge.layout.unsupported`).
+rule does not apply, which the pass reports as a `rejected` remark. Besides its own checks, every
+rule checks that every value it would relayout can have the format (rank, element type with a C0,
+static block dims: `ge.ge_dialects.ge.layout.cannot_store`). An op class has anchor rules or one
+follow rule, never both (`test_layout_rules.py` checks it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import bf16, f16, f32
 
@@ -29,40 +29,10 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
+from ge.passes.layout.planning import LayoutCheck, Options, anchor, follow
+from ge.passes.rewrite import Rule
 
-
-@dataclass(frozen=True)
-class Options:
-    """The pass options the checks read."""
-
-    nz: bool = True
-    nz_min_dim: int = 16
-
-
-Check = Callable[[GeOp, Options], "str | None"]
-
-
-@dataclass(frozen=True)
-class AnchorRule:
-    name: str
-    ops: tuple[type[GeOp], ...]
-    storage: str
-    operands: tuple[str, ...]
-    results: tuple[str, ...]
-    checks: tuple[Check, ...] = ()
-    benefit: Callable[[GeOp], float] | None = None
-    """What the rule's remark reports as its benefit (e.g. the Cube MACs a matmul runs in NZ)."""
-
-
-@dataclass(frozen=True)
-class FollowRule:
-    name: str
-    ops: tuple[type[GeOp], ...]
-    formats: tuple[str, ...]
-    operands: tuple[str, ...]
-    """Operands that take the format when they have the result's shape (others broadcast)."""
-    results: tuple[str, ...]
-    checks: tuple[Check, ...] = ()
+Check = LayoutCheck
 
 
 # -- checks ----------------------------------------------------------------------------------------
@@ -180,47 +150,37 @@ always fine)."""
 
 _IMAGE_POOLS = (ge.MaxPoolOp, ge.AvgPoolOp, ge.GlobalAvgPoolOp)
 
-ANCHORS: tuple[AnchorRule, ...] = (
-    AnchorRule("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
-    AnchorRule("conv-weight-fractal-z", (ge.ConvOp,), FRACTAL_Z, ("W",), (), (
+ANCHORS: tuple[Rule, ...] = (
+    anchor("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
+    anchor("conv-weight-fractal-z", (ge.ConvOp,), FRACTAL_Z, ("W",), (), (
         is_constant("W"),
         prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)"),
     )),
-    AnchorRule("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
-    AnchorRule("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
-    AnchorRule("matmul-fractal-nz", (ge.MatMulOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
-               (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
-    AnchorRule("gemm-fractal-nz", (ge.GemmOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
-               (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
+    anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
+    anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
+    anchor("matmul-fractal-nz", (ge.MatMulOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
+           (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
+    anchor("gemm-fractal-nz", (ge.GemmOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
+           (nz_enabled, cube_type("A"), cube_dims), benefit=macs),
 )
 
 _UNARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.UnaryElementwiseOp))
 _BINARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.BinaryElementwiseOp))
 _ANY = (NC1HWC0, FRACTAL_NZ)
 
-FOLLOWERS: tuple[FollowRule, ...] = (
-    FollowRule("elementwise", _UNARY, _ANY, ("x",), ("y",)),
-    FollowRule("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
-    FollowRule("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
-    FollowRule("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
-    FollowRule("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",),
-               (last_axis("axis", "input"),)),
-    FollowRule("layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",),
-               (last_axis("axis", "X"),)),
+FOLLOWERS: tuple[Rule, ...] = (
+    follow("elementwise", _UNARY, _ANY, ("x",), ("y",)),
+    follow("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
+    follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
+    follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
+    follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",),
+           (last_axis("axis", "input"),)),
+    follow("layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",),
+           (last_axis("axis", "X"),)),
 )
 
+RULES: tuple[Rule, ...] = ANCHORS + FOLLOWERS
+"""The table assign-formats applies: an op's anchor rules all apply (each adds its formats), a
+follow rule applies to ops no anchor rule names."""
 
-def anchors_of(op: GeOp) -> list[AnchorRule]:
-    return [r for r in ANCHORS if isinstance(op, r.ops)]
-
-
-def follower_of(op: GeOp) -> FollowRule | None:
-    return next((r for r in FOLLOWERS if isinstance(op, r.ops)), None)
-
-
-def names_present(op: GeOp, names: Sequence[str]) -> list[str]:
-    """The listed operand/result definitions the op has (optional ones may be absent)."""
-    return [n for n in names if getattr(op, n, None) is not None]
-
-
-__all__ = ["ANCHORS", "FOLLOWERS", "BROADCASTS", "Options", "anchors_of", "follower_of"]
+__all__ = ["ANCHORS", "BROADCASTS", "FOLLOWERS", "RULES", "Options"]

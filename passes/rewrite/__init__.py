@@ -7,10 +7,21 @@ A pass applies a table with `apply_rules(module, RULES, pass_name)`; a user adds
 appending a `Rule` to a table in `passes/rules/`, or passes a table of their own.
 """
 
-from ge.passes.rewrite.engine import Builder, Match, Reject, Rule, apply_rules, copy_props, rewrite_patterns
+from ge.passes.rewrite.engine import (
+    IN_PLACE,
+    Builder,
+    Check,
+    Match,
+    Reject,
+    Rule,
+    Walk,
+    apply_rules,
+    copy_props,
+    rewrite_patterns,
+)
 from ge.passes.rewrite.pattern import ABSENT, Const, Either, Op
 
 __all__ = [
-    "ABSENT", "Builder", "Const", "Either", "Match", "Op", "Reject", "Rule", "apply_rules", "copy_props",
-    "rewrite_patterns",
+    "ABSENT", "IN_PLACE", "Builder", "Check", "Const", "Either", "Match", "Op", "Reject", "Rule", "Walk",
+    "apply_rules", "copy_props", "rewrite_patterns",
 ]

@@ -14,13 +14,20 @@ first binding that passes the checks is rewritten:
 The root's results are replaced, the ops the rewrite left dead (matched ops and their producers,
 e.g. the constants of a folded BN) are erased, and a remark records the rewrite. When bindings
 exist but all fail, one "rejected" remark per rule and root op gives the first binding's reason.
+
+Beyond the pattern a rule may `find` values by a function (another user of a matched value), say
+what its remark reads (`says`, `shows`), update the root in place (`build` returns `IN_PLACE`, for
+rules that annotate) and let later rules of the same root run after it (`final=False`). The walk
+is chosen per application (`apply_rules(..., walk=...)`): users first to a fixpoint (xDSL's greedy
+driver), program-order sweeps to a fixpoint, or one program-order sweep (for rules whose context
+carries state forward, like a dataflow analysis).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -49,10 +56,14 @@ _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.at
 class Match:
     """What a rule's checks and builder see: the root op and the values bound by name."""
 
-    def __init__(self, root: Operation, state: State):
+    def __init__(self, root: Operation, state: State, context: Any = None):
         self.root = root
         self.values = dict(state.values)
         self.ops = state.ops
+        self.context = context
+        """What `apply_rules` was given as `context` (pass options, state a walk carries)."""
+        self.notes: dict[str, Any] = {}
+        """What a builder records for the rule's `says` (e.g. the shape of a folded array)."""
         self._consts: dict[str, np.ndarray | None] = {}
         self.benefit: float | None = None
 
@@ -102,6 +113,11 @@ class Builder:
         self.ops.append(op)
         return op
 
+    def add(self, op: Operation) -> Operation:
+        """An op made elsewhere (unattached) that goes in with the replacement."""
+        self.ops.append(op)
+        return op
+
     def const(self, array: np.ndarray, hint: str) -> SSAValue:
         """A new constant (inline when small, else a new weight keyed after `hint`)."""
         op = make_constant(module_of(self.match.root), array, hint)
@@ -127,9 +143,36 @@ class Reject:
 
     reason: str | Callable[[Match], str]
     when: Callable[[Match], Any]
+    shows: tuple[str, ...] | None = None
+    """The bound names whose ops the refusal's remark names (default: the rule's)."""
 
+    def failure(self, m: Match) -> str | None:
+        if not self.when(m):
+            return None
+        return self.reason(m) if callable(self.reason) else self.reason
+
+
+@dataclass(frozen=True)
+class Check:
+    """A constraint written as one function: None when it holds, else the reason it does not."""
+
+    why_not: Callable[[Match], str | None]
+    shows: tuple[str, ...] | None = None
+
+    def failure(self, m: Match) -> str | None:
+        return self.why_not(m)
+
+
+class _InPlace:
+    def __repr__(self) -> str:
+        return "IN_PLACE"
+
+
+IN_PLACE: Any = _InPlace()
+"""What `build` returns when it updated the root in place (e.g. annotated it): nothing is replaced."""
 
 Replacement = SSAValue | Sequence[SSAValue | None]
+Walk = Literal["users-first", "program-order", "single-pass"]
 
 
 @dataclass(frozen=True)
@@ -137,18 +180,35 @@ class Rule:
     name: str
     pattern: Op
     build: Callable[[Match, Builder], Replacement]
-    """Returns the values replacing the root's results (trailing unused results may be left out)."""
-    rejects: Sequence[Reject] = ()
+    """Returns the values replacing the root's results (trailing unused results may be left out),
+    or `IN_PLACE`."""
+    rejects: Sequence[Reject | Check] = ()
     benefit: float | Callable[[Match], float] | None = None
     private: bool = True
     """Intermediate results may be used only inside the match."""
     doc: str = ""
+    finds: Mapping[str, Callable[[Match], SSAValue | None]] = field(default_factory=dict, hash=False)
+    """Values bound by a function rather than the pattern (e.g. an earlier twin of the root); a
+    None means no match, silently (no remark)."""
+    says: Callable[[Match], str] | None = None
+    """The reason an `applied` remark gives (default: what replaced the root); runs after `build`."""
+    shows: tuple[str, ...] | None = None
+    """The bound names whose ops the remarks name, in order (default: the matched ops, root first)."""
+    final: bool = True
+    """Once applied, the root's later rules are not tried; False lets annotation rules add up."""
 
 
-def _first_failure(rule: Rule, m: Match) -> str | None:
+@dataclass(frozen=True)
+class _Refusal:
+    reason: str
+    shows: tuple[str, ...] | None
+
+
+def _first_failure(rule: Rule, m: Match) -> _Refusal | None:
     for check in rule.rejects:
-        if check.when(m):
-            return check.reason(m) if callable(check.reason) else check.reason
+        reason = check.failure(m)
+        if reason is not None:
+            return _Refusal(reason, check.shows or rule.shows)
     if rule.private:
         inside = set(m.ops)
         for op in m.ops[1:]:
@@ -157,12 +217,28 @@ def _first_failure(rule: Rule, m: Match) -> str | None:
             for result in op.results:
                 outside = next((u.operation for u in result.uses if u.operation not in inside), None)
                 if outside is not None:
-                    return f"{describe(op)} has a user outside the pattern ({describe(outside)})"
+                    reason = f"{describe(op)} has a user outside the pattern ({describe(outside)})"
+                    return _Refusal(reason, rule.shows)
     if rule.benefit is not None:
         m.benefit = rule.benefit(m) if callable(rule.benefit) else float(rule.benefit)
         if m.benefit <= 0:
-            return f"benefit {m.benefit:.3g} is not positive"
+            return _Refusal(f"benefit {m.benefit:.3g} is not positive", rule.shows)
     return None
+
+
+def _found(rule: Rule, m: Match) -> bool:
+    """Binds the rule's `finds`; False when one finds nothing."""
+    for name, find in rule.finds.items():
+        value = find(m)
+        if value is None:
+            return False
+        m.values[name] = value
+    return True
+
+
+def _shown(m: Match, names: tuple[str, ...] | None) -> list[Operation]:
+    """The ops a remark names: the named bindings' ops in order, else the matched ops."""
+    return m.matched_ops() if names is None else [m.op(n) for n in names]
 
 
 def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str | None]:
@@ -173,8 +249,14 @@ def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str 
     except (VerifyException, DiagnosticException) as e:
         b.discard()
         return "rejected", f"the replacement does not verify: {str(e).splitlines()[0]}"
-    new = [out] if isinstance(out, SSAValue) else list(out)
     root = m.root
+    if out is IN_PLACE:
+        if b.ops:
+            rewriter.insert(b.ops, InsertPoint.before(root))
+        rewriter.handle_operation_modification(root)
+        rewriter.has_done_action = True
+        return "applied", "updated in place"
+    new = [out] if isinstance(out, SSAValue) else list(out)
     for i, old in enumerate(root.results):
         value = new[i] if i < len(new) else None
         if value is None and old.uses:
@@ -206,47 +288,81 @@ class RulePattern(RewritePattern):
     """The rules of one root op class, tried in table order."""
 
     def __init__(self, root: type[Operation], rules: Sequence[Rule], pass_name: str,
-                 refused: set[tuple[str, Operation]]):
+                 refused: set[tuple[str, Operation]], context: Any = None):
         self.root, self.rules, self.pass_name, self.refused = root, tuple(rules), pass_name, refused
+        self.context = context
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.root):
             return
         for rule in self.rules:
-            if self._try(rule, op, rewriter):
+            if self._try(rule, op, rewriter) and (rule.final or op.parent is None):
                 return
 
     def _try(self, rule: Rule, root: Operation, rewriter: PatternRewriter) -> bool:
-        refusal: tuple[Match, str] | None = None
+        refusal: tuple[Match, _Refusal] | None = None
         for state in match(rule.pattern, root):
-            m = Match(root, state)
-            reason = _first_failure(rule, m)
-            if reason is None:
-                shown = m.matched_ops()
+            m = Match(root, state, self.context)
+            if not _found(rule, m):
+                continue
+            failure = _first_failure(rule, m)
+            if failure is None:
+                shown = _shown(m, rule.shows)
                 kind, reason = _replace(rule, m, rewriter)
                 if kind == "applied":
+                    reason = rule.says(m) if rule.says is not None else reason
                     remarks.emit(self.pass_name, "applied", rule.name, shown, reason, m.benefit)
                     return True
-            refusal = refusal or (m, reason)
+                failure = _Refusal(reason, rule.shows)
+            refusal = refusal or (m, failure)
         if refusal is not None and (rule.name, root) not in self.refused:
             self.refused.add((rule.name, root))
-            m, reason = refusal
-            remarks.emit(self.pass_name, "rejected", rule.name, m.matched_ops(), reason, m.benefit)
+            m, failure = refusal
+            remarks.emit(self.pass_name, "rejected", rule.name, _shown(m, failure.shows), failure.reason,
+                         m.benefit)
         return False
 
 
-def rewrite_patterns(rules: Sequence[Rule], pass_name: str) -> list[RewritePattern]:
+def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None) -> list[RewritePattern]:
     """One RewritePattern per root op class, each trying its rules in table order."""
     by_root: dict[type[Operation], list[Rule]] = {}
     for rule in rules:
         for cls in rule.pattern.classes:
             by_root.setdefault(cls, []).append(rule)
     refused: set[tuple[str, Operation]] = set()
-    return [RulePattern(cls, rs, pass_name, refused) for cls, rs in by_root.items()]
+    return [RulePattern(cls, rs, pass_name, refused, context) for cls, rs in by_root.items()]
 
 
-def apply_rules(module: ModuleOp, rules: Sequence[Rule], pass_name: str) -> None:
-    """Rewrites `module` with `rules` to a fixpoint. Users are visited before their operands, so a
-    rule rooted at the last op of a chain sees the whole chain before a smaller rule inside it."""
-    applier = GreedyRewritePatternApplier(rewrite_patterns(rules, pass_name), dce_enabled=False)
-    PatternRewriteWalker(applier, walk_reverse=True).rewrite_module(module)
+def apply_rules(module: ModuleOp, rules: Sequence[Rule], pass_name: str, *, walk: Walk = "users-first",
+                context: Any = None) -> None:
+    """Rewrites `module` with `rules`; `context` is what the rules' functions see as `m.context`.
+
+    walk="users-first" (the default) repeats until nothing changes, visiting users before their
+    operands, so a rule rooted at the last op of a chain sees the whole chain before a smaller rule
+    inside it. "program-order" sweeps the ops in program order, again and again until a sweep
+    changes nothing. "single-pass" is one such sweep: for rules that annotate ops in place and read
+    what earlier ops were given (a forward dataflow)."""
+    patterns = rewrite_patterns(rules, pass_name, context)
+    if walk == "users-first":
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        PatternRewriteWalker(applier, walk_reverse=True).rewrite_module(module)
+    elif walk in ("program-order", "single-pass"):
+        while _sweep(module, patterns) and walk == "program-order":
+            pass
+    else:
+        raise ValueError(f"unknown walk '{walk}'; expected users-first, program-order or single-pass")
+
+
+def _sweep(module: ModuleOp, patterns: Sequence[RewritePattern]) -> bool:
+    """Tries the patterns on each op present at the start, in program order; whether any applied."""
+    changed = False
+    for op in list(module.walk()):
+        if op.parent is None:
+            continue  # the module, or erased by an earlier rewrite of this sweep
+        rewriter = PatternRewriter(op)
+        for pattern in patterns:
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                changed = True
+                break
+    return changed

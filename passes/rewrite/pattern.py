@@ -13,7 +13,8 @@ A pattern element is one of
   definitions left out are unconstrained and ``ABSENT`` requires an optional operand to be missing.
   Commutative ops (xDSL's ``Commutative`` trait: ge.add, ge.mul) also try their operands swapped.
   ``props={"axis": -1}`` and ``where=lambda op: ...`` filter the op; ``one_use=True`` requires the
-  value to have a single use; ``name`` binds the value (and, through it, the op).
+  value to have a single use; ``name`` binds the value (and, through it, the op); ``any_block=True``
+  lets the op sit in an enclosing block of the root's (a value defined outside a region).
 - ``Const(name, value=..., tol=..., scalar=..., where=...)``: a value defined by a ``ge.constant``
   whose array is visible (inline or in the weights sidecar); ``value`` requires every element to be
   within ``tol`` of it, ``scalar`` a single element, ``where`` a predicate on the array.
@@ -72,10 +73,12 @@ class Op:
     one_use: bool
     props: Mapping[str, Any]
     where: Callable[[Operation], bool] | None
+    any_block: bool
 
     def __init__(self, classes, *operands: Pattern | None, name: str | None = None, result: int = 0,
                  one_use: bool = False, props: Mapping[str, Any] | None = None,
-                 where: Callable[[Operation], bool] | None = None, **named: Pattern | None):
+                 where: Callable[[Operation], bool] | None = None, any_block: bool = False,
+                 **named: Pattern | None):
         set_ = object.__setattr__
         set_(self, "classes", classes if isinstance(classes, tuple) else (classes,))
         set_(self, "operands", operands)
@@ -85,6 +88,7 @@ class Op:
         set_(self, "one_use", one_use)
         set_(self, "props", props or {})
         set_(self, "where", where)
+        set_(self, "any_block", any_block)
 
     def operand_pairs(self, op: IRDLOperation) -> list[tuple[Pattern | None, SSAValue | None]] | None:
         """(pattern, operand value) per constrained operand definition; None if they cannot fit."""
@@ -159,7 +163,7 @@ def _match_op(p: Op, value: SSAValue, s: State, block: Block | None) -> Iterator
     op = value.owner
     if not (isinstance(value, OpResult) and isinstance(op, p.classes) and value.index == p.result):
         return
-    if op.parent_block() is not block or (p.one_use and not value.has_one_use()):
+    if (op.parent_block() is not block and not p.any_block) or (p.one_use and not value.has_one_use()):
         return
     if any(op.p(k) != v for k, v in p.props.items()) or (p.where is not None and not p.where(op)):
         return

@@ -9,6 +9,7 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.weights import constant_array
 from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
+from ge.passes.rules.casts import SIMPLIFY_NOOP_CAST
 
 SHAPE_OPS = (ge.ReshapeOp, ge.FlattenOp, ge.SqueezeOp, ge.UnsqueezeOp, ge.ExpandOp)
 
@@ -79,7 +80,7 @@ def _operand(m: Match, b):
 
 RULES: list[Rule] = [
     Rule("identity", Op(ge.IdentityOp, "x"), _operand, doc="ge.identity -> its operand"),
-    Rule("noop-cast", Op(ge.CastOp, "x", where=_keeps_type), _operand, doc="cast to the same type"),
+    SIMPLIFY_NOOP_CAST,
     Rule("noop-reshape", Op(SHAPE_OPS, "x", where=_keeps_static_type), _operand,
          doc="reshape/flatten/squeeze/unsqueeze/expand whose result type is its operand's"),
     Rule("identity-transpose", Op(ge.TransposeOp, "x", where=_identity_perm), _operand),

@@ -26,9 +26,10 @@ func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
 """
 
 USER_RULES = """
+from ge.ge_dialects import ge
 from ge.passes.fusion.engine import FusionRule, Step, ops
-RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops("ge.max_pool"),
-                    followers=(Step(ops("ge.relu")),), inference_only={inference_only})]
+RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops(ge.MaxPoolOp),
+                    followers=(Step(ops(ge.ReluOp)),), inference_only={inference_only})]
 """
 
 
@@ -90,6 +91,8 @@ def test_missing_rule_file_is_one_line():
     ("RULES = 3\n", "must define RULES"),
     ("import no_such_module_here\n", "ModuleNotFoundError: No module named 'no_such_module_here'"),
     ("RULES = [\n", "SyntaxError"),
+    ("from ge.passes.fusion.engine import ops\nCUBE = ops('ge.conv')\n",
+     "TypeError: ops() takes op classes (e.g. ge.ConvOp), not 'ge.conv'"),
 ])
 def test_bad_rule_file_contents(tmp_path, text, needle):
     rules = tmp_path / "bad.py"

@@ -1,0 +1,208 @@
+"""The two kinds of layout rule as rewrite-engine rules, and the state they share along the walk.
+
+`assign-formats` applies its table (`rules.py`) with the rewrite engine in one program-order sweep
+(`walk="single-pass"`): the rules annotate ops in place (`ge.storage`, built by `IN_PLACE`
+rules) and read the formats earlier ops were given, so a format flows forward along a chain.
+
+- `anchor(...)`: an op that wants a format. Its listed operands are converted to `storage` (a
+  TransData goes in front when the producer stores the value otherwise) and its listed results are
+  produced in it. An op may have several anchor rules (Conv: activations and weights); each adds
+  its annotation (`final=False`) and its remark.
+- `follow(...)`: a format-agnostic op. When one of its full-shape operands arrives in a format the
+  rule carries, all its full-shape operands and its listed results take that format; operands
+  that broadcast must be scalars or vectors the format keeps whole (`Planner.broadcasts`). An op
+  with no operand arriving in another format matches nothing (no remark).
+
+A layout check is `fn(op, options) -> None | reason`; the rule turns it into an engine `Check`
+whose remark says which values the rule would have placed. Besides its own checks, every rule
+checks that the values it would relayout can have the format (`ge.ge_dialects.ge.layout.cannot_store`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.layout import c0_of, cannot_store, is_trivial, origin_of, storage_of
+from ge.ge_dialects.ge.types import Shape, shape_of
+from ge.passes.layout.insert_trans_data import annotate
+from ge.passes.rewrite import IN_PLACE, Check, Match, Op, Rule
+
+
+@dataclass(frozen=True)
+class Options:
+    """The pass options the checks read."""
+
+    nz: bool = True
+    nz_min_dim: int = 16
+
+
+LayoutCheck = Callable[[GeOp, Options], "str | None"]
+Broadcasts = dict[str, tuple[str, Callable[[Shape, Shape], bool]]]
+
+
+@dataclass
+class Planner:
+    """What the rules share along the walk: the options, and the storage format planned for each
+    value so far (initially the one its type has)."""
+
+    options: Options
+    broadcasts: Broadcasts
+    planned: dict[SSAValue, str] = field(default_factory=dict)
+
+    def storage(self, value: SSAValue) -> str:
+        return self.planned.get(value, storage_of(value.type) if isinstance(value.type, TensorType) else "ND")
+
+    def stored_otherwise(self, value: SSAValue) -> str | None:
+        """The value's planned storage format when it is a relayout (not its origin), else None."""
+        t = value.type
+        if not isinstance(t, TensorType):
+            return None
+        storage = self.storage(value)
+        return None if is_trivial(origin_of(t), storage, len(t.get_shape())) else storage
+
+    def assign(self, op: GeOp, formats: dict[str, str], results: list[str]) -> None:
+        annotate(op, formats)
+        for name in results:
+            self.planned[getattr(op, name)] = formats[name]
+
+
+def names_present(op: GeOp, names: Sequence[str]) -> list[str]:
+    """The listed operand/result definitions the op has (optional ones may be absent)."""
+    return [n for n in names if getattr(op, n, None) is not None]
+
+
+def _cannot_store(op: GeOp, names: list[str], storage: str) -> str | None:
+    """Why one of the named values cannot be stored in `storage` (None: all can)."""
+    for name in names:
+        t = getattr(op, name).type
+        if not isinstance(t, TensorType):
+            return f"'{name}' is not a tensor"
+        reason = cannot_store(t, storage)
+        if reason is not None:
+            return f"'{name}': {reason}"
+    return None
+
+
+# -- anchor rules ----------------------------------------------------------------------------------
+
+
+def anchor(name: str, ops: tuple[type[GeOp], ...], storage: str, operands: tuple[str, ...],
+           results: tuple[str, ...], checks: tuple[LayoutCheck, ...] = (),
+           benefit: Callable[[GeOp], float] | None = None) -> Rule:
+    """A rule putting `operands` and `results` of `ops` in `storage` when every check passes;
+    `benefit` is what its remark reports (e.g. the Cube MACs a matmul runs in NZ)."""
+
+    def placed(m: Match) -> list[str]:
+        return names_present(m.root, operands) + names_present(m.root, results)
+
+    def refusal(reason: Callable[[Match], str | None]) -> Check:
+        def why_not(m: Match) -> str | None:
+            found = reason(m)
+            return None if found is None else (
+                f"{describe(m.root)}: {', '.join(placed(m))} not in {storage}: {found}")
+        return Check(why_not)
+
+    def build(m: Match, b) -> object:
+        m.context.assign(m.root, {n: storage for n in placed(m)}, names_present(m.root, results))
+        return IN_PLACE
+
+    rejects = [refusal(lambda m, c=check: c(m.root, m.context.options)) for check in checks]
+    rejects.append(refusal(lambda m: _cannot_store(m.root, placed(m), storage)))
+    return Rule(name, Op(ops), build, rejects=rejects, final=False,
+                benefit=None if benefit is None else (lambda m: benefit(m.root)),
+                says=lambda m: f"{describe(m.root)}: {', '.join(placed(m))} in {storage}",
+                doc=f"{', '.join(operands + results)} of {', '.join(c.name for c in ops)} in {storage}")
+
+
+# -- follow rules ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Arrival:
+    """A follow rule's view of one op: the operand that brings a format, and the op's values."""
+
+    operand: str
+    storage: str
+    full: list[str]
+    broadcast: list[str]
+    results: list[str]
+    out_shape: Shape
+
+
+def _arrival(m: Match, operands: tuple[str, ...], results: tuple[str, ...]) -> _Arrival | None:
+    if "arrival" not in m.notes:
+        op, planner = m.root, m.context
+        present = names_present(op, results)
+        out_shape = shape_of(getattr(op, present[0]).type)
+        candidates = names_present(op, operands)
+        full = [n for n in candidates if shape_of(getattr(op, n).type) == out_shape]
+        broadcast = [n for n in candidates if n not in full]
+        arriving = [(n, s) for n in full if (s := planner.stored_otherwise(getattr(op, n))) is not None]
+        m.notes["arrival"] = None if not arriving else _Arrival(
+            arriving[0][0], arriving[0][1], full, broadcast, present, out_shape)
+    return m.notes["arrival"]
+
+
+def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
+    c0s = {n: c0_of(getattr(op, n).type.element_type) for n in names}
+    if len(set(c0s.values())) > 1:
+        shown = ", ".join(f"'{n}' C0={c}" for n, c in c0s.items())
+        return f"its values have different C0 ({shown}): not a pure elementwise map in storage"
+    return None
+
+
+def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
+    what, fits = planner.broadcasts.get(a.storage, ("nothing else", None))
+    for n in a.broadcast:
+        shape = shape_of(getattr(op, n).type)
+        if all(d == 1 for d in shape):
+            continue  # a scalar broadcasts in every format
+        if fits is None or not fits(shape, a.out_shape):
+            return (f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
+                    f"{a.storage} cannot (only scalars and {what})")
+        if planner.stored_otherwise(getattr(op, n)) is not None:
+            return f"broadcast operand '{n}' is stored in {planner.storage(getattr(op, n))}"
+    return None
+
+
+def follow(name: str, ops: tuple[type[GeOp], ...], formats: tuple[str, ...], operands: tuple[str, ...],
+           results: tuple[str, ...], checks: tuple[LayoutCheck, ...] = ()) -> Rule:
+    """A rule letting `ops` compute in a format among `formats` that one of their full-shape
+    `operands` arrives in; `operands` of another shape broadcast."""
+
+    def seen(m: Match) -> _Arrival:
+        arrival = _arrival(m, operands, results)
+        assert arrival is not None  # `finds` bound it
+        return arrival
+
+    def refusal(reason: Callable[[Match, _Arrival], str | None]) -> Check:
+        def why_not(m: Match) -> str | None:
+            a = seen(m)
+            found = reason(m, a)
+            return None if found is None else (
+                f"{describe(m.root)} does not carry {a.storage} from '{a.operand}': {found}")
+        return Check(why_not)
+
+    def arriving(m: Match) -> SSAValue | None:
+        a = _arrival(m, operands, results)
+        return None if a is None else getattr(m.root, a.operand)
+
+    def build(m: Match, b) -> object:
+        a = seen(m)
+        m.context.assign(m.root, {n: a.storage for n in a.full + a.results}, a.results)
+        return IN_PLACE
+
+    rejects = [refusal(lambda m, a: None if a.storage in formats else
+                       f"{name} does not carry {a.storage} (operand '{a.operand}')")]
+    rejects += [refusal(lambda m, a, c=check: c(m.root, m.context.options)) for check in checks]
+    rejects += [refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)),
+                refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),
+                refusal(lambda m, a: _cannot_store(m.root, a.full + a.results, a.storage))]
+    return Rule(name, Op(ops), build, rejects=rejects, finds={"arriving": arriving},
+                says=lambda m: f"{describe(m.root)} carries {seen(m).storage} from '{seen(m).operand}'",
+                doc=f"{', '.join(c.name for c in ops)} carry {' or '.join(formats)}")
