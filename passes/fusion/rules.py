@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
+from ge_dialects.ge import ALL_OPS
+from ge_dialects.ge.facts import Engine
 from ge_dialects.ge.types import format_of, is_float, shape_of
 from passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
 
-CUBE = ops("ge.conv", "ge.matmul", "ge.gemm")
+CUBE = ops(*(op.name for op in ALL_OPS if op.engine_class() is Engine.CUBE))
+"""The Cube ops (their `RunsOn` trait); attention is Cube+Vector and has a rule of its own."""
 EPILOGUE_BINARY = ops("ge.add", "ge.sub", "ge.mul", "ge.div")
 ACTIVATIONS = ops("ge.relu", "ge.gelu", "ge.clip", "ge.sigmoid", "ge.tanh", "ge.hard_swish")
 ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops("ge.sqrt", "ge.erf", "ge.pow", "ge.cast", "ge.where")
