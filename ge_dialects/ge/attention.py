@@ -107,7 +107,8 @@ class AttentionOp(GeOp):
         return elements(self.q) * keys + math.prod(d or 1 for d in q[:-1]) * keys * (v[-1] or 1)
 
     def transcendental_elements(self) -> int:
-        """Scale, mask and softmax on the Vector, three costly passes over the score matrix."""
+        """Scale, mask and softmax on the Vector, three costly passes over the score matrix (its size
+        taken as MACs / q's head dim / 2, exact when q and v have one head dim)."""
         scores = self.macs() // max(1, shape_of(self.q.type)[-1] or 1) // 2
         return 3 * scores
 

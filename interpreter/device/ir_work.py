@@ -58,7 +58,7 @@ def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: 
         op_type=op_type,
         engine=engine,
         dtype=dtype,
-        cube_macs=sum(m.macs() for m in members),
+        cube_macs=sum(m.macs() for m in cube),
         vector_elems=sum(m.vector_elements() for m in members),
         transcendental_elems=sum(m.transcendental_elements() for m in members),
         inputs=tuple(tensor(v, names) for v in inputs),
