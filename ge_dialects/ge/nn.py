@@ -30,7 +30,17 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 from ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value
 from ge_dialects.ge.elementwise import broadcast_shapes
 from ge_dialects.ge.facts import Elementwise, Engine, LayoutAgnostic, Reduction, RunsOn, Transcendental
-from ge_dialects.ge.types import FLOAT_TYPES, NUMERIC_TYPES, FormatAttr, Shape, elements, reduction_ratio, shape_of, tensor, ui8
+from ge_dialects.ge.types import (
+    FLOAT_TYPES,
+    NUMERIC_TYPES,
+    FormatAttr,
+    Shape,
+    elements,
+    reduction_ratio,
+    shape_of,
+    tensor,
+    ui8,
+)
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 MATMUL_TYPES = FLOAT_TYPES + (i64, i32)

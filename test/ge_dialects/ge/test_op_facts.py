@@ -38,7 +38,8 @@ func.func @main(%x: tensor<1x16x8x8xf32>, %w: tensor<32x16x3x3xf32>, %a: tensor<
   %s = ge.tanh %t : (tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   %n = ge.add %i, %i : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   %sm = ge.softmax %a : (tensor<6x4xf32>) -> tensor<6x4xf32>
-  func.return %r, %g, %t, %s, %n, %sm : tensor<1x32x6x6xf32>, tensor<4x5xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3xi64>, tensor<6x4xf32>
+  func.return %r, %g, %t, %s, %n, %sm
+      : tensor<1x32x6x6xf32>, tensor<4x5xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3xi64>, tensor<6x4xf32>
 }
 """
 
