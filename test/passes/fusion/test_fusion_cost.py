@@ -7,8 +7,8 @@ from ge_dialects import fused, task
 from interpreter.device import SimTask, simulate
 from interpreter.device.ir_work import kernel_work
 from interpreter.targets import load_target
-from passes.fuse_ops import FuseOpsPass
 from lowering.engines import stays_outside_tasks
+from passes.fuse_ops import FuseOpsPass
 from passes.fusion.cost import CostModel
 from passes.pipeline import apply_all, parse_passes
 from tools.common import make_context, parse_module
