@@ -1,8 +1,8 @@
 """Where each kernel runs, how many cores it asks for, and a summary of its tiling.
 
-Rules as data: `CUBE_OPS` run on the Cube unit, fused groups by their pattern class, integer-only
-ops (shape arithmetic on i64 and friends) on the AI CPU as GE places them, everything else on the
-Vector unit. Block dim is the engine's core count capped by the kernel's output tiles (a 16x16
+An op's engine is a fact of the op (`GeOp.engine()`, from its `RunsOn` trait: Cube, Cube+Vector,
+Vector, AI CPU, or none for ops that stay outside tasks); a fused group runs where its pattern
+class says. Block dim is the engine's core count capped by the kernel's output tiles (a 16x16
 fractal for the Cube, a 16 KiB slab for the Vector), so small kernels do not claim idle cores.
 """
 
@@ -11,20 +11,25 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import fused
-from ge.ge_dialects.ge.types import is_float, shape_of
-from ge.interpreter.device.metrics import elements, macs, nbytes
+from ge.ge_dialects.ge.base import GeOp, has_float_result
+from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.nn import ConvOp
+from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.device.metrics import elements, nbytes
 
-NOT_TASKS = frozenset({"ge.constant", "func.return"})
-"""Ops no engine runs: weights stay in device memory the loader fills, the return is the graph's end."""
 
-CUBE_OPS = frozenset({"ge.conv", "ge.matmul", "ge.gemm"})
+def stays_outside_tasks(op: Operation) -> bool:
+    """Ops no engine runs: weights stay in device memory the loader fills (`Engine.NONE`), the
+    return is the graph's end."""
+    return isinstance(op, func.ReturnOp) or (isinstance(op, GeOp) and op.engine_class() is Engine.NONE)
+
+
 PATTERN_ENGINES = {"cube+elementwise": "cube+vector", "attention": "cube+vector",
                    "elementwise": "vector", "reduce+elementwise": "vector"}
-AICPU_OPS = frozenset({"ge.shape", "ge.range", "ge.constant_of_shape"})
 VECTOR_TILE_BYTES = 16384
 FRACTAL = 16
 
@@ -32,14 +37,9 @@ FRACTAL = 16
 def engine_of(op: Operation) -> str:
     if isinstance(op, fused.GroupOp):
         return group_engine(op.pattern.data, op.members)
-    if op.name in CUBE_OPS:
-        return "cube"
-    if op.name == "ge.attention":
-        return "cube+vector"
-    if op.name in AICPU_OPS or not any(isinstance(r.type, TensorType) and is_float(r.type.element_type)
-                                       for r in op.results):
-        return "aicpu"
-    return "vector"
+    if isinstance(op, GeOp):
+        return op.engine().value
+    return Engine.VECTOR.value if has_float_result(op) else Engine.AICPU.value
 
 
 def group_engine(pattern: str, members: Sequence[Operation]) -> str:
@@ -52,8 +52,9 @@ def cube_op(op: Operation) -> Operation | None:
     return cube_member(op.members if isinstance(op, fused.GroupOp) else [op])
 
 
-def cube_member(members: Sequence[Operation]) -> Operation | None:
-    return next((m for m in members if m.name in CUBE_OPS or m.name == "ge.attention"), None)
+def cube_member(members: Sequence[Operation]) -> GeOp | None:
+    """The member that runs on the Cube (the anchor of a Cube kernel's geometry), if any."""
+    return next((m for m in members if isinstance(m, GeOp) and m.engine_class().uses_cube), None)
 
 
 def launch_geometry(op: Operation, engine: str, target: dict) -> tuple[int, str]:
@@ -72,9 +73,9 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
     anchor = cube_member(members)
     if engine in ("cube", "cube+vector") and anchor is not None:
         shape = shape_of(anchor.results[0].type)
-        n = shape[1] if anchor.name == "ge.conv" else shape[-1]
+        n = shape[1] if isinstance(anchor, ConvOp) else shape[-1]
         m = max(1, elements(anchor.results[0]) // max(1, n or 1))
-        k = macs(anchor) // max(1, elements(anchor.results[0]))
+        k = anchor.macs() // max(1, elements(anchor.results[0]))
         fractals = math.ceil(m / FRACTAL) * math.ceil((n or 1) / FRACTAL)
         return max(1, min(cores["cube_core"], fractals)), f"m={m} n={n} k={k} fractals={fractals}"
     total = sum(nbytes(r) for r in outputs)

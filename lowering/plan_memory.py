@@ -40,7 +40,7 @@ from ge.interpreter.targets import pass_target
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
 from ge.ge_dialects.ge.sizes import device_bytes
-from ge.lowering.engines import NOT_TASKS
+from ge.lowering.engines import stays_outside_tasks
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
                               "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
@@ -78,7 +78,7 @@ class PlanMemoryPass(ModulePass):
             if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
                     isinstance(inner, task.KernelOp) and inner.stream is not None):
                 raise DiagnosticException(f"{where} is already on streams (run plan-memory before lower-to-streams)")
-            if not isinstance(inner, task.KernelOp) and inner.name not in NOT_TASKS:
+            if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
                 raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
             for r in inner.results if isinstance(inner, task.KernelOp) else ():
                 if isinstance(r.type, TensorType) and None in shape_of(r.type):

@@ -45,7 +45,7 @@ from ge.interpreter.stream_executor import task_work
 from ge.lowering.streams import Dag, dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
-from ge.lowering.engines import NOT_TASKS
+from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.to_streams import task_costs
 from ge.passes.fusion.cost import CostModel
 
@@ -104,7 +104,7 @@ class RelaxReusePass(ModulePass):
             if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
                     isinstance(inner, task.KernelOp) and inner.stream is not None):
                 raise DiagnosticException(f"{where} is already on streams (run relax-reuse before lower-to-streams)")
-            if not isinstance(inner, task.KernelOp) and inner.name not in NOT_TASKS:
+            if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
                 raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
             if isinstance(inner, task.KernelOp) and inner.offsets is None:
                 raise DiagnosticException(f"{where}: task '{inner.task_name.data}' has no offsets (run plan-memory first)")

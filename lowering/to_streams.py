@@ -43,7 +43,7 @@ from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 from ge.passes.fusion.cost import CostModel
-from ge.lowering.engines import NOT_TASKS
+from ge.lowering.engines import stays_outside_tasks
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
@@ -87,7 +87,7 @@ class LowerToStreamsPass(ModulePass):
         where = f"lower-to-streams: @{fn.sym_name.data}"
         if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) for o in block.ops):
             raise DiagnosticException(f"{where} already has streams")
-        stray = next((o for o in block.ops if not isinstance(o, task.KernelOp) and o.name not in NOT_TASKS), None)
+        stray = next((o for o in block.ops if not isinstance(o, task.KernelOp) and not stays_outside_tasks(o)), None)
         if stray is not None:
             raise DiagnosticException(f"{where} has '{stray.name}' outside a task.kernel (run lower-to-tasks first)")
         data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))

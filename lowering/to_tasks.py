@@ -26,7 +26,7 @@ from ge.ge_dialects import fused, stream, task
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.outlined import outline_into
 from ge.interpreter.targets import pass_target
-from ge.lowering.engines import NOT_TASKS, engine_of, launch_geometry
+from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
 
 
 def task_properties(op: Operation, target: dict) -> dict:
@@ -74,7 +74,7 @@ class LowerToTasksPass(ModulePass):
                 raise DiagnosticException(f"{self.name}: @{fn.sym_name.data} is already on streams")
             used: set[str] = set()
             for inner in list(fn.body.block.ops):
-                if inner.name in NOT_TASKS or isinstance(inner, task.KernelOp):
+                if stays_outside_tasks(inner) or isinstance(inner, task.KernelOp):
                     continue
                 lower_op(inner, unique_name(inner, used), target)
 

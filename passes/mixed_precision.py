@@ -32,6 +32,7 @@ from xdsl.irdl import AttrSizedOperandSegments, AttrSizedResultSegments, VarOper
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.ge_dialects import ge
 from ge.ge_dialects.ge import ALL_OPS
 from ge.ge_dialects.ge.base import GeOp, location_name
 from ge.ge_dialects.ge.constant import ConstantOp
@@ -72,37 +73,36 @@ DEFAULT_MODE = "allow_mix_precision"
 
 #: Per op, the operands that hold the data the op computes on: they take the op's compute type.
 #: Every other operand (shapes, axes, pads, indices, conditions, statistics) keeps its type.
-DATA_OPERANDS: dict[str, tuple[str, ...]] = {
-    **{name: ("x",) for name in ("ge.relu", "ge.sqrt", "ge.erf", "ge.tanh", "ge.sigmoid",
-                                 "ge.hard_swish", "ge.identity", "ge.gelu")},
-    **{name: ("a", "b") for name in ("ge.add", "ge.sub", "ge.mul", "ge.div", "ge.equal")},
-    "ge.pow": ("a",),  # the exponent may keep its own type
-    "ge.conv": ("X", "W", "B"),
-    "ge.gemm": ("A", "B", "C"),
-    "ge.matmul": ("A", "B"),
-    "ge.max_pool": ("X",),
-    "ge.avg_pool": ("X",),
-    "ge.global_avg_pool": ("X",),
-    "ge.batch_norm": ("X",),  # scale, bias, mean and variance stay f32 (GE's BNInference)
-    "ge.layer_norm": ("X", "Scale", "B"),  # statistics stay in stash_type
-    "ge.dropout": ("data",),
-    "ge.clip": ("input", "min", "max"),
-    "ge.softmax": ("input",),
-    "ge.transpose": ("data",),
-    "ge.reshape": ("data",),
-    "ge.flatten": ("input",),
-    "ge.concat": ("inputs",),
-    "ge.split": ("input",),
-    "ge.slice": ("data",),
-    "ge.gather": ("data",),
-    "ge.unsqueeze": ("data",),
-    "ge.squeeze": ("data",),
-    "ge.reduce_mean": ("data",),
-    "ge.where": ("X", "Y"),
-    "ge.expand": ("input",),
-    "ge.pad": ("data", "constant_value"),
-    "ge.resize": ("X",),
-    "ge.attention": ("q", "k", "v", "mask"),  # an additive (float) mask; a boolean one stays i1
+DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
+    **{op: ("x",) for op in ALL_OPS if issubclass(op, ge.UnaryElementwiseOp)},
+    **{op: ("a", "b") for op in ALL_OPS if issubclass(op, ge.BinaryElementwiseOp)},
+    ge.PowOp: ("a",),  # the exponent may keep its own type
+    ge.ConvOp: ("X", "W", "B"),
+    ge.GemmOp: ("A", "B", "C"),
+    ge.MatMulOp: ("A", "B"),
+    ge.MaxPoolOp: ("X",),
+    ge.AvgPoolOp: ("X",),
+    ge.GlobalAvgPoolOp: ("X",),
+    ge.BatchNormOp: ("X",),  # scale, bias, mean and variance stay f32 (GE's BNInference)
+    ge.LayerNormOp: ("X", "Scale", "B"),  # statistics stay in stash_type
+    ge.DropoutOp: ("data",),
+    ge.ClipOp: ("input", "min", "max"),
+    ge.SoftmaxOp: ("input",),
+    ge.TransposeOp: ("data",),
+    ge.ReshapeOp: ("data",),
+    ge.FlattenOp: ("input",),
+    ge.ConcatOp: ("inputs",),
+    ge.SplitOp: ("input",),
+    ge.SliceOp: ("data",),
+    ge.GatherOp: ("data",),
+    ge.UnsqueezeOp: ("data",),
+    ge.SqueezeOp: ("data",),
+    ge.ReduceMeanOp: ("data",),
+    ge.WhereOp: ("X", "Y"),
+    ge.ExpandOp: ("input",),
+    ge.PadOp: ("data", "constant_value"),
+    ge.ResizeOp: ("X",),
+    ge.AttentionOp: ("q", "k", "v", "mask"),  # an additive (float) mask; a boolean one stays i1
 }
 
 _SEGMENT_NAMES = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
@@ -128,15 +128,21 @@ def resolve_mode(mode: str, precision_mode: str | None) -> str:
 
 LIST_KINDS = ("white", "black", "gray", "keep")
 SET_KEYS = ("cube", "fp16_only")
-_GE_OPS = frozenset(op.name for op in ALL_OPS)
+_GE_OPS: dict[str, type[GeOp]] = {op.name: op for op in ALL_OPS}
+
+
+def cube_ops() -> frozenset[type[GeOp]]:
+    """The default `cube` set: the ops whose `RunsOn` trait uses the Cube (f16/bf16 inputs, f32
+    accumulation). A user list file may replace it with a `cube` list of its own."""
+    return frozenset(op for op in ALL_OPS if op.engine_class().uses_cube)
 
 
 @dataclass(frozen=True)
 class PrecisionLists:
-    kind: dict[str, str]
-    """op name -> white / black / gray / keep (an op in no list is gray, as in GE)."""
-    cube: frozenset[str]
-    fp16_only: frozenset[str]
+    kind: dict[type[GeOp], str]
+    """op class -> white / black / gray / keep (an op in no list is gray, as in GE)."""
+    cube: frozenset[type[GeOp]]
+    fp16_only: frozenset[type[GeOp]]
 
 
 def _read_toml(path: Path) -> dict:
@@ -149,39 +155,40 @@ def _read_toml(path: Path) -> dict:
         raise _error(f"op lists {path}: {str(e).splitlines()[0]}") from None
 
 
-def _op_names(path: Path, key: str, value) -> list[str]:
+def _op_classes(path: Path, key: str, value) -> list[type[GeOp]]:
+    """The op classes a list names (`ge.x` or `x`), resolved when the file is loaded."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _error(f"op lists {path}: '{key}' must be a list of op names")
-    names = []
+    classes = []
     for v in value:
-        name = v if v.startswith("ge.") else f"ge.{v}"
-        if name not in _GE_OPS:
+        op = _GE_OPS.get(v if v.startswith("ge.") else f"ge.{v}")
+        if op is None:
             raise _error(f"op lists {path}: '{v}' in '{key}' is not a ge op")
-        names.append(name)
-    return names
+        classes.append(op)
+    return classes
 
 
 def load_lists(user: str | Path | None = None) -> PrecisionLists:
     """The default lists, with a user file's changes: ops it names in white / black / gray /
     keep move there; its cube / fp16_only replace the default sets."""
-    kind: dict[str, str] = {}
-    sets: dict[str, frozenset[str]] = {}
+    kind: dict[type[GeOp], str] = {}
+    sets: dict[str, frozenset[type[GeOp]]] = {"cube": cube_ops(), "fp16_only": frozenset()}
     for path in [DEFAULT_LISTS] + ([Path(user)] if user else []):
         data = _read_toml(path)
         for key in data:
             if key not in LIST_KINDS + SET_KEYS:
                 raise _error(f"op lists {path}: unknown key '{key}' (keys: {', '.join(LIST_KINDS + SET_KEYS)})")
-        seen: dict[str, str] = {}
+        seen: dict[type[GeOp], str] = {}
         for key in LIST_KINDS:
-            for name in _op_names(path, key, data.get(key, [])):
-                if seen.get(name, key) != key:
-                    raise _error(f"op lists {path}: {name} is in both '{seen[name]}' and '{key}'")
-                seen[name] = key
+            for op in _op_classes(path, key, data.get(key, [])):
+                if seen.get(op, key) != key:
+                    raise _error(f"op lists {path}: {op.name} is in both '{seen[op]}' and '{key}'")
+                seen[op] = key
         kind.update(seen)
         for key in SET_KEYS:
             if key in data:
-                sets[key] = frozenset(_op_names(path, key, data[key]))
-    return PrecisionLists(kind, sets.get("cube", frozenset()), sets.get("fp16_only", frozenset()))
+                sets[key] = frozenset(_op_classes(path, key, data[key]))
+    return PrecisionLists(kind, sets["cube"], sets["fp16_only"])
 
 
 # -- the rewrite ---------------------------------------------------------------------------------
@@ -274,7 +281,7 @@ class _Converter:
     # -- decisions -----------------------------------------------------------------------------
     def _data_values(self, op: GeOp) -> list[tuple[str, SSAValue]]:
         out = []
-        for name in DATA_OPERANDS[op.name]:
+        for name in DATA_OPERANDS[type(op)]:
             v = getattr(op, name)
             if v is None:
                 continue
@@ -286,8 +293,8 @@ class _Converter:
     def decide(self, op: GeOp, kind: str, floats: list[tuple[str, SSAValue]]) -> tuple[Attribute | None, str, str]:
         """(compute type or None to keep, rule, reason)."""
         mode, low = self.mode, self.mode.low
-        fp16_only = op.name in self.lists.fp16_only
-        cube = op.name in self.lists.cube
+        fp16_only = type(op) in self.lists.fp16_only
+        cube = type(op) in self.lists.cube
         if mode.policy == "widen":
             if fp16_only:
                 return None, "fp16-only", "the device has no f32 kernel: keeps f16"
@@ -302,7 +309,7 @@ class _Converter:
             if cube:
                 return low, "cube", f"Cube op: {type_name(low)} inputs, f32 accumulation"
             return None, "vector", "has an f32 kernel: keeps f32"
-        unlisted = "" if op.name in self.lists.kind else " (in no list)"
+        unlisted = "" if type(op) in self.lists.kind else " (in no list)"
         if kind == "white":
             return low, "white-list", f"computes in {type_name(low)}"
         if kind == "black":
@@ -317,8 +324,8 @@ class _Converter:
         return low, "gray-list", f"follows its inputs{unlisted}, which are {type_name(low)}"
 
     def visit(self, op: GeOp) -> None:
-        kind = self.lists.kind.get(op.name, "gray")
-        if op.name not in DATA_OPERANDS or kind == "keep":
+        kind = self.lists.kind.get(type(op), "gray")
+        if type(op) not in DATA_OPERANDS or kind == "keep":
             return
         floats = self._data_values(op)
         if not floats:
@@ -327,7 +334,7 @@ class _Converter:
         if not any(elem(v) in sources for _, v in floats):
             return  # nothing of the type this mode converts
         if self.mode.policy == "keep":
-            if op.name in self.lists.fp16_only:
+            if type(op) in self.lists.fp16_only:
                 remarks.emit(PASS, "note", "fp16-only", [op],
                              "the device has no f32 kernel for this op; GE rejects must_keep_origin_dtype here")
             return
@@ -344,7 +351,7 @@ class _Converter:
         self.convert(op, target)
 
     def convert(self, op: GeOp, target: Attribute) -> None:
-        data = DATA_OPERANDS[op.name]
+        data = DATA_OPERANDS[type(op)]
         operands: dict[str, object] = {}
         for name, d in op.get_irdl_definition().operands:
             v = getattr(op, name)

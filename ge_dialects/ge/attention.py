@@ -15,6 +15,7 @@ MatMul -> scale -> mask -> Softmax -> MatMul chain of the exported transformers.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -24,7 +25,8 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
-from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, tensor, type_name
+from ge.ge_dialects.ge.facts import Engine, RunsOn
+from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, type_name
 
 SCALE_OPS = ("mul", "div")
 SCALE_ON = ("scores", "q", "k")
@@ -61,7 +63,7 @@ class AttentionOp(GeOp):
     k_transposed = opt_prop_def(IntProp)
     mask_kind = opt_prop_def(StrProp)
     fill = opt_prop_def(FloatProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.CUBE_VECTOR))
     DEFAULTS: ClassVar = {
         "scale": 1.0, "scale_op": "mul", "scale_on": "scores", "k_transposed": 0, "mask_kind": "additive",
         "fill": float(np.finfo(np.float32).min),
@@ -97,6 +99,22 @@ class AttentionOp(GeOp):
                 raise a.fail(f"mask of shape {_show(mask)} does not broadcast to the scores {_show(scores)}")
         batch = broadcast_shapes(a, scores[:-2], v[:-2])
         return [tensor(dtype, (*batch, q[-2], v[-1]))]
+
+    def macs(self) -> int:
+        """Both matrix products: scores = q @ k^T, then scores @ v."""
+        q, v = shape_of(self.q.type), shape_of(self.v.type)
+        keys = v[-2] or 1
+        return elements(self.q) * keys + math.prod(d or 1 for d in q[:-1]) * keys * (v[-1] or 1)
+
+    def transcendental_elements(self) -> int:
+        """Scale, mask and softmax on the Vector, three costly passes over the score matrix (its size
+        taken as MACs / q's head dim / 2, exact when q and v have one head dim)."""
+        scores = self.macs() // max(1, shape_of(self.q.type)[-1] or 1) // 2
+        return 3 * scores
+
+    def reduced_row_elements(self) -> int:
+        """A row of scores and a row of q: what one softmax row needs on chip."""
+        return (shape_of(self.v.type)[-2] or 1) + (shape_of(self.q.type)[-1] or 1)
 
 
 ATTENTION_OPS = [AttentionOp]

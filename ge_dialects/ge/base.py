@@ -45,11 +45,14 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ge.ge_dialects.ge.facts import Engine, RunsOn, Transcendental
 from ge.ge_dialects.ge.types import (
     FORMATS,
     FormatAttr,
     Shape,
+    elements,
     format_of,
+    is_float,
     numpy_dtype,
     shape_of,
     type_name,
@@ -242,6 +245,11 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return inline() if callable(inline) else None
 
 
+def has_float_result(op: Operation) -> bool:
+    """Whether the op yields a float tensor (an op without one is integer or shape arithmetic)."""
+    return any(isinstance(r.type, TensorType) and is_float(r.type.element_type) for r in op.results)
+
+
 def _dims_compatible(a: Shape, b: Shape) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
@@ -319,6 +327,53 @@ class GeOp(IRDLOperation):
         if name:
             op.location = name_loc(name)
         return op
+
+    # -- op facts -------------------------------------------------------------------------------
+    # What the passes, the lowering and the device model ask of an op, in one place. Yes/no facts
+    # and the engine are traits (ge_dialects/ge/facts.py: RunsOn, Elementwise, Broadcasting,
+    # Reduction, LayoutAgnostic, Transcendental); the methods below derive the work metrics from
+    # them, and an op overrides a method when its work is not one pass over its results.
+    # The facts the next issues add go here as methods with a default, overridden per op:
+    # - the gradient: `vjp(cotangents) -> operand cotangents`, built as ge ops; the default will
+    #   refuse with the op's name (an op without one is not differentiable);
+    # - the symbolic shape function: `infer` above, run on symbolic dims (InferArgs grows symbols).
+
+    @classmethod
+    def engine_class(cls) -> Engine:
+        """The engine the op's `RunsOn` trait names (every ge op declares exactly one)."""
+        declared = cls.get_traits_of_type(RunsOn)
+        if len({t.engine for t in declared}) != 1:
+            raise TypeError(f"{cls.name} declares {len(declared)} RunsOn traits; it needs exactly one")
+        return declared[0].engine
+
+    def engine(self) -> Engine:
+        """The engine this op runs on: its class's, except that a Vector op with no float result is
+        integer arithmetic, which GE places on the AI CPU."""
+        engine = self.engine_class()
+        if engine is Engine.VECTOR and not has_float_result(self):
+            return Engine.AICPU
+        return engine
+
+    def macs(self) -> int:
+        """Multiply-accumulates on the Cube unit (0 for ops that do not use it)."""
+        return 0
+
+    def vector_elements(self) -> int:
+        """Simple Vector lane-operations: one per result element of an op that is neither a Cube
+        op nor transcendental."""
+        if self.engine_class().uses_cube or self.has_trait(Transcendental):
+            return 0
+        return sum(elements(r) for r in self.results)
+
+    def transcendental_elements(self) -> int:
+        """Vector lane-operations that cost `transcendental_cost` each (exp, erf, division ...)."""
+        if self.engine_class().uses_cube or not self.has_trait(Transcendental):
+            return 0
+        return sum(elements(r) for r in self.results)
+
+    def reduced_row_elements(self) -> int:
+        """Elements of the row a kernel tile must hold whole (1 unless the op reduces over axes)."""
+        return 1
 
     # -- verification ---------------------------------------------------------------------------
     def verify_(self) -> None:

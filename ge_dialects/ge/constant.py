@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, describe, name_loc
 from ge.ge_dialects.ge.dense_text import parse_dense_body, print_dense
+from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
 
 
@@ -53,7 +54,7 @@ class ConstantOp(GeOp):
     value = prop_def(DenseIntOrFPElementsAttr | WeightRefAttr)
     output = result_def(TensorType)
 
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), RunsOn(Engine.NONE))
 
     INLINE_LIMIT: ClassVar[int] = 32
     """Importers keep constants with at most this many elements inline; larger ones go to the sidecar."""

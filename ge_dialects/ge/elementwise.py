@@ -10,6 +10,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def,
 from xdsl.traits import Commutative, Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
+from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
 from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, SIGNED_INT_TYPES, Shape, format_of, tensor
 
 SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
@@ -47,7 +48,7 @@ class UnaryElementwiseOp(GeOp):
 
     x = operand_def(TensorType)
     y = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
 
@@ -63,7 +64,7 @@ class BinaryElementwiseOp(GeOp):
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     z = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), Broadcasting(), LayoutAgnostic())
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = NUMERIC_TYPES
     RESULT_IS_BOOL: ClassVar[bool] = False
@@ -89,27 +90,32 @@ class ReluOp(UnaryElementwiseOp):
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
     name = "ge.sqrt"
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
 class ErfOp(UnaryElementwiseOp):
     name = "ge.erf"
+    traits = traits_def(Transcendental())
     ALLOWED: ClassVar = NUMERIC_TYPES
 
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
     name = "ge.tanh"
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryElementwiseOp):
     name = "ge.sigmoid"
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
 class HardSwishOp(UnaryElementwiseOp):
     name = "ge.hard_swish"
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -123,6 +129,7 @@ class GeluOp(UnaryElementwiseOp):
     """GELU; `approximate` is "none" (erf form) or "tanh"."""
 
     name = "ge.gelu"
+    traits = traits_def(Transcendental())
     approximate = opt_prop_def(StrProp)
     DEFAULTS: ClassVar = {"approximate": "none"}
 
@@ -153,6 +160,7 @@ class MulOp(BinaryElementwiseOp):
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
     name = "ge.div"
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -160,6 +168,7 @@ class PowOp(BinaryElementwiseOp):
     """Pow: the exponent may have another numeric type than the base; the result has the base's."""
 
     name = "ge.pow"
+    traits = traits_def(Transcendental())
     SAME_DTYPE: ClassVar = False
 
 

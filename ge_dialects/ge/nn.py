@@ -6,12 +6,14 @@ compute output sizes and padding from one definition.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -27,7 +29,18 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
-from ge.ge_dialects.ge.types import FLOAT_TYPES, NUMERIC_TYPES, FormatAttr, Shape, tensor, ui8
+from ge.ge_dialects.ge.facts import Elementwise, Engine, LayoutAgnostic, Reduction, RunsOn, Transcendental
+from ge.ge_dialects.ge.types import (
+    FLOAT_TYPES,
+    NUMERIC_TYPES,
+    FormatAttr,
+    Shape,
+    elements,
+    reduction_ratio,
+    shape_of,
+    tensor,
+    ui8,
+)
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 MATMUL_TYPES = FLOAT_TYPES + (i64, i32)
@@ -172,6 +185,13 @@ def _image_format(a: InferArgs, name: str, rank: int) -> FormatAttr | None:
 # -- convolution and pooling -------------------------------------------------------------------
 
 
+def _trailing_elements(value: SSAValue, axis: int) -> int:
+    """Elements from `axis` to the end of `value`'s shape: the row a softmax or layer norm reduces."""
+    shape = shape_of(value.type)
+    axis = axis + len(shape) if axis < 0 else axis
+    return math.prod(d or 1 for d in shape[axis:])
+
+
 @irdl_op_definition
 class ConvOp(GeOp):
     """ONNX Conv: N-d convolution with groups, dilations, strides and (auto) padding."""
@@ -187,7 +207,7 @@ class ConvOp(GeOp):
     kernel_shape = opt_prop_def(IntsProp)
     pads = opt_prop_def(IntsProp)
     strides = opt_prop_def(IntsProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
 
     @classmethod
@@ -203,6 +223,10 @@ class ConvOp(GeOp):
         window = _window(a, len(x) - 2, kernel)
         shape = (x[0], out_channels, *_spatial_out(a, window, x[2:]))
         return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
+
+    def macs(self) -> int:
+        """One multiply-accumulate per output element and weight element of one output channel."""
+        return elements(self.Y) * math.prod(d or 1 for d in shape_of(self.W.type)[1:])
 
 
 def _check_conv_channels(a: InferArgs, x: Shape, w: Shape) -> int | None:
@@ -241,7 +265,7 @@ class PoolOp(GeOp):
     kernel_shape = opt_prop_def(IntsProp)
     pads = opt_prop_def(IntsProp)
     strides = opt_prop_def(IntsProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     ALLOWED: ClassVar = FLOAT_TYPES
 
@@ -297,7 +321,7 @@ class GlobalAvgPoolOp(GeOp):
     name = "ge.global_avg_pool"
     X = operand_def(TensorType)
     Y = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -305,6 +329,10 @@ class GlobalAvgPoolOp(GeOp):
         x = _spatial_input(a, "X")
         shape = (x[0], x[1], *[1] * (len(x) - 2))
         return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
+
+
+    def reduced_row_elements(self) -> int:
+        return reduction_ratio(self.X, self.Y)
 
 
 # -- normalization -----------------------------------------------------------------------------
@@ -328,7 +356,7 @@ class BatchNormOp(GeOp):
     momentum = opt_prop_def(FloatProp)
     training_mode = opt_prop_def(IntProp)
     irdl_options = (AttrSizedResultSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0}
 
     @classmethod
@@ -373,7 +401,7 @@ class LayerNormOp(GeOp):
     epsilon = opt_prop_def(FloatProp)
     stash_type = opt_prop_def(IntProp)
     irdl_options = (AttrSizedResultSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction(), Transcendental())
     DEFAULTS: ClassVar = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
     @classmethod
@@ -390,6 +418,9 @@ class LayerNormOp(GeOp):
                 _check_unidirectional(a, name, x)
         stats = (*x[:axis], *[1] * (len(x) - axis))
         return [tensor(dtype, x, a.fmt("X")), tensor(stash, stats), tensor(stash, stats)]
+
+    def reduced_row_elements(self) -> int:
+        return _trailing_elements(self.X, self.p("axis"))
 
 
 def _check_unidirectional(a: InferArgs, name: str, target: Shape) -> None:
@@ -424,7 +455,7 @@ class DropoutOp(GeOp):
     mask = opt_result_def(TensorType)
     seed = opt_prop_def(IntProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RandomWhenTraining())
+    traits = traits_def(RandomWhenTraining(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
 
     def is_identity(self) -> bool:
         """Whether the op is known, from its IR alone, to pass its input through unchanged."""
@@ -471,7 +502,7 @@ class ClipOp(GeOp):
     max = opt_operand_def(TensorType)
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -491,7 +522,7 @@ class SoftmaxOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction(), Transcendental())
     DEFAULTS: ClassVar = {"axis": -1}
 
     @classmethod
@@ -499,6 +530,10 @@ class SoftmaxOp(GeOp):
         dtype = a.expect_dtype("input", FLOAT_TYPES)
         a.normalize_axis(a.prop("axis"), a.rank("input"))
         return [tensor(dtype, a.shape("input"), a.fmt("input"))]
+
+
+    def reduced_row_elements(self) -> int:
+        return _trailing_elements(self.input, self.p("axis"))
 
 
 # -- matrix products ---------------------------------------------------------------------------
@@ -522,7 +557,7 @@ class GemmOp(GeOp):
     beta = opt_prop_def(FloatProp)
     transA = opt_prop_def(IntProp)
     transB = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
     DEFAULTS: ClassVar = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
 
     @classmethod
@@ -538,6 +573,11 @@ class GemmOp(GeOp):
             _check_unidirectional(a, "C", (m, n))
         return [tensor(dtype, (m, n))]
 
+    def macs(self) -> int:
+        a = shape_of(self.A.type)
+        k = a[0] if self.p("transA") else a[-1]
+        return elements(self.Y) * (k or 1)
+
 
 @irdl_op_definition
 class MatMulOp(GeOp):
@@ -547,7 +587,7 @@ class MatMulOp(GeOp):
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     Y = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -561,6 +601,9 @@ class MatMulOp(GeOp):
         rows = x[-2:-1]
         cols = y[-1:] if len(y) > 1 else ()
         return [tensor(dtype, (*batch, *rows, *cols))]
+
+    def macs(self) -> int:
+        return elements(self.Y) * (shape_of(self.A.type)[-1] or 1)
 
 
 NN_OPS = [

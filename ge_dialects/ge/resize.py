@@ -19,6 +19,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape, tensor
 
 RESIZE_MODES = ("nearest", "linear", "cubic")
@@ -83,7 +84,7 @@ class ResizeOp(GeOp):
     axes = opt_prop_def(IntsProp)
     keep_aspect_ratio_policy = opt_prop_def(StrProp)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     DEFAULTS: ClassVar = {

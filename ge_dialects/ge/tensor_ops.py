@@ -33,12 +33,14 @@ from xdsl.traits import Pure
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
 from ge.ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
+from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, Reduction, RunsOn
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
     Shape,
     format_of,
     numpy_dtype,
+    reduction_ratio,
     shape_of,
     tensor,
     type_name,
@@ -355,7 +357,7 @@ class TransposeOp(GeOp):
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
     perm = opt_prop_def(IntsProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -379,7 +381,7 @@ class ReshapeOp(GeOp):
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
     allowzero = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"allowzero": 0}
 
     @classmethod
@@ -399,7 +401,7 @@ class FlattenOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": 1}
 
     @classmethod
@@ -416,7 +418,7 @@ class ConcatOp(GeOp):
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     @classmethod
     @_reports_shape_errors
@@ -448,7 +450,7 @@ class SplitOp(GeOp):
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntProp)
     num_outputs = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": 0}
 
     @classmethod
@@ -487,7 +489,7 @@ class SliceOp(GeOp):
     steps = opt_operand_def(TensorType)
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     @classmethod
     @_reports_shape_errors
@@ -526,7 +528,7 @@ class GatherOp(GeOp):
     indices = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": 0}
 
     @classmethod
@@ -548,7 +550,7 @@ class UnsqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = operand_def(TensorType)
     expanded = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     @classmethod
     @_reports_shape_errors
@@ -569,7 +571,7 @@ class SqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
     @classmethod
     @_reports_shape_errors
@@ -591,7 +593,7 @@ class ReduceMeanOp(GeOp):
     reduced = result_def(TensorType)
     keepdims = opt_prop_def(IntProp)
     noop_with_empty_axes = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
     DEFAULTS: ClassVar = {"keepdims": 1, "noop_with_empty_axes": 0}
 
     @classmethod
@@ -606,6 +608,9 @@ class ReduceMeanOp(GeOp):
             return [tensor(dtype, [None] * rank)]
         out = reduced_dims(shape, axes, keepdims, bool(a.prop("noop_with_empty_axes")))
         return [tensor(dtype, out, _format_if_same_rank(a, "data", len(out)))]
+
+    def reduced_row_elements(self) -> int:
+        return reduction_ratio(self.data, self.reduced)
 
 
 @irdl_op_definition
@@ -624,7 +629,7 @@ class CastOp(GeOp):
     to = opt_prop_def(IntProp)
     saturate = opt_prop_def(IntProp)
     round_mode = opt_prop_def(StrProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise())
     DEFAULTS: ClassVar = {"saturate": 1, "round_mode": "up"}
 
     @classmethod
@@ -650,7 +655,7 @@ class WhereOp(GeOp):
     X = operand_def(TensorType)
     Y = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), Broadcasting())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -668,7 +673,7 @@ class ExpandOp(GeOp):
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Broadcasting())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -694,7 +699,7 @@ class ShapeOp(GeOp):
     shape = result_def(TensorType)
     start = opt_prop_def(IntProp)
     end = opt_prop_def(IntProp)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.AICPU))
     DEFAULTS: ClassVar = {"start": 0}
 
     @classmethod
@@ -711,7 +716,7 @@ class ConstantOfShapeOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     value = opt_prop_def(DenseIntOrFPElementsAttr)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.AICPU))
     DEFAULTS: ClassVar = {"value": dense_from_numpy(np.zeros(1, np.float32))}
 
     @classmethod
@@ -757,7 +762,7 @@ class PadOp(GeOp):
     output = result_def(TensorType)
     mode = opt_prop_def(StrProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"mode": "constant"}
     MODES: ClassVar = ("constant", "reflect", "edge", "wrap")
 
@@ -797,7 +802,7 @@ class RangeOp(GeOp):
     limit = operand_def(TensorType)
     delta = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RunsOn(Engine.AICPU))
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:

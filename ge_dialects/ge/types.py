@@ -8,6 +8,7 @@ e.g. NC1HWC0). A tensor without an encoding is ND in both.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import ml_dtypes
@@ -179,6 +180,22 @@ def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr
 
 def shape_of(t: TensorType) -> Shape:
     return tuple(None if d == DYNAMIC_INDEX else d for d in t.get_shape())
+
+
+def elements(value) -> int:
+    """Elements of an SSA value's tensor (unknown dims count as 1; 0 for a value that is no tensor)."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        return 0
+    return math.prod(1 if d is None else d for d in shape_of(t))
+
+
+
+def reduction_ratio(source, reduced) -> int:
+    """How many elements of `source` make one element of `reduced` (the length of a reduced row;
+    unknown and zero dims count as 1)."""
+    whole = math.prod(d or 1 for d in shape_of(source.type))
+    return whole // max(1, math.prod(d or 1 for d in shape_of(reduced.type)))
 
 
 def format_of(t: TensorType) -> FormatAttr | None:

@@ -17,13 +17,18 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import fused, task
+from ge.ge_dialects.ge.base import GeOp
+from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, shape_of, type_name
 from ge.interpreter.device.cost import Hardware, task_time
-from ge.interpreter.device.metrics import CUBE_OPS, TRANSCENDENTAL, elements, macs, nbytes
+from ge.interpreter.device.metrics import nbytes
 from ge.interpreter.device.work import TaskWork, Tensor
 
-#: Ops that are not work of a kernel: constants are data in memory or immediates.
-NO_WORK = frozenset({"ge.constant", "func.return", "fused.yield", "task.yield"})
+
+def work_ops(members: Sequence[Operation]) -> list[GeOp]:
+    """The members that are work of a kernel: ge ops that run on an engine (constants are data in
+    memory or immediates; terminators are no work)."""
+    return [m for m in members if isinstance(m, GeOp) and m.engine_class() is not Engine.NONE]
 
 
 def tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
@@ -42,15 +47,8 @@ def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: 
     """The work of `members` run as one kernel on `engine` with `block_dim` blocks, reading `inputs`
     and writing `outputs` (its boundary; values passed between members stay on chip)."""
     names = {} if names is None else names
-    members = [m for m in members if m.name not in NO_WORK]
-    cube = [m for m in members if m.name in CUBE_OPS]
-    vector = [m for m in members if m.name not in CUBE_OPS]
-    simple = sum(sum(elements(r) for r in m.results) for m in vector if m.name not in TRANSCENDENTAL)
-    costly = sum(sum(elements(r) for r in m.results) for m in vector if m.name in TRANSCENDENTAL)
-    for m in cube:
-        if m.name == "ge.attention":  # scale, mask, softmax on the score matrix
-            scores = macs(m) // max(1, shape_of(m.operands[0].type)[-1] or 1) // 2
-            costly += 3 * scores
+    members = work_ops(members)
+    cube = [m for m in members if m.engine_class().uses_cube]
     anchor = cube[0] if cube else (members[0] if members else None)
     dtype_value = None if anchor is None else (anchor.operands[0] if anchor.operands else anchor.results[0])
     dtype = (type_name(dtype_value.type.element_type)
@@ -60,9 +58,9 @@ def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: 
         op_type=op_type,
         engine=engine,
         dtype=dtype,
-        cube_macs=sum(macs(m) for m in cube),
-        vector_elems=simple,
-        transcendental_elems=costly,
+        cube_macs=sum(m.macs() for m in cube),
+        vector_elems=sum(m.vector_elements() for m in members),
+        transcendental_elems=sum(m.transcendental_elements() for m in members),
         inputs=tuple(tensor(v, names) for v in inputs),
         outputs=tuple(tensor(v, names) for v in outputs),
         cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,

@@ -14,9 +14,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ge.ge_dialects import fused
-from ge.lowering.engines import NOT_TASKS
-
-NOT_KERNELS = NOT_TASKS
+from ge.ge_dialects.ge.layout import TransDataOp
+from ge.lowering.engines import stays_outside_tasks
 
 
 @dataclass
@@ -33,9 +32,9 @@ def census(module: ModuleOp) -> Census:
         if not isinstance(fn, func.FuncOp):
             continue
         for op in fn.body.block.ops:
-            if op.name in NOT_KERNELS:
+            if stays_outside_tasks(op):
                 continue
-            if op.name == "ge.trans_data":
+            if isinstance(op, TransDataOp):
                 result.trans_data += 1
                 continue
             result.kernels += 1

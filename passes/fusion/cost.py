@@ -16,7 +16,7 @@ from xdsl.ir import Operation, SSAValue
 from ge.ge_dialects import fused, task
 from ge.interpreter.device.cost import Hardware
 from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
-from ge.lowering.engines import NOT_TASKS, engine_of, geometry, group_engine
+from ge.lowering.engines import engine_of, geometry, group_engine, stays_outside_tasks
 
 
 class CostModel:
@@ -43,7 +43,7 @@ class CostModel:
 
     def op_time(self, op: Operation) -> float:
         """The task lower-to-tasks would make of a top-level op or fused group (0 for constants)."""
-        if op.name in NOT_TASKS:
+        if stays_outside_tasks(op):
             return 0.0
         if isinstance(op, fused.GroupOp):
             return self.kernel_time(op.members, op.inputs, op.outputs, engine_of(op))

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ge.ge_dialects import fused
-from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.ge.types import numpy_dtype
 from ge.passes import remarks
 from ge.passes.fusion.cost import CostModel
 
@@ -217,26 +217,13 @@ def group_time(candidate: Candidate, cost: CostModel) -> float:
     return cost.group_time(candidate.rule.pattern, candidate.members, candidate.outputs)
 
 
-ROW_OPS = {"ge.softmax": "axis", "ge.layer_norm": "axis"}
-
-
 def working_set_bytes(candidate: Candidate) -> int:
     """Bytes a minimal tile of the group holds on chip, double-buffered.
 
     A tile is one 32-byte block per tensor, except that a reduction needs its whole reduced row
-    (softmax and layer_norm over the trailing axes, attention over a row of scores)."""
-    row_elems = 1
-    for op in candidate.members:
-        if op.name in ROW_OPS:
-            shape = shape_of(op.operands[0].type)
-            axis = op.p(ROW_OPS[op.name])
-            axis = axis + len(shape) if axis < 0 else axis
-            row_elems = max(row_elems, math.prod(d or 1 for d in shape[axis:]))
-        elif op.name == "ge.reduce_mean":
-            row_elems = max(row_elems, math.prod(d or 1 for d in shape_of(op.operands[0].type)) //
-                            max(1, math.prod(d or 1 for d in shape_of(op.results[0].type))))
-        elif op.name == "ge.attention":
-            row_elems = max(row_elems, (shape_of(op.operands[2].type)[-2] or 1) + (shape_of(op.operands[0].type)[-1] or 1))
+    (each op's `reduced_row_elements()`: softmax and layer_norm over the trailing axes, attention
+    over a row of scores)."""
+    row_elems = max([1, *(op.reduced_row_elements() for op in candidate.members)])
     tensors = len(candidate.external_inputs()) + sum(len(op.results) for op in candidate.members)
     itemsize = max(numpy_dtype(v.type.element_type).itemsize for op in candidate.members for v in op.results
                    if isinstance(v.type, TensorType))

@@ -14,10 +14,12 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
 
-CUBE = ops(ge.ConvOp, ge.MatMulOp, ge.GemmOp)
+CUBE = ops(*(op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE))
+"""The Cube ops (their `RunsOn` trait); attention is Cube+Vector and has a rule of its own."""
 EPILOGUE_BINARY = ops(ge.AddOp, ge.SubOp, ge.MulOp, ge.DivOp)
 ACTIVATIONS = ops(ge.ReluOp, ge.GeluOp, ge.ClipOp, ge.SigmoidOp, ge.TanhOp, ge.HardSwishOp)
 ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp)

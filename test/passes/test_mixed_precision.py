@@ -29,7 +29,9 @@ from xdsl.utils.exceptions import DiagnosticException
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.precision_error import MODEL_NAMES, convert, error, load, main  # noqa: E402
+from ge.ge_dialects import ge  # noqa: E402
 from ge.ge_dialects.ge import ALL_OPS, GE  # noqa: E402
+from ge.ge_dialects.ge.facts import Engine  # noqa: E402
 from ge.ge_dialects.ge.types import numpy_dtype, ui8, ui16, ui32  # noqa: E402
 from ge.ge_dialects.ge.weights import weights_of  # noqa: E402
 from ge.interpreter.runner import run  # noqa: E402
@@ -151,7 +153,7 @@ def test_weights_are_converted_at_compile_time(loaded):
 def test_every_float_op_gets_one_remark(loaded):
     module = _model(loaded, "gpt2").module
     _, found, _ = _converted(loaded, "gpt2", "allow_mix_precision")
-    float_ops = [op for op in module.walk() if op.name in DATA_OPERANDS
+    float_ops = [op for op in module.walk() if type(op) in DATA_OPERANDS
                  and any(getattr(v.type, "element_type", None) == f32 for v in op.operands)]
     mine = [r for r in found if r.pass_name == "mixed-precision"]
     assert len(mine) == len(float_ops)
@@ -215,11 +217,21 @@ def test_precision_mode_alias():
 
 def test_default_lists_partition_the_ops():
     lists = load_lists()
-    names = {op.name for op in ALL_OPS}
-    assert set(lists.kind) == names  # every ge op is in exactly one list
-    for name, kind in lists.kind.items():
-        assert (kind == "keep") == (name not in DATA_OPERANDS), name
-    assert lists.cube <= {n for n, k in lists.kind.items() if k == "white"}
+    assert set(lists.kind) == set(ALL_OPS)  # every ge op is in exactly one list
+    for op, kind in lists.kind.items():
+        assert (kind == "keep") == (op not in DATA_OPERANDS), op.name
+    assert lists.cube <= {op for op, k in lists.kind.items() if k == "white"}
+
+
+def test_default_cube_set_is_the_engine_trait():
+    """The precision pass's Cube ops are the ops whose RunsOn trait uses the Cube, not a list of its own."""
+    assert {op.name for op in load_lists().cube} == {"ge.conv", "ge.matmul", "ge.gemm", "ge.attention"}
+
+
+def test_cube_set_follows_the_trait(monkeypatch):
+    """Mutation: an op whose engine trait says Vector leaves the default cube set."""
+    monkeypatch.setattr(ge.ConvOp, "engine_class", classmethod(lambda cls: Engine.VECTOR))
+    assert ge.ConvOp not in load_lists().cube
 
 
 def test_user_list_moves_ops(tmp_path):

@@ -7,8 +7,8 @@ from ge.ge_dialects import fused, task
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.device.ir_work import kernel_work
 from ge.interpreter.targets import load_target
+from ge.lowering.engines import stays_outside_tasks
 from ge.passes.fuse_ops import FuseOpsPass
-from ge.lowering.engines import NOT_TASKS
 from ge.passes.fusion.cost import CostModel
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context, parse_module
@@ -67,7 +67,7 @@ def test_constants_and_return_take_no_time():
     fn = next(iter(module.ops))
     cost = CostModel(load_target("ascend910b"))
     for op in fn.body.block.ops:
-        if op.name in NOT_TASKS:
+        if stays_outside_tasks(op):
             assert cost.op_time(op) == 0.0
         else:  # every task pays at least the device overhead
             assert cost.op_time(op) >= load_target("ascend910b")["overheads"]["task_device_s"]

@@ -1,0 +1,78 @@
+"""Op facts as xDSL traits: what the passes, the lowering and the device model ask of a ge op,
+declared once on the op class instead of as name sets in each consumer.
+
+- `RunsOn(engine)`: the unit of the AI Core the op's kernel runs on (every ge op declares one;
+  `Engine.NONE` for ops that stay outside tasks, such as constants: weights the loader places).
+- `Elementwise`: element i of each result depends on element i of the (broadcast) operands only.
+- `Broadcasting`: operands broadcast to the result shape (ONNX multidirectional broadcasting).
+- `Reduction`: the op reduces over whole axes (a kernel tile must hold the reduced row).
+- `LayoutAgnostic`: the op computes the same on any storage format, so a format flows through it
+  (GE propagates NC1HWC0 / FRACTAL_NZ through these ops).
+- `Transcendental`: each result element costs the target's `transcendental_cost` vector
+  lane-cycles instead of one (exp, erf, tanh, division, square root ...).
+
+The cost metrics (`macs()`, `vector_elements()`, `transcendental_elements()`, `reduced_row_elements()`)
+are methods of `GeOp` (ge_dialects/ge/base.py) with defaults read from these traits; ops whose work
+is not one pass over their results (conv, matmul, gemm, attention, the reductions) override them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from xdsl.traits import OpTrait
+
+
+class Engine(StrEnum):
+    """Where a kernel runs; the values are the `engine` attribute of a lowered `task.kernel`."""
+
+    CUBE = "cube"
+    """The matrix unit (conv, matmul, gemm): f16/bf16/f32 inputs, f32 accumulation."""
+    CUBE_VECTOR = "cube+vector"
+    """Both units in one kernel: matrix products on the Cube, the rest (softmax) on the Vector."""
+    VECTOR = "vector"
+    """The vector unit of the AI Core (float data; integer-only instances go to the AI CPU)."""
+    AICPU = "aicpu"
+    """The AI CPU, as GE places shape arithmetic (`ge.shape`, `ge.range`, fills)."""
+    NONE = "none"
+    """No engine: the op stays outside tasks (constants are device memory the loader fills)."""
+
+    @property
+    def uses_cube(self) -> bool:
+        return self in (Engine.CUBE, Engine.CUBE_VECTOR)
+
+
+@dataclass(frozen=True)
+class RunsOn(OpTrait):
+    """The engine an op's kernel runs on."""
+
+    engine: Engine
+
+
+@dataclass(frozen=True)
+class Elementwise(OpTrait):
+    """Element i of each result depends on element i of the (broadcast) operands only."""
+
+
+@dataclass(frozen=True)
+class Broadcasting(OpTrait):
+    """Operands broadcast (ONNX multidirectional) to the result shape."""
+
+
+@dataclass(frozen=True)
+class Reduction(OpTrait):
+    """The op reduces over whole axes; `reduced_row_elements()` says how long a row is."""
+
+
+@dataclass(frozen=True)
+class LayoutAgnostic(OpTrait):
+    """The op computes the same on any storage format: a format flows through it unchanged."""
+
+
+@dataclass(frozen=True)
+class Transcendental(OpTrait):
+    """Each result element costs `[vector] transcendental_cost` lane-cycles instead of one."""
+
+
+__all__ = ["Engine", "RunsOn", "Elementwise", "Broadcasting", "Reduction", "LayoutAgnostic", "Transcendental"]

@@ -1,0 +1,161 @@
+"""Op facts (ge_dialects/ge/facts.py and the GeOp methods): every op declares its engine, the traits
+agree with what the consumers used to list by name, and the cost metrics count what the device
+model charges. The mutation tests break a fact and show the lowering or the cost model notices."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.ir.core import OpTraits
+from xdsl.traits import Pure
+
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.facts import (
+    Broadcasting,
+    Elementwise,
+    Engine,
+    LayoutAgnostic,
+    Reduction,
+    RunsOn,
+    Transcendental,
+)
+from ge.interpreter.device.ir_work import ops_work
+from ge.interpreter.targets import load_target
+from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
+from ge.passes.fusion import rules as fusion_rules
+from ge.passes.layout import rules as layout_rules
+from ge.tools.common import parse_module
+
+GRAPH = """
+func.func @main(%x: tensor<1x16x8x8xf32>, %w: tensor<32x16x3x3xf32>, %a: tensor<6x4xf32>, %b: tensor<6x5xf32>,
+                %q: tensor<2x8x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x16xf32>, %i: tensor<3xi64>,
+                %kt: tensor<2x16x10xf32>)
+    -> (tensor<1x32x6x6xf32>, tensor<4x5xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3xi64>, tensor<6x4xf32>) {
+  %c = ge.conv %x, %w : (tensor<1x16x8x8xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x6x6xf32>
+  %r = ge.relu %c : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32>
+  %g = ge.gemm %a, %b {transA = 1 : i64} : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %m = ge.matmul %q, %kt : (tensor<2x8x16xf32>, tensor<2x16x10xf32>) -> tensor<2x8x10xf32>
+  %t = ge.attention %q, %k, %v : (tensor<2x8x16xf32>, tensor<2x10x16xf32>, tensor<2x10x16xf32>) -> tensor<2x8x16xf32>
+  %s = ge.tanh %t : (tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %n = ge.add %i, %i : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %sm = ge.softmax %a : (tensor<6x4xf32>) -> tensor<6x4xf32>
+  func.return %r, %g, %t, %s, %n, %sm
+      : tensor<1x32x6x6xf32>, tensor<4x5xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3xi64>, tensor<6x4xf32>
+}
+"""
+
+
+def _ops():
+    module = parse_module(GRAPH, "<test>")
+    return {op.name: op for op in next(iter(module.ops)).body.block.ops}
+
+
+def _with_traits(monkeypatch, op_cls, *traits):
+    monkeypatch.setattr(op_cls, "traits", OpTraits(lambda: traits))
+
+
+# -- declarations --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op_cls", ge.ALL_OPS, ids=lambda c: c.name)
+def test_every_op_declares_one_engine(op_cls):
+    assert len(op_cls.get_traits_of_type(RunsOn)) == 1
+    assert isinstance(op_cls.engine_class(), Engine)
+
+
+def test_an_op_without_an_engine_is_refused(monkeypatch):
+    """Mutation: drop ge.relu's RunsOn trait; asking its engine is an internal error naming it."""
+    _with_traits(monkeypatch, ge.ReluOp, Pure())
+    with pytest.raises(TypeError, match="ge.relu declares 0 RunsOn traits"):
+        ge.ReluOp.engine_class()
+
+
+def test_known_engines():
+    engine = {op.name: op.engine_class() for op in ge.ALL_OPS}
+    assert {n for n, e in engine.items() if e is Engine.CUBE} == {"ge.conv", "ge.matmul", "ge.gemm"}
+    assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
+    assert {n for n, e in engine.items() if e is Engine.AICPU} == {"ge.shape", "ge.range", "ge.constant_of_shape"}
+    assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant"}
+    assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
+
+
+def test_known_traits():
+    def having(trait):
+        return {op.name for op in ge.ALL_OPS if op.has_trait(trait)}
+
+    assert {"ge.add", "ge.relu", "ge.where", "ge.cast", "ge.clip"} <= having(Elementwise)
+    assert not {"ge.conv", "ge.softmax", "ge.transpose", "ge.reduce_mean", "ge.expand"} & having(Elementwise)
+    assert having(Transcendental) == {"ge.erf", "ge.tanh", "ge.sigmoid", "ge.sqrt", "ge.div", "ge.pow", "ge.gelu",
+                                      "ge.softmax", "ge.layer_norm", "ge.hard_swish"}
+    assert having(Reduction) == {"ge.softmax", "ge.layer_norm", "ge.reduce_mean", "ge.global_avg_pool"}
+    assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
+    assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
+    assert "ge.cast" not in having(LayoutAgnostic)  # a cast changes C0, so it is no format follower
+
+
+def test_fusion_rule_sets_agree_with_the_traits():
+    """What the fusion rules call elementwise, reductions and Cube ops must be what the ops say they are."""
+    assert fusion_rules.CUBE == {op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE}
+    assert all(op.has_trait(Elementwise) for op in fusion_rules.ELEMENTWISE)
+    assert all(op.has_trait(Reduction) for op in fusion_rules.REDUCTIONS)
+
+
+def test_layout_followers_are_the_layout_agnostic_ops():
+    """Every op a format follows through in any format (the layout rules' `elementwise`, `clip`,
+    `dropout` followers) is LayoutAgnostic, and every LayoutAgnostic op has such a follower."""
+    any_format = {"elementwise", "clip", "dropout"}  # the followers that carry every format
+    followers = {op for r in layout_rules.FOLLOWERS if r.name in any_format for op in r.pattern.classes}
+    assert followers == {op for op in ge.ALL_OPS if op.has_trait(LayoutAgnostic)}
+
+
+# -- instances and metrics -----------------------------------------------------------------------
+
+
+def test_integer_vector_op_runs_on_the_ai_cpu():
+    ops = _ops()
+    assert ops["ge.add"].engine() is Engine.AICPU
+    assert ops["ge.relu"].engine() is Engine.VECTOR
+    assert ops["ge.conv"].engine() is Engine.CUBE
+
+
+def test_metrics():
+    ops = _ops()
+    assert ops["ge.conv"].macs() == 32 * 6 * 6 * 16 * 3 * 3
+    assert ops["ge.gemm"].macs() == 4 * 5 * 6  # transA: K is A's first dim
+    assert ops["ge.matmul"].macs() == 2 * 8 * 10 * 16
+    assert ops["ge.attention"].macs() == 2 * 8 * 16 * 10 + 2 * 8 * 10 * 16
+    assert ops["ge.attention"].transcendental_elements() == 3 * 2 * 8 * 10
+    assert ops["ge.attention"].vector_elements() == 0
+    assert (ops["ge.tanh"].vector_elements(), ops["ge.tanh"].transcendental_elements()) == (0, 2 * 8 * 16)
+    assert (ops["ge.relu"].vector_elements(), ops["ge.relu"].transcendental_elements()) == (32 * 36, 0)
+    assert ops["ge.relu"].macs() == 0 and ops["ge.conv"].vector_elements() == 0
+    assert ops["ge.softmax"].reduced_row_elements() == 4
+    assert ops["ge.attention"].reduced_row_elements() == 10 + 16
+    assert ops["ge.relu"].reduced_row_elements() == 1
+    assert stays_outside_tasks(ops["func.return"]) and not stays_outside_tasks(ops["ge.conv"])
+
+
+def _conv_relu_kernel() -> tuple[str, int, int, int]:
+    """(engine, block_dim, cube MACs, vector element-ops) of conv + relu as lowering and the device
+    model see them."""
+    ops = _ops()
+    conv, relu = ops["ge.conv"], ops["ge.relu"]
+    engine = engine_of(conv)
+    block_dim, _ = launch_geometry(conv, engine, load_target("ascend910b"))
+    work = ops_work([conv, relu], list(conv.operands), list(relu.results), engine, block_dim)
+    return engine, block_dim, work.cube_macs, work.vector_elems
+
+
+def test_conv_kernel_runs_on_the_cube():
+    engine, block_dim, macs, vector = _conv_relu_kernel()
+    assert engine == "cube" and block_dim > 1
+    assert macs == 32 * 6 * 6 * 16 * 3 * 3 and vector == 32 * 36
+
+
+def test_conv_marked_vector_changes_lowering_and_cost(monkeypatch):
+    """Mutation: mark ge.conv Vector; the lowering's engine and the device model's work change, so
+    the check above fails."""
+    _with_traits(monkeypatch, ge.ConvOp, Pure(), RunsOn(Engine.VECTOR))
+    with pytest.raises(AssertionError):
+        test_conv_kernel_runs_on_the_cube()
+    engine, _, macs, vector = _conv_relu_kernel()
+    assert engine == "vector" and macs == 0 and vector == 2 * 32 * 36
