@@ -19,10 +19,9 @@ Timing only: no numbers are computed and weights are never read.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import onnx
 from xdsl.dialects import func
@@ -35,13 +34,13 @@ from ge_dialects import stream
 from ge_dialects.ge.weights import attach_weights
 from interpreter.device import simulate
 from interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
-from interpreter.targets import load_target
 from lowering.plan_memory import PlanMemoryPass
 from lowering.relax_reuse import RelaxReusePass
 from lowering.to_streams import LowerToStreamsPass
 from lowering.to_tasks import LowerToTasksPass
 from passes.ge_optimize import GeOptimizePass
 from passes.pipeline import apply_all
+from target import Target, load_target
 from tools.common import make_context
 
 Builder = Callable[[int], onnx.ModelProto]
@@ -97,7 +96,7 @@ def largest_batch(builder: Builder, level: int, precision: str, target: str) -> 
     one, two = fits(builder, 1, level, precision, target), fits(builder, 2, level, precision, target)
     if one is None:
         return 0
-    hbm = load_target(target)["hbm"]["bytes"]
+    hbm = load_target(target).hbm.bytes
     per = max(1, (two or hbm) - one)
     guess = max(1, (hbm - (one - per)) // per)
 
@@ -186,15 +185,16 @@ FACTORS = (0.5, 1.0, 2.0)
 SENSITIVITY_MODELS = ("resnet50 b1", "resnet50 b32", "bert_base")
 
 
-def with_constants(spec: dict, **factors: float) -> dict:
-    """A copy of the target dict `spec` with each ASSUMED constant named in `factors` scaled by its
-    factor (the loaded target is cached and shared: never changed in place)."""
-    out = copy.deepcopy(spec)
+def with_constants(spec: Target, **factors: float) -> Target:
+    """The target `spec` with each ASSUMED constant named in `factors` scaled by its factor (a new
+    Target: the loaded one is frozen, cached and shared)."""
+    out = spec
     for key, factor in factors.items():
         if key not in ASSUMED:
             raise ValueError(f"'{key}' is not one of the assumed constants ({', '.join(ASSUMED)})")
-        table, name = ASSUMED[key]
-        out[table][name] = spec[table][name] * factor
+        table_name, name = ASSUMED[key]
+        table = getattr(out, table_name)
+        out = replace(out, **{table_name: replace(table, **{name: getattr(table, name) * factor})})
     return out
 
 
@@ -244,7 +244,7 @@ class Compiled:
     o0: list
     o3: list
 
-    def split(self, spec: dict) -> Split:
+    def split(self, spec: Target) -> Split:
         def latency(tasks, mode):
             return simulate(tasks, spec, mode).latency
 
@@ -286,8 +286,9 @@ def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
             s = c.split(varied)
             rows.append({
                 "model": c.name, "target": c.target,
-                "launch_s (us)": f"{varied['host']['launch_s'] * 1e6:g}" + (" (given)" if launch == 1 else ""),
-                "task_device_s (us)": f"{varied['overheads']['task_device_s'] * 1e6:g}" + (" (given)" if overhead == 1 else ""),
+                "launch_s (us)": f"{varied.host.launch_s * 1e6:g}" + (" (given)" if launch == 1 else ""),
+                "task_device_s (us)": f"{varied.overheads.task_device_s * 1e6:g}"
+                                      + (" (given)" if overhead == 1 else ""),
                 "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
                 "total": _x(s.total), "compiler, graph": _x(s.compiler_graph),
                 "compiler, op": _x(s.compiler_op), "launch mode, O3": _x(s.launch_o3),
@@ -306,4 +307,4 @@ CONSTANT_SOURCES = """\
   with the cores started, without numbers. Reasoning (an assumption, marked as such): dispatch from
   the stream's queue, block start and completion report are on-chip work with no host round trip,
   so a few microseconds, taken as a quarter of the host launch. Both constants are marked
-  ASSUMPTION in interpreter/targets/*.toml; the compiled programs are the same in every row."""
+  ASSUMPTION in target/*.toml; the compiled programs are the same in every row."""

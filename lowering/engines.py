@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from ge_dialects import fused
 from ge_dialects.ge.types import is_float, shape_of
 from interpreter.device.metrics import elements, macs, nbytes
+from target import Target
 
 NOT_TASKS = frozenset({"ge.constant", "func.return"})
 """Ops no engine runs: weights stay in device memory the loader fills, the return is the graph's end."""
@@ -56,16 +57,17 @@ def cube_member(members: Sequence[Operation]) -> Operation | None:
     return next((m for m in members if m.name in CUBE_OPS or m.name == "ge.attention"), None)
 
 
-def launch_geometry(op: Operation, engine: str, target: dict) -> tuple[int, str]:
+def launch_geometry(op: Operation, engine: str, target: Target) -> tuple[int, str]:
     """(block_dim, tiling summary) of a kernel on `target`."""
     members = op.members if isinstance(op, fused.GroupOp) else [op]
     return geometry(members, list(op.results), engine, target)
 
 
-def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str, target: dict) -> tuple[int, str]:
+def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str,
+             target: Target) -> tuple[int, str]:
     """(block_dim, tiling summary) of `members` run as one kernel writing `outputs` (also asked of
     fusion candidates, so that fusion times a group with the geometry lowering will give it)."""
-    cores = target["cores"]
+    cores = target.cores
     out = outputs[0] if outputs else None
     if engine == "aicpu":
         return 1, f"elements={elements(out) if out else 0}"
@@ -76,7 +78,7 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
         m = max(1, elements(anchor.results[0]) // max(1, n or 1))
         k = macs(anchor) // max(1, elements(anchor.results[0]))
         fractals = math.ceil(m / FRACTAL) * math.ceil((n or 1) / FRACTAL)
-        return max(1, min(cores["cube_core"], fractals)), f"m={m} n={n} k={k} fractals={fractals}"
+        return max(1, min(cores.cube_core, fractals)), f"m={m} n={n} k={k} fractals={fractals}"
     total = sum(nbytes(r) for r in outputs)
     slabs = max(1, math.ceil(total / VECTOR_TILE_BYTES))
-    return max(1, min(cores["vector_core"], slabs)), f"bytes={total} slabs={slabs}"
+    return max(1, min(cores.vector_core, slabs)), f"bytes={total} slabs={slabs}"

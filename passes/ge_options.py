@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from interpreter.targets import TargetError, check_target_name
+from target import TargetError, check_target_name
 from passes.ge_optimize import GeOptimizePass, level_value
 
 

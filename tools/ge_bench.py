@@ -14,7 +14,7 @@ import argparse
 
 from bench.ge_bench import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
                             markdown, row, sensitivity_rows, split_row, stream_sweep)
-from interpreter.targets import TargetError, load_target
+from target import TargetError, load_target
 from tools.common import UserError, reported_errors, write_atomic
 
 

@@ -15,6 +15,7 @@ import argparse
 import io
 import json
 import math
+import sys
 import time
 import zipfile
 import zlib
@@ -26,14 +27,15 @@ from xdsl.utils.exceptions import InterpretationError
 
 from frontend.messages import quoted
 from frontend.sidecar import SidecarError, open_weights
+from ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge_dialects.ge.weights import attach_weights
 from interpreter.arena_executor import run_in_arena
 from interpreter.device import chrome_trace, op_summary_csv
 from interpreter.ge import KernelError
 from interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
 from interpreter.stream_executor import NotLowered, is_lowered, memory_figures, report, simulate_module
-from interpreter.targets import TargetError, load_target, load_target_file, target_names
 from interpreter.runner import InputError, check_input, check_input_names, input_signature, run
+from target import DEFAULT_TARGET, Target, TargetError, check_target_name, load_target, load_target_file, target_names
 from tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
                           reported_errors, seed)
 from tools.outputs import Outputs
@@ -189,10 +191,8 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
 
 def run_on_device(module, args, outputs: Outputs) -> None:
     """Simulates the lowered module on the target; prints the report, hands trace / summary to `outputs`."""
-    try:
-        target = load_target_file(args.target_file) if args.target_file else load_target(args.target)
-    except TargetError as e:
-        raise UserError(str(e)) from None
+    target, source = device_target(module, args)
+    print(f"ge-run: simulating target {target.name} ({source})", file=sys.stderr)
     try:
         result = simulate_module(module, target)
     except (NotLowered, ValueError) as e:
@@ -202,6 +202,28 @@ def run_on_device(module, args, outputs: Outputs) -> None:
     if args.op_summary:
         outputs.add(args.op_summary, op_summary_csv(result))
     print(report(result, memory_figures(module)))
+
+
+TARGET_SOURCES = {"option": "from --target", "module": "from the module",
+                  "default": "the default: the module names no target"}
+
+
+def device_target(module, args) -> tuple[Target, str]:
+    """The target to simulate and where it comes from: --target or --target-file, which must agree
+    with the module's ge.target when it has one; else the module's; else the default."""
+    try:
+        if args.target_file:
+            target = load_target_file(args.target_file)
+            declared = module_target(module)
+            if declared is not None and declared != target.name:
+                raise UserError(f"{args.target_file}: target={target.name} contradicts the module's target {declared}")
+            return target, f"from --target-file {args.target_file}"
+        if args.target is not None:
+            check_target_name(args.target)
+        name, source = resolve_target_name(module, args.target)
+        return load_target(name), TARGET_SOURCES[source]
+    except TargetError as e:
+        raise UserError(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -216,10 +238,12 @@ def main(argv: list[str] | None = None) -> None:
     add_contract_arguments(parser)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     chip = device.add_mutually_exclusive_group()
-    chip.add_argument("--target", default="ascend910b", metavar="NAME",  # checked by load_target: one line
-                      help=f"target chip, one of {', '.join(target_names())} (default %(default)s)")
+    chip.add_argument("--target", metavar="NAME",  # checked by check_target_name: one line
+                      help=f"target chip, one of {', '.join(target_names())} (default: the module's "
+                           f"ge.target, else {DEFAULT_TARGET}); must agree with the module's")
     chip.add_argument("--target-file", metavar="TOML",
-                      help="a target description of your own (the keys of interpreter/targets/*.toml)")
+                      help="a target description of your own (the keys of target/*.toml; its name must "
+                           "agree with the module's ge.target)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")

@@ -17,12 +17,13 @@ from ge_dialects import fused, task
 from interpreter.device.cost import Hardware
 from interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
 from lowering.engines import NOT_TASKS, engine_of, geometry, group_engine
+from target import Target
 
 
 class CostModel:
-    """Kernel time estimates on one target (a dict loaded from interpreter/targets/*.toml)."""
+    """Kernel time estimates on one target (target/*.toml, loaded)."""
 
-    def __init__(self, target: dict):
+    def __init__(self, target: Target):
         self.target = target
         self.hardware = Hardware.of(target)
 
