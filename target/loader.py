@@ -68,14 +68,19 @@ def _parse(path: Path) -> dict[str, Any]:
 def _build(cls: type, table: dict[str, Any], path: Path, prefix: str) -> Any:
     """An instance of the dataclass `cls` from the TOML table `table` (at dotted `prefix` in `path`)."""
     types = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = next((key for key in table if key not in types), None)
+    unknown = _unknown_key(types, table)
     if unknown is not None:
         raise TargetError(f"{path}: unknown key '{prefix}{unknown}' (a key of target/spec.py is expected)")
+    names = [f.name for f in dataclasses.fields(cls)]
     missing = next((name for name in names if name not in table), None)
     if missing is not None:
         raise TargetError(f"{path}: missing key '{prefix}{missing}'")
     return cls(**{name: _value(types[name], table[name], path, f"{prefix}{name}") for name in names})
+
+
+def _unknown_key(types: dict[str, type], table: dict[str, Any]) -> str | None:
+    """The first key of `table` the schema does not name (a typo would otherwise be ignored)."""
+    return next((key for key in table if key not in types), None)
 
 
 def _value(want: type, value: Any, path: Path, key: str) -> Any:
@@ -84,11 +89,14 @@ def _value(want: type, value: Any, path: Path, key: str) -> Any:
         if not isinstance(value, dict):
             raise TargetError(f"{path}: '{key}' must be a table, not {_kind(value)}")
         return _build(want, value, path, f"{key}.")
-    if want is float and type(value) is int:
-        return float(value)
-    if type(value) is not want:
+    if not _has_type(want, value):
         raise TargetError(f"{path}: '{key}' must be {_KINDS[want]}, not {_kind(value)}")
-    return value
+    return float(value) if want is float else value
+
+
+def _has_type(want: type, value: Any) -> bool:
+    """Exactly `want` (a bool is not an integer), or an integer where a float is wanted."""
+    return type(value) is want or (want is float and type(value) is int)
 
 
 _KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string", dict: "a table",

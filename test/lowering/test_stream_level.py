@@ -10,7 +10,7 @@ from ge_dialects.ge.weights import attach_weights, clone_with_weights
 from interpreter.differential import relative_error
 from interpreter.runner import run
 from interpreter.stream_executor import memory_figures, simulate_module
-from interpreter.targets import load_target
+from target import load_target
 from passes.ge_optimize import GeOptimizePass
 from passes.pipeline import apply_all, parse_passes
 from tools.common import make_context

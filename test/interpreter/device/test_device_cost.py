@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from interpreter.device import ENGINES, Hardware, TaskWork, block_cost, task_bound, task_time
-from interpreter.targets import load_target
+from target import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
 

@@ -23,7 +23,7 @@ from ge_dialects import stream, task
 from ge_dialects.ge.weights import attach_weights, clone_with_weights
 from interpreter.device import simulate
 from interpreter.stream_executor import memory_figures, sim_tasks
-from interpreter.targets import load_target
+from target import load_target
 from lowering.streams.verify import StreamError, verify_stream_function
 from passes.ge_optimize import GeOptimizePass
 from passes.pipeline import apply_all, parse_passes
