@@ -15,7 +15,6 @@ import argparse
 import io
 import json
 import math
-import sys
 import time
 import zipfile
 import zlib
@@ -192,7 +191,6 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
 def run_on_device(module, args, outputs: Outputs) -> None:
     """Simulates the lowered module on the target; prints the report, hands trace / summary to `outputs`."""
     target, source = device_target(module, args)
-    print(f"ge-run: simulating target {target.name} ({source})", file=sys.stderr)
     try:
         result = simulate_module(module, target)
     except (NotLowered, ValueError) as e:
@@ -201,6 +199,8 @@ def run_on_device(module, args, outputs: Outputs) -> None:
         outputs.add(args.trace, json.dumps(chrome_trace(result)))
     if args.op_summary:
         outputs.add(args.op_summary, op_summary_csv(result))
+    # which chip, first: on stdout with the report (stderr carries only an error's one line)
+    print(f"simulating target {target.name} ({source})")
     print(report(result, memory_figures(module)))
 
 

@@ -122,9 +122,8 @@ def user_target(name: str) -> Path:
 ])
 def test_ge_run_says_what_it_simulates(lowered, capsys, program, args, said):
     code, out, err = run(ge_run.main, [program, "--timing-only", *args], capsys)
-    assert code == 0, err
-    assert err.strip() == f"ge-run: {said}"
-    assert said not in out
+    assert code == 0 and not err, err
+    assert out.splitlines()[0] == said  # the first line of the report
 
 
 def test_ge_run_refuses_a_contradicting_target(lowered, capsys):
@@ -136,7 +135,7 @@ def test_ge_run_refuses_a_contradicting_target(lowered, capsys):
 def test_ge_run_target_file_must_carry_the_modules_name(lowered, capsys):
     same, mine = user_target("ascend910"), user_target("mine")
     code, out, err = run(ge_run.main, ["low.mlir", "--timing-only", "--target-file", same], capsys)
-    assert code == 0 and "(from --target-file ascend910.toml)" in err
+    assert code == 0 and "(from --target-file ascend910.toml)" in out
     code, _, err = run(ge_run.main, ["low.mlir", "--timing-only", "--target-file", mine], capsys)
     assert code == 1
     assert err.strip() == "ge-run: error: mine.toml: target=mine contradicts the module's target ascend910"

@@ -183,23 +183,28 @@ def test_ge_run_target_is_a_known_name(lowered, tmp_path, capsys):
     one_line(err, "ge-run: error: unknown target '../", "(targets: ascend910, ascend910b)")
     code, out, _ = in_process(ge_run.main, ["--help"], capsys)
     assert "one of ascend910, ascend910b" in " ".join(out.split())
-    code, out, _ = in_process(ge_run.main, [lowered, "--timing-only", "--target", "ascend910"], capsys)
-    assert code == 0 and out.startswith("target ascend910,")
+    code, out, _ = in_process(ge_run.main, [lowered, "--timing-only", "--target", "ascend910b"], capsys)
+    assert code == 0 and out.startswith("simulating target ascend910b (from --target)\ntarget ascend910b,")
 
 
 def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
     mine = tmp_path / "mine.toml"
-    mine.write_text((TARGETS / "ascend910b.toml").read_text().replace('name = "ascend910b"', 'name = "mine"'))
+    mine.write_text((TARGETS / "ascend910b.toml").read_text().replace("ub = 196608", "ub = 1000000"))
     code, out, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine], capsys)
     assert code == 0, err
-    assert out.startswith("target mine,")
+    assert out.startswith(f"simulating target ascend910b (from --target-file {mine})\ntarget ascend910b,")
+    other = tmp_path / "other.toml"
+    other.write_text(mine.read_text().replace('name = "ascend910b"', 'name = "other"'))
+    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", other], capsys)
+    assert code == 1  # the module was lowered for the 910B: another chip's description is refused
+    one_line(err, "other.toml: target=other contradicts the module's target ascend910b")
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine,
                                             "--target", "ascend910"], capsys)
     assert code == 1 and "not allowed with argument --target-file" in err
     (tmp_path / "bad.toml").write_text('name = "x"\n')
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", tmp_path / "bad.toml"], capsys)
     assert code == 1
-    one_line(err, "bad.toml: not a target description: lacks 'source'")
+    one_line(err, "bad.toml: missing key 'source'")
 
 
 # -- 2. only the passes this compiler offers -----------------------------------------------------
