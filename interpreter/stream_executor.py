@@ -19,6 +19,7 @@ from xdsl.ir import SSAValue
 from ge_dialects import stream, task
 from interpreter.device.ir_work import kernel_work
 from interpreter.device.work import SimTask, TaskWork
+from target import Target
 
 MEMORY_ATTR = "task.memory"
 """Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
@@ -94,7 +95,7 @@ def is_lowered(module: ModuleOp) -> bool:
     return any(isinstance(op, task.KernelOp) for op in module.walk())
 
 
-def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
+def simulate_module(module: ModuleOp, target: Target, fn_name: str = "main"):
     """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`."""
     from interpreter.device import simulate
 
