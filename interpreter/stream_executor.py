@@ -19,6 +19,7 @@ from xdsl.ir import SSAValue
 from ge.ge_dialects import stream, task
 from ge.interpreter.device.ir_work import kernel_work
 from ge.interpreter.device.work import SimTask, TaskWork
+from ge.target import Target
 
 MEMORY_ATTR = "task.memory"
 """Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
@@ -104,7 +105,7 @@ def stream_function(module: ModuleOp, fn_name: str = "main") -> func.FuncOp:
     return fn
 
 
-def simulate_module(module: ModuleOp, target: dict, fn_name: str = "main"):
+def simulate_module(module: ModuleOp, target: Target, fn_name: str = "main"):
     """The modeled run of `@fn_name` (its tasks, streams, events and launches) on `target`.
 
     The program must have passed the stream verifier (`lower-to-streams` ends with it, ge-run runs

@@ -20,6 +20,7 @@ from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.nn import ConvOp
 from ge.ge_dialects.ge.types import shape_of
 from ge.interpreter.device.metrics import elements, nbytes
+from ge.target import Target
 
 
 def stays_outside_tasks(op: Operation) -> bool:
@@ -57,16 +58,16 @@ def cube_member(members: Sequence[Operation]) -> GeOp | None:
     return next((m for m in members if isinstance(m, GeOp) and m.engine_class().uses_cube), None)
 
 
-def launch_geometry(op: Operation, engine: str, target: dict) -> tuple[int, str]:
+def launch_geometry(op: Operation, engine: str, target: Target) -> tuple[int, str]:
     """(block_dim, tiling summary) of a kernel on `target`."""
     members = op.members if isinstance(op, fused.GroupOp) else [op]
     return geometry(members, list(op.results), engine, target)
 
 
-def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str, target: dict) -> tuple[int, str]:
+def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str, target: Target) -> tuple[int, str]:
     """(block_dim, tiling summary) of `members` run as one kernel writing `outputs` (also asked of
     fusion candidates, so that fusion times a group with the geometry lowering will give it)."""
-    cores = target["cores"]
+    cores = target.cores
     out = outputs[0] if outputs else None
     if engine == "aicpu":
         return 1, f"elements={elements(out) if out else 0}"
@@ -77,7 +78,7 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
         m = max(1, elements(anchor.results[0]) // max(1, n or 1))
         k = anchor.macs() // max(1, elements(anchor.results[0]))
         fractals = math.ceil(m / FRACTAL) * math.ceil((n or 1) / FRACTAL)
-        return max(1, min(cores["cube_core"], fractals)), f"m={m} n={n} k={k} fractals={fractals}"
+        return max(1, min(cores.cube_core, fractals)), f"m={m} n={n} k={k} fractals={fractals}"
     total = sum(nbytes(r) for r in outputs)
     slabs = max(1, math.ceil(total / VECTOR_TILE_BYTES))
-    return max(1, min(cores["vector_core"], slabs)), f"bytes={total} slabs={slabs}"
+    return max(1, min(cores.vector_core, slabs)), f"bytes={total} slabs={slabs}"

@@ -36,11 +36,12 @@ from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.interpreter.stream_executor import MEMORY_ATTR
-from ge.interpreter.targets import pass_target
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.lowering.engines import stays_outside_tasks
+from ge.target import Target
 
 INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
                               "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
@@ -63,16 +64,16 @@ class PlanMemoryPass(ModulePass):
     name = "plan-memory"
 
     reuse: bool = True
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default
     alignment: int = 512
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = pass_target(self.name, self.target)
+        target = module_pass_target(self.name, op, self.target)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 self.plan_function(op, fn, target)
 
-    def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: dict) -> None:
+    def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: Target) -> None:
         where = f"plan-memory: @{fn.sym_name.data}"
         for inner in fn.body.block.ops:
             if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
@@ -105,14 +106,14 @@ class PlanMemoryPass(ModulePass):
         })
 
 
-def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: dict) -> None:
+def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: Target) -> None:
     """Refuses, in one line, a function whose pool, weights and inputs/outputs exceed the target's HBM."""
     need = pool + weights + io
-    hbm = target["hbm"]["bytes"]
+    hbm = target.hbm.bytes
     if need > hbm:
         raise DiagnosticException(
             f"{pass_name}: @{fn.sym_name.data} needs {gib(need)} of device memory (activations {gib(pool)}, "
-            f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target['name']} has {gib(hbm)} HBM")
+            f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target.name} has {gib(hbm)} HBM")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
 from ge.interpreter.stream_executor import MEMORY_ATTR
-from ge.interpreter.targets import pass_target
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.lowering.memory.plan import verify_plan
 from ge.lowering.plan_memory import check_hbm, pool_buffers
 from ge.interpreter.device import SimTask, simulate
@@ -48,11 +48,12 @@ from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
 from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.to_streams import task_costs
 from ge.passes.fusion.cost import CostModel
+from ge.target import Target
 
 MAX_ROUNDS = 16
 
 
-def simulated_latency(fn: func.FuncOp, kernels: list[task.KernelOp], data_dag: Dag, target: dict
+def simulated_latency(fn: func.FuncOp, kernels: list[task.KernelOp], data_dag: Dag, target: Target
                       ) -> Callable[[Schedule], float]:
     """Scores a schedule by the device simulator's latency (graph mode: one launch), as ge-run
     would report it for the lowered function, without building its IR."""
@@ -80,7 +81,7 @@ class RelaxReusePass(ModulePass):
     streams: int = 0
     budget_mib: int | float = 0
     rounds: int = 4
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 0 <= self.streams <= stream.MAX_STREAMS:
@@ -89,7 +90,7 @@ class RelaxReusePass(ModulePass):
             raise DiagnosticException(f"relax-reuse: budget_mib must be >= 0, got {self.budget_mib}")
         if not 0 <= self.rounds <= MAX_ROUNDS:
             raise DiagnosticException(f"relax-reuse: rounds must be in 0..{MAX_ROUNDS}, got {self.rounds}")
-        target = pass_target(self.name, self.target)
+        target = module_pass_target(self.name, op, self.target)
         memory = op.attributes.get(MEMORY_ATTR)
         if not isinstance(memory, DictionaryAttr) or not isinstance(memory.data.get("pool"), IntegerAttr):
             raise DiagnosticException(f"relax-reuse: the module has no {MEMORY_ATTR} pool (run plan-memory first)")
@@ -97,7 +98,7 @@ class RelaxReusePass(ModulePass):
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
                 self.relax_function(op, fn, memory, target)
 
-    def relax_function(self, module: ModuleOp, fn: func.FuncOp, memory: DictionaryAttr, target: dict) -> None:
+    def relax_function(self, module: ModuleOp, fn: func.FuncOp, memory: DictionaryAttr, target: Target) -> None:
         where = f"relax-reuse: @{fn.sym_name.data}"
         block = fn.body.block
         for inner in block.ops:

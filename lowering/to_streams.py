@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.types import shape_of
-from ge.interpreter.targets import pass_target
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule
@@ -69,14 +69,14 @@ class LowerToStreamsPass(ModulePass):
     streams: int = 0
     single_stream: bool = False
     mode: str = "graph"
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in stream.MODES:
             raise DiagnosticException(f"lower-to-streams: mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
         if not 0 <= self.streams <= stream.MAX_STREAMS:
             raise DiagnosticException(f"lower-to-streams: streams must be in 0..{stream.MAX_STREAMS}, got {self.streams}")
-        cost = CostModel(pass_target(self.name, self.target))
+        cost = CostModel(module_pass_target(self.name, op, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:

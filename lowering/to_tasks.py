@@ -25,11 +25,12 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import fused, stream, task
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.outlined import outline_into
-from ge.interpreter.targets import pass_target
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
+from ge.target import Target
 
 
-def task_properties(op: Operation, target: dict) -> dict:
+def task_properties(op: Operation, target: Target) -> dict:
     engine = engine_of(op)
     block_dim, tiling = launch_geometry(op, engine, target)
     pattern = op.rule.data if isinstance(op, fused.GroupOp) else op.name.removeprefix("ge.")
@@ -37,7 +38,7 @@ def task_properties(op: Operation, target: dict) -> dict:
             "workspace": IntegerAttr(0, 64), "tiling": StringAttr(tiling), "pattern": StringAttr(pattern)}
 
 
-def lower_op(op: Operation, name: str, target: dict) -> task.KernelOp:
+def lower_op(op: Operation, name: str, target: Target) -> task.KernelOp:
     props = task_properties(op, target)
     if isinstance(op, fused.GroupOp):
         body = op.body.clone()
@@ -62,10 +63,10 @@ def lower_op(op: Operation, name: str, target: dict) -> task.KernelOp:
 class LowerToTasksPass(ModulePass):
     name = "lower-to-tasks"
 
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = pass_target(self.name, self.target)
+        target = module_pass_target(self.name, op, self.target)
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.interpreter.targets import pass_target
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.passes.pipeline import require_graph_level
 from ge.passes.fusion.cost import CostModel
 from ge.passes.fusion.engine import FusionEngine, FusionRule
@@ -87,11 +87,11 @@ class FuseOpsPass(ModulePass):
 
     name = "fuse-ops"
 
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default (ge_dialects/ge/target_attr.py)
     rules: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(self.name, op)
-        target = pass_target(self.name, self.target)
-        engine = FusionEngine(select_rules(self.rules), CostModel(target), target["buffers"]["ub"])
+        target = module_pass_target(self.name, op, self.target)
+        engine = FusionEngine(select_rules(self.rules), CostModel(target), target.buffers.ub)
         engine.run(op)

@@ -24,7 +24,8 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.interpreter.targets import TargetError, check_target_name
+from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.target import TargetError, check_target_name
 from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
@@ -51,7 +52,7 @@ class LevelOptions:
     """What a stage may read: the validated options of ge-optimize."""
 
     precision_mode: str
-    target: str
+    target: str | None
 
 
 Stage = Callable[[LevelOptions], list[ModulePass]]
@@ -106,7 +107,7 @@ class GeOptimizePass(ModulePass):
 
     level: int = 3
     precision_mode: str = "must_keep_origin_dtype"
-    target: str = "ascend910b"
+    target: str | None = None  # None: the module's ge.target, else the default
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -116,7 +117,8 @@ class GeOptimizePass(ModulePass):
             raise DiagnosticException(f"ge-optimize: precision_mode '{self.precision_mode}' is not one of "
                                       f"{', '.join(PRECISION_MODES)}")
         try:
-            check_target_name(self.target)
+            if self.target is not None:
+                check_target_name(self.target)
         except TargetError as e:
             raise DiagnosticException(f"ge-optimize: {e}") from None
         return LevelOptions(self.precision_mode, self.target)
@@ -131,4 +133,7 @@ class GeOptimizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(self.name, op)
-        apply_all(ctx, op, self.sub_passes())
+        passes = self.sub_passes()
+        if self.target is not None:  # recorded at every level, so that a later lowering follows it
+            module_pass_target(self.name, op, self.target)
+        apply_all(ctx, op, passes)

@@ -17,7 +17,7 @@ from dataclasses import fields, replace
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.interpreter.targets import TargetError, check_target_name
+from ge.target import TargetError, check_target_name
 from ge.passes.ge_optimize import GeOptimizePass, level_value
 
 

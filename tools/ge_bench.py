@@ -14,7 +14,7 @@ import argparse
 
 from ge.tools.ge_bench_measure import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
                             markdown, row, sensitivity_rows, split_row, stream_sweep)
-from ge.interpreter.targets import TargetError, load_target
+from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
 
 

@@ -19,10 +19,9 @@ Timing only: no numbers are computed and weights are never read.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import onnx
 from xdsl.dialects import func
@@ -37,13 +36,13 @@ from ge.ge_dialects.ge.weights import attach_weights
 from ge.ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
-from ge.interpreter.targets import load_target
 from ge.lowering.plan_memory import PlanMemoryPass
 from ge.lowering.relax_reuse import RelaxReusePass
 from ge.lowering.to_streams import LowerToStreamsPass
 from ge.lowering.to_tasks import LowerToTasksPass
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all
+from ge.target import Target, load_target
 from ge.tools.common import make_context
 
 Builder = Callable[[int], onnx.ModelProto]
@@ -99,7 +98,7 @@ def fits(builder: Builder, batch: int, level: int, precision: str, target: str, 
 def largest_batch(builder: Builder, level: int, precision: str, target: str) -> int:
     """Memory is nearly affine in the batch: extrapolate from batches 1 and 2, then find the edge
     by galloping and bisection around the guess (each probe is a compile)."""
-    hbm = load_target(target)["hbm"]["bytes"]
+    hbm = load_target(target).hbm.bytes
     one, two = fits(builder, 1, level, precision, target, hbm), fits(builder, 2, level, precision, target, hbm)
     if one is None:
         return 0
@@ -191,15 +190,16 @@ FACTORS = (0.5, 1.0, 2.0)
 SENSITIVITY_MODELS = ("resnet50 b1", "resnet50 b32", "bert_base")
 
 
-def with_constants(spec: dict, **factors: float) -> dict:
-    """A copy of the target dict `spec` with each ASSUMED constant named in `factors` scaled by its
-    factor (the loaded target is cached and shared: never changed in place)."""
-    out = copy.deepcopy(spec)
+def with_constants(spec: Target, **factors: float) -> Target:
+    """The target `spec` with each ASSUMED constant named in `factors` scaled by its factor (a new
+    Target: the loaded one is frozen, cached and shared)."""
+    out = spec
     for key, factor in factors.items():
         if key not in ASSUMED:
             raise ValueError(f"'{key}' is not one of the assumed constants ({', '.join(ASSUMED)})")
-        table, name = ASSUMED[key]
-        out[table][name] = spec[table][name] * factor
+        table_name, name = ASSUMED[key]
+        table = getattr(out, table_name)
+        out = replace(out, **{table_name: replace(table, **{name: getattr(table, name) * factor})})
     return out
 
 
@@ -249,7 +249,7 @@ class Compiled:
     o0: list
     o3: list
 
-    def split(self, spec: dict) -> Split:
+    def split(self, spec: Target) -> Split:
         def latency(tasks, mode):
             return simulate(tasks, spec, mode).latency
 
@@ -291,8 +291,9 @@ def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
             s = c.split(varied)
             rows.append({
                 "model": c.name, "target": c.target,
-                "launch_s (us)": f"{varied['host']['launch_s'] * 1e6:g}" + (" (given)" if launch == 1 else ""),
-                "task_device_s (us)": f"{varied['overheads']['task_device_s'] * 1e6:g}" + (" (given)" if overhead == 1 else ""),
+                "launch_s (us)": f"{varied.host.launch_s * 1e6:g}" + (" (given)" if launch == 1 else ""),
+                "task_device_s (us)": f"{varied.overheads.task_device_s * 1e6:g}"
+                                      + (" (given)" if overhead == 1 else ""),
                 "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
                 "total": _x(s.total), "compiler, graph": _x(s.compiler_graph),
                 "compiler, op": _x(s.compiler_op), "launch mode, O3": _x(s.launch_o3),
@@ -311,4 +312,4 @@ CONSTANT_SOURCES = """\
   with the cores started, without numbers. Reasoning (an assumption, marked as such): dispatch from
   the stream's queue, block start and completion report are on-chip work with no host round trip,
   so a few microseconds, taken as a quarter of the host launch. Both constants are marked
-  ASSUMPTION in interpreter/targets/*.toml; the compiled programs are the same in every row."""
+  ASSUMPTION in target/*.toml; the compiled programs are the same in every row."""

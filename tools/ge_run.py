@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from ge.ge_dialects.messages import quoted
 from ge.frontend.sidecar import SidecarError, open_weights
+from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
@@ -34,8 +35,8 @@ from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, m
 from ge.interpreter.stream_executor import (NotLowered, is_lowered, memory_figures, report, simulate_module,
                                             stream_function)
 from ge.lowering.streams.verify import verify_stream_function
-from ge.interpreter.targets import TargetError, load_target, load_target_file, target_names
 from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
+from ge.target import DEFAULT_TARGET, Target, TargetError, check_target_name, load_target, load_target_file, target_names
 from ge.tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
                           reported_errors, seed)
 from ge.tools.outputs import Outputs
@@ -191,10 +192,7 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
 
 def run_on_device(module, args, outputs: Outputs) -> None:
     """Simulates the lowered module on the target; prints the report, hands trace / summary to `outputs`."""
-    try:
-        target = load_target_file(args.target_file) if args.target_file else load_target(args.target)
-    except TargetError as e:
-        raise UserError(str(e)) from None
+    target, source = device_target(module, args)
     try:
         verify_stream_function(stream_function(module))  # StreamError (a ValueError) on a race
         result = simulate_module(module, target)
@@ -204,7 +202,31 @@ def run_on_device(module, args, outputs: Outputs) -> None:
         outputs.add(args.trace, json.dumps(chrome_trace(result)))
     if args.op_summary:
         outputs.add(args.op_summary, op_summary_csv(result))
+    # which chip, first: on stdout with the report (stderr carries only an error's one line)
+    print(f"simulating target {target.name} ({source})")
     print(report(result, memory_figures(module)))
+
+
+TARGET_SOURCES = {"option": "from --target", "module": "from the module",
+                  "default": "the default: the module names no target"}
+
+
+def device_target(module, args) -> tuple[Target, str]:
+    """The target to simulate and where it comes from: --target or --target-file, which must agree
+    with the module's ge.target when it has one; else the module's; else the default."""
+    try:
+        if args.target_file:
+            target = load_target_file(args.target_file)
+            declared = module_target(module)
+            if declared is not None and declared != target.name:
+                raise UserError(f"{args.target_file}: target={target.name} contradicts the module's target {declared}")
+            return target, f"from --target-file {args.target_file}"
+        if args.target is not None:
+            check_target_name(args.target)
+        name, source = resolve_target_name(module, args.target)
+        return load_target(name), TARGET_SOURCES[source]
+    except TargetError as e:
+        raise UserError(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -219,10 +241,12 @@ def main(argv: list[str] | None = None) -> None:
     add_contract_arguments(parser)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     chip = device.add_mutually_exclusive_group()
-    chip.add_argument("--target", default="ascend910b", metavar="NAME",  # checked by load_target: one line
-                      help=f"target chip, one of {', '.join(target_names())} (default %(default)s)")
+    chip.add_argument("--target", metavar="NAME",  # checked by check_target_name: one line
+                      help=f"target chip, one of {', '.join(target_names())} (default: the module's "
+                           f"ge.target, else {DEFAULT_TARGET}); must agree with the module's")
     chip.add_argument("--target-file", metavar="TOML",
-                      help="a target description of your own (the keys of interpreter/targets/*.toml)")
+                      help="a target description of your own (the keys of target/*.toml; its name must "
+                           "agree with the module's ge.target)")
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")

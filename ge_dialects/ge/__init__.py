@@ -17,12 +17,13 @@ from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
+from ge.ge_dialects.ge.target_attr import TargetAttr
 from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
 from ge.ge_dialects.ge.types import FormatAttr, WeightRefAttr
 
 ALL_OPS: list[type[GeOp]] = [ConstantOp, *ELEMENTWISE_OPS, *NN_OPS, *TENSOR_OPS, *RESIZE_OPS, *ATTENTION_OPS, *LAYOUT_OPS]
 
-GE = Dialect("ge", ALL_OPS, [FormatAttr, WeightRefAttr])
+GE = Dialect("ge", ALL_OPS, [FormatAttr, WeightRefAttr, TargetAttr])
 
-__all__ = ["GE", "ALL_OPS", "GeOp", "InferArgs", "ConstantOp", "FormatAttr", "WeightRefAttr"]
+__all__ = ["GE", "ALL_OPS", "GeOp", "InferArgs", "ConstantOp", "FormatAttr", "WeightRefAttr", "TargetAttr"]

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
 from ge.interpreter.device.work import TaskWork, dtype_bytes
-from ge.interpreter.targets import load_target
+from ge.target import Target, load_target
 
 INF = math.inf
 
@@ -70,60 +68,55 @@ class Hardware:
         return max(1, self.vector_cores // self.cube_cores) if self.separated else 1
 
     @classmethod
-    def of(cls, target: dict[str, Any] | str | Hardware) -> Hardware:
+    def of(cls, target: Target | str | Hardware) -> Hardware:
+        """The hardware of a loaded target, of a known target's name, or `target` itself."""
         if isinstance(target, Hardware):
             return target
-        if isinstance(target, str):
-            target = load_target(target)
-        try:
-            return cls._parse(target)
-        except KeyError as e:
-            raise ValueError(f"target '{target.get('name', '?')}': missing key {e}") from None
+        return cls._from_target(load_target(target) if isinstance(target, str) else target)
 
     @classmethod
-    def _parse(cls, t: dict[str, Any]) -> Hardware:
-        cores, cube, vec, buf, mte, ovh = t["cores"], t["cube"], t["vector"], t["buffers"], t["mte"], t["overheads"]
-        clock = float(cores["clock_hz"])
-        separated = bool(cores.get("separated_cube_vector", False))
-        cube_cores = int(cores["cube_core"])
-        vector_cores = int(cores["vector_core"])
-        pools = {"aic": cube_cores, "aiv": vector_cores} if separated else {"aicore": int(cores["ai_core"])}
-        pools["aicpu"] = int(cores["ai_cpu"])
-        pools["dma"] = int(t["dma"]["engines"])
+    def _from_target(cls, t: Target) -> Hardware:
+        cores, cube, vec, buf, mte = t.cores, t.cube, t.vector, t.buffers, t.mte
+        clock = cores.clock_hz
+        separated = cores.separated_cube_vector
+        pools = ({"aic": cores.cube_core, "aiv": cores.vector_core} if separated
+                 else {"aicore": cores.ai_core})
+        pools["aicpu"] = cores.ai_cpu
+        pools["dma"] = t.dma.engines
         return cls(
-            name=str(t.get("name", "?")),
+            name=t.name,
             clock=clock,
             separated=separated,
-            cube_cores=cube_cores if separated else int(cores["ai_core"]),
-            vector_cores=vector_cores if separated else int(cores["ai_core"]),
-            ai_cpus=int(cores["ai_cpu"]),
-            dma_engines=int(t["dma"]["engines"]),
-            cube_mnk=(int(cube["m"]), int(cube["k"]), int(cube["n"])),
-            int8_k=int(cube["int8_k"]),
-            int4_k=int(cube.get("int4_k", cube["int8_k"])),
-            fp32_ratio=float(cube["fp32_ratio"]),
-            fp16_lanes=int(vec["fp16_lanes"]),
-            fp32_lanes=int(vec.get("fp32_lanes", vec["fp16_lanes"] // 2)),
-            transcendental_cost=float(vec["transcendental_cost"]),
-            l0c=int(buf["l0c"]),
-            l1=int(buf["l1"]),
-            ub=int(buf["ub"]),
-            l2=int(buf["l2"]),
-            hbm_bw=float(t["hbm"]["bandwidth"]),
-            ddr_rate=float(mte["ddr"]) * clock,
-            l2_read_rate=float(mte["l2_read"]) * clock,
-            l2_write_rate=float(mte["l2_write"]) * clock,
-            l0c_to_ub_rate=float(mte["l0c_to_ub"]) * clock,
-            store_rate=float(mte["ub_to_ddr"]) * clock,
-            task_device_s=float(ovh["task_device_s"]),
-            launch_s=float(t["host"]["launch_s"]),
-            record_s=float(t["events"]["record_s"]),
-            wait_s=float(t["events"]["wait_s"]),
-            aicpu_flops=float(t["aicpu"]["flops_per_s"]),
-            aicpu_bw=float(t["aicpu"]["bandwidth"]),
-            aicpu_task_s=float(t["aicpu"]["task_device_s"]),
-            dma_bw=float(t["dma"]["bandwidth"]),
-            dma_task_s=float(t["dma"]["task_device_s"]),
+            cube_cores=cores.cube_core if separated else cores.ai_core,
+            vector_cores=cores.vector_core if separated else cores.ai_core,
+            ai_cpus=cores.ai_cpu,
+            dma_engines=t.dma.engines,
+            cube_mnk=(cube.m, cube.k, cube.n),
+            int8_k=cube.int8_k,
+            int4_k=cube.int4_k,
+            fp32_ratio=cube.fp32_ratio,
+            fp16_lanes=vec.fp16_lanes,
+            fp32_lanes=vec.fp32_lanes,
+            transcendental_cost=vec.transcendental_cost,
+            l0c=buf.l0c,
+            l1=buf.l1,
+            ub=buf.ub,
+            l2=buf.l2,
+            hbm_bw=t.hbm.bandwidth,
+            ddr_rate=mte.ddr * clock,
+            l2_read_rate=mte.l2_read * clock,
+            l2_write_rate=mte.l2_write * clock,
+            l0c_to_ub_rate=mte.l0c_to_ub * clock,
+            store_rate=mte.ub_to_ddr * clock,
+            task_device_s=t.overheads.task_device_s,
+            launch_s=t.host.launch_s,
+            record_s=t.events.record_s,
+            wait_s=t.events.wait_s,
+            aicpu_flops=t.aicpu.flops_per_s,
+            aicpu_bw=t.aicpu.bandwidth,
+            aicpu_task_s=t.aicpu.task_device_s,
+            dma_bw=t.dma.bandwidth,
+            dma_task_s=t.dma.task_device_s,
             pools=pools,
         )
 

@@ -240,7 +240,7 @@ def _eps(t: float) -> float:
 
 
 def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
-    """Simulate `tasks` (program order) on `target` (a target dict or name) in `mode`
+    """Simulate `tasks` (program order) on `target` (a loaded Target, a known name or a Hardware) in `mode`
     ("op" | "graph" | "subgraph", aliases in MODES)."""
     hw = Hardware.of(target)
     if mode not in MODES:

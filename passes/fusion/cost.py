@@ -17,12 +17,13 @@ from ge.ge_dialects import fused, task
 from ge.interpreter.device.cost import Hardware
 from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
 from ge.lowering.engines import engine_of, geometry, group_engine, stays_outside_tasks
+from ge.target import Target
 
 
 class CostModel:
-    """Kernel time estimates on one target (a dict loaded from interpreter/targets/*.toml)."""
+    """Kernel time estimates on one target (target/*.toml, loaded)."""
 
-    def __init__(self, target: dict):
+    def __init__(self, target: Target):
         self.target = target
         self.hardware = Hardware.of(target)
 

@@ -11,7 +11,7 @@ from onnx import TensorProto
 from ge.tools import ge_bench_measure as ge_bench
 from ge.tools.ge_bench_measure import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
 from ge.frontend.models import GraphBuilder
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 from ge.tools import ge_bench as cli
 
 
@@ -40,14 +40,14 @@ def compiled() -> Compiled:
 
 def test_with_constants_scales_a_copy():
     spec = load_target("ascend910b")
-    launch, overhead = spec["host"]["launch_s"], spec["overheads"]["task_device_s"]
+    launch, overhead = spec.host.launch_s, spec.overheads.task_device_s
     varied = with_constants(spec, launch_s=2.0, task_device_s=0.5)
-    assert varied["host"]["launch_s"] == 2 * launch
-    assert varied["overheads"]["task_device_s"] == 0.5 * overhead
-    assert varied["events"] == spec["events"] and varied["aicpu"] == spec["aicpu"]
+    assert varied.host.launch_s == 2 * launch
+    assert varied.overheads.task_device_s == 0.5 * overhead
+    assert varied.events == spec.events and varied.aicpu == spec.aicpu
     # the cached target every pass loads is unchanged
-    assert load_target("ascend910b")["host"]["launch_s"] == launch
-    assert load_target("ascend910b")["overheads"]["task_device_s"] == overhead
+    assert load_target("ascend910b").host.launch_s == launch
+    assert load_target("ascend910b").overheads.task_device_s == overhead
     assert set(ASSUMED) == {"launch_s", "task_device_s"}
 
 
@@ -62,7 +62,7 @@ def test_split_factors_multiply_to_the_total(compiled):
     assert math.isclose(s.total, s.compiler_op * s.launch_o3)
     assert math.isclose(s.total, s.compiler_graph * s.launch_o0)
     # a sunk graph pays one launch, per-op mode one per task
-    hw_launch = load_target("ascend910b")["host"]["launch_s"]
+    hw_launch = load_target("ascend910b").host.launch_s
     assert s.o0_op >= s.kernels_o0 * hw_launch
     assert s.o3_graph < s.o3_op
 
@@ -73,7 +73,7 @@ def test_launch_cost_is_what_per_op_mode_pays(compiled):
     spec = load_target("ascend910b")
     base = compiled.split(spec)
     doubled = compiled.split(with_constants(spec, launch_s=2.0))
-    launch = spec["host"]["launch_s"]
+    launch = spec.host.launch_s
     assert doubled.o3_graph - base.o3_graph == pytest.approx(launch, rel=1e-6)
     assert doubled.o0_op - base.o0_op == pytest.approx(base.kernels_o0 * launch, rel=0.05)
     assert doubled.launch_o3 > base.launch_o3
@@ -83,7 +83,7 @@ def test_task_overhead_moves_the_sunk_graph(compiled):
     spec = load_target("ascend910b")
     base = compiled.split(spec)
     doubled = compiled.split(with_constants(spec, task_device_s=2.0))
-    overhead = spec["overheads"]["task_device_s"]
+    overhead = spec.overheads.task_device_s
     # the O3 tasks run one after another: each pays the overhead once more
     assert doubled.o3_graph - base.o3_graph == pytest.approx(base.kernels_o3 * overhead, rel=0.05)
 
@@ -143,6 +143,6 @@ def wide_relu(batch: int):
 def test_largest_batch_probe_is_bounded_by_the_device_not_the_host_limit():
     """The max-batch search compiles only: batch 2 (8 GiB) fits the 910B's HBM and must not stop at
     the 4 GiB host limit (it ended ge-bench with an internal OnnxImportError)."""
-    hbm = load_target("ascend910b")["hbm"]["bytes"]
+    hbm = load_target("ascend910b").hbm.bytes
     assert ge_bench.fits(wide_relu, 2, 0, "force_fp32", "ascend910b", hbm) is not None
     assert ge_bench.fits(wide_relu, 64, 0, "force_fp32", "ascend910b", hbm) is None  # 256 GiB: plan-memory refuses

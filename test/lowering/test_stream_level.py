@@ -10,7 +10,7 @@ from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
 from ge.interpreter.stream_executor import memory_figures, simulate_module
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context

@@ -14,11 +14,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 import ge.interpreter.differential as differential
-import ge.interpreter.targets as targets
+import ge.target as targets
 import ge.passes.pipeline as pipeline
 import xdsl.utils.arg_spec as arg_spec
 from ge.interpreter.differential import DifferentialChecker, NumericsError, Tolerance, compare
-from ge.interpreter.targets import TargetError, load_target, load_target_file, pass_target, target_names
+from ge.target import TargetError, load_target, load_target_file, pass_target, target_names
 from ge.lowering.plan_memory import PlanMemoryPass
 from ge.lowering.to_streams import LowerToStreamsPass
 from ge.lowering.to_tasks import LowerToTasksPass
@@ -136,13 +136,13 @@ def test_load_target_does_not_follow_a_relative_path(tmp_path):
     assert (TARGETS / f"{name}.toml").is_file()  # the old loader read this file
     with pytest.raises(TargetError, match="unknown target"):
         load_target(name)
-    assert load_target("ascend910b")["name"] == "ascend910b"
+    assert load_target("ascend910b").name == "ascend910b"
     assert set(target_names()) == {"ascend910", "ascend910b"}
 
 
 @pytest.mark.parametrize("pass_class", [FuseOpsPass, PlanMemoryPass, LowerToTasksPass, LowerToStreamsPass])
 def test_every_pass_with_a_target_refuses_a_path(pass_class, tmp_path):
-    """Validated once in interpreter.targets, so the lowering passes get it without their own check."""
+    """Validated once in the target package, so the lowering passes get it without their own check."""
     module = parse_module(SMALL, "<test>")
     with pytest.raises(DiagnosticException) as e:
         pass_class(target=evil_target(tmp_path)).apply(make_context(), module)
@@ -153,14 +153,14 @@ def test_every_pass_with_a_target_refuses_a_path(pass_class, tmp_path):
 def test_load_target_file_reads_the_named_file_and_checks_its_keys(tmp_path):
     good = tmp_path / "mine.toml"
     good.write_text((TARGETS / "ascend910.toml").read_text().replace('name = "ascend910"', 'name = "mine"'))
-    assert load_target_file(good)["name"] == "mine"
+    assert load_target_file(good).name == "mine"
     bad = tmp_path / "bad.toml"
     bad.write_text((TARGETS / "ascend910.toml").read_text().replace("ub = ", "ub_bytes = "))
-    with pytest.raises(TargetError, match=r"bad.toml: not a target description: lacks 'buffers.ub'"):
+    with pytest.raises(TargetError, match=r"bad.toml: unknown key 'buffers.ub_bytes'"):
         load_target_file(bad)
     typed = tmp_path / "typed.toml"
     typed.write_text((TARGETS / "ascend910.toml").read_text().replace("ub = ", 'ub = "big" #'))
-    with pytest.raises(TargetError, match="'buffers.ub' must be a number"):
+    with pytest.raises(TargetError, match="'buffers.ub' must be an integer, not a string"):
         load_target_file(typed)
     with pytest.raises(TargetError, match="cannot read target file"):
         load_target_file(tmp_path / "missing.toml")
@@ -183,23 +183,28 @@ def test_ge_run_target_is_a_known_name(lowered, tmp_path, capsys):
     one_line(err, "ge-run: error: unknown target '../", "(targets: ascend910, ascend910b)")
     code, out, _ = in_process(ge_run.main, ["--help"], capsys)
     assert "one of ascend910, ascend910b" in " ".join(out.split())
-    code, out, _ = in_process(ge_run.main, [lowered, "--timing-only", "--target", "ascend910"], capsys)
-    assert code == 0 and out.startswith("target ascend910,")
+    code, out, _ = in_process(ge_run.main, [lowered, "--timing-only", "--target", "ascend910b"], capsys)
+    assert code == 0 and out.startswith("simulating target ascend910b (from --target)\ntarget ascend910b,")
 
 
 def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
     mine = tmp_path / "mine.toml"
-    mine.write_text((TARGETS / "ascend910b.toml").read_text().replace('name = "ascend910b"', 'name = "mine"'))
+    mine.write_text((TARGETS / "ascend910b.toml").read_text().replace("ub = 196608", "ub = 1000000"))
     code, out, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine], capsys)
     assert code == 0, err
-    assert out.startswith("target mine,")
+    assert out.startswith(f"simulating target ascend910b (from --target-file {mine})\ntarget ascend910b,")
+    other = tmp_path / "other.toml"
+    other.write_text(mine.read_text().replace('name = "ascend910b"', 'name = "other"'))
+    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", other], capsys)
+    assert code == 1  # the module was lowered for the 910B: another chip's description is refused
+    one_line(err, "other.toml: target=other contradicts the module's target ascend910b")
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine,
                                             "--target", "ascend910"], capsys)
     assert code == 1 and "not allowed with argument --target-file" in err
     (tmp_path / "bad.toml").write_text('name = "x"\n')
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", tmp_path / "bad.toml"], capsys)
     assert code == 1
-    one_line(err, "bad.toml: not a target description: lacks 'source'")
+    one_line(err, "bad.toml: missing key 'source'")
 
 
 # -- 2. only the passes this compiler offers -----------------------------------------------------

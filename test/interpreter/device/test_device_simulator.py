@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ge.interpreter.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
 REL = 1e-9

@@ -10,7 +10,7 @@ import pytest
 from device_cases import conv_work, vector_task
 
 from ge.interpreter.device import OP_SUMMARY_COLUMNS, SimTask, chrome_trace, op_summary_csv, simulate
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 
 
 def _graph():

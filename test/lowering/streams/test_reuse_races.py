@@ -23,7 +23,7 @@ from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes

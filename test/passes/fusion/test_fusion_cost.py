@@ -6,7 +6,7 @@ import pytest
 from ge.ge_dialects import fused, task
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.device.ir_work import kernel_work
-from ge.interpreter.targets import load_target
+from ge.target import load_target
 from ge.lowering.engines import stays_outside_tasks
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fusion.cost import CostModel
@@ -70,7 +70,7 @@ def test_constants_and_return_take_no_time():
         if stays_outside_tasks(op):
             assert cost.op_time(op) == 0.0
         else:  # every task pays at least the device overhead
-            assert cost.op_time(op) >= load_target("ascend910b")["overheads"]["task_device_s"]
+            assert cost.op_time(op) >= load_target("ascend910b").overheads.task_device_s
 
 
 def test_fusion_saves_by_the_device_model():
@@ -82,4 +82,4 @@ def test_fusion_saves_by_the_device_model():
     members = [op for op in fn.body.block.ops if op.name in ("ge.conv", "ge.add", "ge.relu")]
     separate = sum(cost.op_time(m) for m in members)
     fused_time = cost.group_time("cube+elementwise", members, [members[-1].results[0]])
-    assert fused_time < separate - 2 * load_target("ascend910b")["overheads"]["task_device_s"]
+    assert fused_time < separate - 2 * load_target("ascend910b").overheads.task_device_s

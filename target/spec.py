@@ -1,0 +1,118 @@
+"""What a target file holds: one frozen dataclass per TOML table, one field per key, named as in the file.
+
+The field types are the schema the loader (`ge.target.loader`) checks every file against: a key the
+classes do not name, a key they name that the file lacks, or a value of another type is an error.
+The meaning and source of each number is written next to it in the TOML files (target/*.toml).
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cores:
+    ai_core: int
+    cube_core: int
+    vector_core: int
+    ai_cpu: int
+    separated_cube_vector: bool
+    clock_hz: float
+
+
+@dataclass(frozen=True)
+class Cube:
+    m: int
+    k: int
+    n: int
+    int4_k: int
+    int8_k: int
+    fp32_ratio: float
+
+
+@dataclass(frozen=True)
+class Vector:
+    fp16_lanes: int
+    fp32_lanes: int
+    transcendental_cost: float
+
+
+@dataclass(frozen=True)
+class Buffers:
+    """Bytes per core (l2: shared by all cores)."""
+
+    l0a: int
+    l0b: int
+    l0c: int
+    l1: int
+    ub: int
+    l2: int
+
+
+@dataclass(frozen=True)
+class Hbm:
+    bytes: int
+    bandwidth: float
+
+
+@dataclass(frozen=True)
+class Mte:
+    """Transfer rates, bytes per cycle per core."""
+
+    ddr: float
+    l2_read: float
+    l2_write: float
+    l1_to_l0a: float
+    l1_to_l0b: float
+    l1_to_ub: float
+    l0c_to_ub: float
+    ub_to_l2: float
+    ub_to_ddr: float
+    ub_to_l1: float
+
+
+@dataclass(frozen=True)
+class Overheads:
+    task_device_s: float
+
+
+@dataclass(frozen=True)
+class Host:
+    launch_s: float
+
+
+@dataclass(frozen=True)
+class Events:
+    record_s: float
+    wait_s: float
+
+
+@dataclass(frozen=True)
+class Aicpu:
+    flops_per_s: float
+    bandwidth: float
+    task_device_s: float
+
+
+@dataclass(frozen=True)
+class Dma:
+    engines: int
+    bandwidth: float
+    task_device_s: float
+
+
+@dataclass(frozen=True)
+class Target:
+    """One chip: `load_target("ascend910b").buffers.ub` is the 910B's Unified Buffer in bytes."""
+
+    name: str
+    source: str
+    cores: Cores
+    cube: Cube
+    vector: Vector
+    buffers: Buffers
+    hbm: Hbm
+    mte: Mte
+    overheads: Overheads
+    host: Host
+    events: Events
+    aicpu: Aicpu
+    dma: Dma
