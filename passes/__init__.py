@@ -1,43 +1,79 @@
-"""The project's passes: one ModulePass per module, found by walking this package.
+"""The pass registry: pass name -> factory that imports the pass's module when first asked for it.
 
-Every module under `passes/` (graph passes) and `lowering/` (dialect-to-dialect conversions) that
-defines a `ModulePass` subclass with a `name` contributes it; adding a pass is adding a module, no
-table to edit.
+Importing this package imports nothing else, so a tool pays only for the passes its pipeline
+names (as xDSL's `get_all_passes`). `PROJECT_PASSES` lists this project's passes (graph passes
+under `passes/`, dialect-to-dialect conversions under `lowering/`); `XDSL_PASSES` the few xDSL
+passes a pipeline may name (the pipelines and tests use cse and dce). xDSL's others are not
+offered: one of them, `mlir-opt`, runs an arbitrary executable. A test walks both packages and
+fails when a pass module is missing from the table.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-import pkgutil
 from collections.abc import Callable
-from functools import cache
+from typing import TYPE_CHECKING
 
-from xdsl.passes import ModulePass
+if TYPE_CHECKING:
+    from xdsl.passes import ModulePass
+
+#: Pass name -> (module, class), for the passes this project defines.
+PROJECT_PASSES: dict[str, tuple[str, str]] = {
+    "assign-formats": ("passes.layout.assign_formats", "AssignFormatsPass"),
+    "cancel-casts": ("passes.cancel_casts", "CancelCastsPass"),
+    "cancel-trans-data": ("passes.layout.cancel_trans_data", "CancelTransDataPass"),
+    "fold-bias-add": ("passes.fold_bias_add", "FoldBiasAddPass"),
+    "fold-constants": ("passes.fold_constants", "FoldConstantsPass"),
+    "fold-conv-bn": ("passes.fold_conv_bn", "FoldConvBnPass"),
+    "fold-trans-data": ("passes.layout.fold_trans_data", "FoldTransDataPass"),
+    "fuse-ops": ("passes.fuse_ops", "FuseOpsPass"),
+    "ge-optimize": ("passes.ge_optimize", "GeOptimizePass"),
+    "infer-shapes": ("passes.infer_shapes", "InferShapesPass"),
+    "insert-trans-data": ("passes.layout.insert_trans_data", "InsertTransDataPass"),
+    "lower-to-streams": ("lowering.to_streams", "LowerToStreamsPass"),
+    "lower-to-tasks": ("lowering.to_tasks", "LowerToTasksPass"),
+    "merge-constants": ("passes.merge_constants", "MergeConstantsPass"),
+    "merge-trans-data": ("passes.layout.merge_trans_data", "MergeTransDataPass"),
+    "mixed-precision": ("passes.mixed_precision", "MixedPrecisionPass"),
+    "plan-memory": ("lowering.plan_memory", "PlanMemoryPass"),
+    "recognize-attention": ("passes.recognize_attention", "RecognizeAttentionPass"),
+    "recognize-gelu": ("passes.recognize_gelu", "RecognizeGeluPass"),
+    "recognize-layer-norm": ("passes.recognize_layer_norm", "RecognizeLayerNormPass"),
+    "relax-reuse": ("lowering.relax_reuse", "RelaxReusePass"),
+    "require-graph-level": ("passes.require_graph_level", "RequireGraphLevelPass"),
+    "simplify": ("passes.simplify", "SimplifyPass"),
+    "verify-streams": ("lowering.verify_streams", "VerifyStreamsPass"),
+}
+
+#: The xDSL passes this compiler offers, by name -> (module, class).
+XDSL_PASSES: dict[str, tuple[str, str]] = {
+    "cse": ("xdsl.transforms.common_subexpression_elimination", "CommonSubexpressionElimination"),
+    "dce": ("xdsl.transforms.dead_code_elimination", "DeadCodeElimination"),
+    "canonicalize": ("xdsl.transforms.canonicalize", "CanonicalizePass"),
+}
+
+PassFactory = Callable[[], "type[ModulePass]"]
 
 
-@cache
-def _discover() -> dict[str, type[ModulePass]]:
-    import lowering
+def _loader(name: str, module: str, class_name: str) -> PassFactory:
+    def load() -> type[ModulePass]:
+        cls = getattr(importlib.import_module(module), class_name)
+        if cls.name != name:  # a renamed pass whose table entry was not updated
+            raise ValueError(f"the pass registered as '{name}' ({module}.{class_name}) is named '{cls.name}'")
+        return cls
 
-    found: dict[str, type[ModulePass]] = {}
-    infos = [*pkgutil.walk_packages(__path__, prefix=f"{__name__}."),
-             *pkgutil.walk_packages(lowering.__path__, prefix="lowering.")]
-    for info in infos:
-        module = importlib.import_module(info.name)
-        for _, obj in inspect.getmembers(module, inspect.isclass):
-            if (issubclass(obj, ModulePass) and obj.__module__ == module.__name__
-                    and isinstance(obj.__dict__.get("name"), str)):
-                if obj.name in found and found[obj.name] is not obj:
-                    raise ValueError(f"two passes are named '{obj.name}'")
-                found[obj.name] = obj
-    return found
+    return load
 
 
-def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Pass name -> factory, as ge-opt registers them."""
-    return {name: (lambda cls=cls: cls) for name, cls in sorted(_discover().items())}
+def _factories(table: dict[str, tuple[str, str]]) -> dict[str, PassFactory]:
+    return {name: _loader(name, module, cls) for name, (module, cls) in table.items()}
 
 
-def pass_class(name: str) -> type[ModulePass]:
-    return _discover()[name]
+def all_passes() -> dict[str, PassFactory]:
+    """This project's passes: name -> factory returning the pass class (its module imported then)."""
+    return _factories(PROJECT_PASSES)
+
+
+def xdsl_passes() -> dict[str, PassFactory]:
+    """The xDSL passes offered (`XDSL_PASSES`): name -> factory returning the pass class."""
+    return _factories(XDSL_PASSES)

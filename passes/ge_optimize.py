@@ -10,6 +10,9 @@ Each level in `LEVELS` is a list of stages; a stage builds pass objects from the
 options become fields of those objects and are never pasted into pipeline text, so an option's
 value cannot add a pass. Every stage is also a pass (or a few) that `ge-opt -p` runs alone. GE's
 option names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.level=O1`).
+
+ge-optimize is a composite pass (passes/pipeline.py): a pipeline holds its sub-passes, which
+`sub_passes()` builds from the options, first `require-graph-level`, then the level's stages.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -36,10 +37,11 @@ from passes.layout.fold_trans_data import FoldTransDataPass
 from passes.layout.merge_trans_data import MergeTransDataPass
 from passes.merge_constants import MergeConstantsPass
 from passes.mixed_precision import MixedPrecisionPass
-from passes.pipeline import apply_all, require_graph_level
+from passes.pipeline import CompositePass
 from passes.recognize_attention import RecognizeAttentionPass
 from passes.recognize_gelu import RecognizeGeluPass
 from passes.recognize_layer_norm import RecognizeLayerNormPass
+from passes.require_graph_level import RequireGraphLevelPass
 from passes.simplify import SimplifyPass
 
 PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
@@ -92,16 +94,8 @@ LEVELS: dict[int, tuple[Stage, ...]] = {
 }
 
 
-def level_value(text: str) -> int:
-    """`3`, `O3` or `o3` -> 3."""
-    value = text[1:] if text[:1] in "Oo" else text
-    if value not in ("0", "1", "2", "3"):
-        raise DiagnosticException(f"ge-optimize: level '{text}' is not one of 0, 1, 2, 3 (or O0..O3)")
-    return int(value)
-
-
 @dataclass(frozen=True)
-class GeOptimizePass(ModulePass):
+class GeOptimizePass(CompositePass):
     name = "ge-optimize"
 
     level: int = 3
@@ -122,13 +116,10 @@ class GeOptimizePass(ModulePass):
         return LevelOptions(self.precision_mode, self.target)
 
     def sub_passes(self) -> list[ModulePass]:
+        """The level's passes, after a check that refuses a lowered module in ge-optimize's name."""
         options = self.options()
-        return [p for stage in LEVELS[self.level] for p in stage(options)]
+        return [RequireGraphLevelPass(owner=self.name), *(p for stage in LEVELS[self.level] for p in stage(options))]
 
     def pipeline(self) -> str:
         """The sub-passes as `ge-opt -p` text, for showing (never parsed here)."""
         return ",".join(str(p.pipeline_pass_spec()) for p in self.sub_passes())
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_graph_level(self.name, op)
-        apply_all(ctx, op, self.sub_passes())
