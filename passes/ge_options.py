@@ -94,8 +94,8 @@ def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tu
             raise DiagnosticException(f"--ge-option {key}: {e}") from None
         hits = [i for i, p in enumerate(passes) if _takes(p, pass_name, field)]
         if not hits:
-            raise DiagnosticException(f"--ge-option {key} applies to {pass_name if pass_name != ANY_PASS else 'a pass with a target'}, "
-                                      "which the pipeline does not run")
+            wanted = pass_name if pass_name != ANY_PASS else "a pass with a target"
+            raise DiagnosticException(f"--ge-option {key} applies to {wanted}, which the pipeline does not run")
         for i in hits:
             passes[i] = replace(passes[i], **{field: value})
     return tuple(passes)
