@@ -10,6 +10,9 @@ Each level in `LEVELS` is a list of stages; a stage builds pass objects from the
 options become fields of those objects and are never pasted into pipeline text, so an option's
 value cannot add a pass. Every stage is also a pass (or a few) that `ge-opt -p` runs alone. GE's
 option names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.level=O1`).
+
+ge-optimize is a composite pass (passes/pipeline.py): a pipeline holds its sub-passes, which
+`sub_passes()` builds from the options, first `require-graph-level`, then the level's stages.
 """
 
 from __future__ import annotations
@@ -17,14 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.target import TargetError, check_target_name
 from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_constants import FoldConstantsPass
@@ -37,10 +37,12 @@ from ge.passes.layout.fold_trans_data import FoldTransDataPass
 from ge.passes.layout.merge_trans_data import MergeTransDataPass
 from ge.passes.merge_constants import MergeConstantsPass
 from ge.passes.mixed_precision import MixedPrecisionPass
-from ge.passes.pipeline import apply_all, require_graph_level
+from ge.passes.pipeline import CompositePass
 from ge.passes.recognize_attention import RecognizeAttentionPass
 from ge.passes.recognize_gelu import RecognizeGeluPass
 from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
+from ge.passes.require_graph_level import RequireGraphLevelPass
+from ge.passes.set_target import SetTargetPass
 from ge.passes.simplify import SimplifyPass
 
 PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
@@ -93,16 +95,8 @@ LEVELS: dict[int, tuple[Stage, ...]] = {
 }
 
 
-def level_value(text: str) -> int:
-    """`3`, `O3` or `o3` -> 3."""
-    value = text[1:] if text[:1] in "Oo" else text
-    if value not in ("0", "1", "2", "3"):
-        raise DiagnosticException(f"ge-optimize: level '{text}' is not one of 0, 1, 2, 3 (or O0..O3)")
-    return int(value)
-
-
 @dataclass(frozen=True)
-class GeOptimizePass(ModulePass):
+class GeOptimizePass(CompositePass):
     name = "ge-optimize"
 
     level: int = 3
@@ -124,16 +118,14 @@ class GeOptimizePass(ModulePass):
         return LevelOptions(self.precision_mode, self.target)
 
     def sub_passes(self) -> list[ModulePass]:
+        """The level's passes, after a check that refuses a lowered module and (when the target is
+        given) the recording of the target, both in ge-optimize's name."""
         options = self.options()
-        return [p for stage in LEVELS[self.level] for p in stage(options)]
+        first: list[ModulePass] = [RequireGraphLevelPass(owner=self.name)]
+        if self.target is not None:  # recorded at every level, so that a later lowering follows it
+            first.append(SetTargetPass(target=self.target, owner=self.name))
+        return [*first, *(p for stage in LEVELS[self.level] for p in stage(options))]
 
     def pipeline(self) -> str:
         """The sub-passes as `ge-opt -p` text, for showing (never parsed here)."""
         return ",".join(str(p.pipeline_pass_spec()) for p in self.sub_passes())
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        require_graph_level(self.name, op)
-        passes = self.sub_passes()
-        if self.target is not None:  # recorded at every level, so that a later lowering follows it
-            module_pass_target(self.name, op, self.target)
-        apply_all(ctx, op, passes)

@@ -18,7 +18,14 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.target import TargetError, check_target_name
-from ge.passes.ge_optimize import GeOptimizePass, level_value
+
+
+def level_value(text: str) -> int:
+    """`3`, `O3` or `o3` -> 3."""
+    value = text[1:] if text[:1] in "Oo" else text
+    if value not in ("0", "1", "2", "3"):
+        raise DiagnosticException(f"ge-optimize: level '{text}' is not one of 0, 1, 2, 3 (or O0..O3)")
+    return int(value)
 
 
 def _flag(text: str) -> bool:
@@ -57,6 +64,13 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
 }
 
 
+def _default_pipeline() -> ModulePass:
+    """ge-optimize with its defaults, imported only when GE options run alone."""
+    from ge.passes.ge_optimize import GeOptimizePass
+
+    return GeOptimizePass()
+
+
 def _takes(p: ModulePass, pass_name: str, field: str) -> bool:
     if pass_name != ANY_PASS and p.name != pass_name:
         return False
@@ -67,7 +81,7 @@ def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tu
     """The pipeline with `NAME=VALUE` GE options applied (ge-optimize alone when it is empty)."""
     if not options:
         return tuple(passes)
-    passes = list(passes) or [GeOptimizePass()]
+    passes = list(passes) or [_default_pipeline()]
     for option in options:
         key, sep, text = option.partition("=")
         if not sep or key not in GE_OPTIONS:
@@ -80,8 +94,8 @@ def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tu
             raise DiagnosticException(f"--ge-option {key}: {e}") from None
         hits = [i for i, p in enumerate(passes) if _takes(p, pass_name, field)]
         if not hits:
-            raise DiagnosticException(f"--ge-option {key} applies to {pass_name if pass_name != ANY_PASS else 'a pass with a target'}, "
-                                      "which the pipeline does not run")
+            wanted = pass_name if pass_name != ANY_PASS else "a pass with a target"
+            raise DiagnosticException(f"--ge-option {key} applies to {wanted}, which the pipeline does not run")
         for i in hits:
             passes[i] = replace(passes[i], **{field: value})
     return tuple(passes)

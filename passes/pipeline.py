@@ -1,34 +1,30 @@
-"""Running passes one after another, with observers called after each (numerics checks, dumps).
+"""Pipelines: flat lists of passes, each verified and shown to the observers after it runs.
 
-Composite passes (`ge-optimize`) run their sub-passes through `apply_all`, so an observer sees
-every sub-pass, not just the composite. A module that fails verification after a pass is the
-pass's bug, not the user's: `PassVerificationError`, which the tools report as an internal error.
+A pass that stands for a list of others (`ge-optimize`) is a `CompositePass`; `expand` replaces it
+by its sub-passes when a pipeline is built, so that verification, observers (numerics checks),
+remarks, `--print-between-passes` and `--time-passes` see every pass that runs, with no composite
+case of their own. A module that fails verification after a pass is the pass's bug, not the user's:
+`PassVerificationError`, which the tools report as an internal error.
 
-The passes a pipeline may name are this project's and the few xDSL passes in `XDSL_PASSES`; xDSL's
-others are not offered (one of them, `mlir-opt`, runs an arbitrary executable).
+The passes a pipeline may name are the registry's (`passes/__init__.py`): this project's and the
+few xDSL passes in `XDSL_PASSES`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.passes import all_passes
+from ge.passes import PassFactory, all_passes, xdsl_passes
 
-#: The xDSL passes this compiler offers (the pipelines and tests use cse and dce).
-XDSL_PASSES: tuple[type[ModulePass], ...] = (CommonSubexpressionElimination, DeadCodeElimination, CanonicalizePass)
-
+#: Called after each pass with the pass and the module it left (e.g. interpreter.differential's checker).
 Observer = Callable[[ModulePass, ModuleOp], None]
-_OBSERVERS: list[Observer] = []
 
 
 class PassVerificationError(Exception):
@@ -41,30 +37,29 @@ class PassVerificationError(Exception):
         self.pass_name = pass_name
 
 
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+class CompositePass(ModulePass, ABC):
+    """A pass that is a list of other passes, built from its options. Pipelines hold its sub-passes
+    (`expand`); applied directly (from Python), it runs them as `apply_all` does."""
+
+    @abstractmethod
+    def sub_passes(self) -> list[ModulePass]:
+        """The passes this one stands for, in order; the options are checked here."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        apply_all(ctx, op, self.sub_passes())
+
+
+def available_passes() -> dict[str, PassFactory]:
     """Pass name -> factory: what `ge-opt -p` and `parse_passes` accept."""
-    available: dict[str, Callable[[], type[ModulePass]]] = {
-        cls.name: (lambda cls=cls: cls) for cls in XDSL_PASSES}
-    available.update(all_passes())
-    return available
+    return {**xdsl_passes(), **all_passes()}
 
 
-@contextmanager
-def observed(observer: Observer) -> Iterator[None]:
-    _OBSERVERS.append(observer)
-    try:
-        yield
-    finally:
-        _OBSERVERS.remove(observer)
-
-
-def notify(pass_: ModulePass, module: ModuleOp) -> None:
-    for observer in list(_OBSERVERS):
-        observer(pass_, module)
-
-
-def is_composite(pass_: ModulePass) -> bool:
-    return callable(getattr(pass_, "sub_passes", None))
+def expand(passes: Iterable[ModulePass]) -> list[ModulePass]:
+    """The pipeline with every composite pass replaced by its sub-passes (recursively)."""
+    flat: list[ModulePass] = []
+    for p in passes:
+        flat += expand(p.sub_passes()) if isinstance(p, CompositePass) else [p]
+    return flat
 
 
 def verify_after(pass_: ModulePass, module: ModuleOp) -> None:
@@ -75,23 +70,25 @@ def verify_after(pass_: ModulePass, module: ModuleOp) -> None:
         raise PassVerificationError(pass_.name, e) from e
 
 
-def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
-    for p in passes:
+def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass],
+              observers: Sequence[Observer] = ()) -> None:
+    """Runs the expanded pipeline; after each pass the module must verify, then each observer sees it."""
+    for p in expand(passes):
         p.apply(ctx, module)
-        if not is_composite(p):
-            verify_after(p, module)
-            notify(p, module)
+        verify_after(p, module)
+        for observer in observers:
+            observer(p, module)
 
 
 def parse_passes(spec: str) -> list[ModulePass]:
-    """Pass objects from a textual pipeline (`a,b{opt=1}`), with the passes `available_passes` offers."""
+    """The expanded pipeline of a textual one (`a,b{opt=1}`), with the passes `available_passes` offers."""
     available = available_passes()
     out = []
     for p in parse_pipeline(spec):
         if p.name not in available:
             raise ValueError(f"unknown pass '{p.name}'")
         out.append(available[p.name]().from_pass_spec(p))
-    return out
+    return expand(out)
 
 
 LOWERED_DIALECTS = ("task", "stream")

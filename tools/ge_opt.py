@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from contextlib import ExitStack
 from io import StringIO
 from typing import IO
@@ -40,7 +41,7 @@ from ge.passes import remarks
 from ge.passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
 from ge.passes.fusion.engine import FusionRule
 from ge.passes.ge_options import apply_ge_options
-from ge.passes.pipeline import PassVerificationError, available_passes, is_composite, notify, observed
+from ge.passes.pipeline import Observer, PassVerificationError, available_passes, expand
 from ge.interpreter.kernels import tensor_byte_limit
 from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
 from ge.tools.outputs import Outputs, reserve_ir_output
@@ -54,16 +55,10 @@ class _KeptText(StringIO):
         pass
 
 
-class ContractedOptMain(xDSLOptMain):
-    """xdsl-opt's driver with the tools' contract options (--max-tensor-bytes, --debug) and one-line
-    usage errors."""
+class GeOptMain(xDSLOptMain):
+    """xdsl-opt's driver with the project's dialects and passes, the tools' contract options
+    (--max-tensor-bytes, --debug) and one-line usage errors."""
 
-    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
-        super().register_all_arguments(arg_parser)
-        add_contract_arguments(arg_parser)
-
-
-class GeOptMain(ContractedOptMain):
     def register_all_dialects(self):
         super().register_all_dialects()
         self.ctx.register_dialect("ge", lambda: GE)
@@ -78,6 +73,7 @@ class GeOptMain(ContractedOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        add_contract_arguments(arg_parser)
         arg_parser.add_argument(
             "--strip-debuginfo", action="store_true", help="do not print locations (ONNX node names)"
         )
@@ -126,8 +122,11 @@ class GeOptMain(ContractedOptMain):
         return module
 
     def setup_pipeline(self):
+        """The pipeline of -p with the GE options applied, composite passes expanded: one flat list,
+        each pass verified and shown to the observers (--verify-numerics) after it runs."""
         self._check_tolerances()
         self._fusion_rules = self._load_fusion_rules()
+        self._observers: Sequence[Observer] = ()
         super().setup_pipeline()
         top_level = self.pipeline.callback
 
@@ -138,11 +137,12 @@ class GeOptMain(ContractedOptMain):
                 if previous is None:  # the input itself
                     raise
                 raise PassVerificationError(previous.name, e) from e
-            if previous is not None and not is_composite(previous):
-                notify(previous, module)
+            if previous is not None:
+                for observer in self._observers:
+                    observer(previous, module)
 
-        passes = apply_ge_options(self.pipeline.passes, self.args.ge_option)
-        self.pipeline = PassPipeline(passes, callback)
+        passes = expand(apply_ge_options(self.pipeline.passes, self.args.ge_option))
+        self.pipeline = PassPipeline(tuple(passes), callback)
 
     def _check_tolerances(self) -> None:
         """A NaN, negative or infinite tolerance makes a check that cannot pass or cannot fail."""
@@ -168,7 +168,7 @@ class GeOptMain(ContractedOptMain):
             try:
                 if self.args.verify_numerics is not None:
                     checker = self._numerics_checker(prog)
-                    stack.enter_context(observed(checker))
+                    self._observers = (checker,)
                 super().apply_passes(prog)
                 if checker:
                     checker.finish()
@@ -177,6 +177,7 @@ class GeOptMain(ContractedOptMain):
             except (InputError, KernelError, InterpretationError) as e:
                 raise UserError(f"--verify-numerics: {first_line(e)}") from None
             finally:
+                self._observers = ()
                 for report in checker.reports if checker else ():
                     print(report, file=sys.stderr)
         if self.args.remarks:

@@ -12,7 +12,7 @@ from ge.interpreter.differential import DifferentialChecker, relative_error
 from ge.interpreter.runner import run
 from ge.passes.fusion.census import census
 from ge.passes.ge_optimize import GeOptimizePass
-from ge.passes.pipeline import observed
+from ge.passes.pipeline import apply_all
 from random_graphs import ge_graphs
 from test_mixed_precision import TOLERANCE as PRECISION_TOLERANCE
 from ge.tools.common import make_context
@@ -48,8 +48,7 @@ def optimized(name, cache, level=3, checked=True):
     checker = DifferentialChecker.start(module, inputs)
     reference = checker.reference
     if checked:
-        with observed(checker):
-            GeOptimizePass(level=level).apply(make_context(), module)
+        apply_all(make_context(), module, [GeOptimizePass(level=level)], observers=[checker])
         checker.finish()
     else:
         GeOptimizePass(level=level).apply(make_context(), module)
@@ -113,8 +112,7 @@ def test_levels_do_what_they_say(model_cache):
 def test_o3_keeps_outputs_on_random_graphs(graph):
     module, weights, inputs = graph
     checker = DifferentialChecker.start(module, inputs)
-    with observed(checker):
-        GeOptimizePass(level=3).apply(make_context(), module)
+    apply_all(make_context(), module, [GeOptimizePass(level=3)], observers=[checker])
     checker.finish()
     module.verify()
     assert all(r.ok for r in checker.reports), [str(r) for r in checker.reports]

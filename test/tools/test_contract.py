@@ -81,7 +81,7 @@ def no_temporaries(folder):
 
 # -- internal errors ------------------------------------------------------------------------------
 RAISE_IN_RUN = """
-import sys, tools.ge_run as r
+import sys, ge.tools.ge_run as r
 def broken(*a, **k):
     raise {exc}
 r.run = broken
