@@ -49,8 +49,12 @@ def namespace_copy() -> Path:
     stage = VENV / "namespace"
     shutil.rmtree(stage, ignore_errors=True)
     for package, folder in config.items():
-        shutil.copytree(ROOT / folder, stage / package.replace(".", "/"), dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / folder,
+            stage / package.replace(".", "/"),
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     return stage
 
 
@@ -62,8 +66,7 @@ def gates() -> int:
         run(python, "-m", "ruff", "check", "."),
         run(python, "-m", "ruff", "format", "--check", "--quiet", "."),
         run(python, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "-p", "ge", cwd=stage),
-        run(str(BIN / "lint-imports"), str(ROOT / "pyproject.toml"), "--no-cache", cwd=stage,
-            PYTHONPATH=str(stage)),
+        run(str(BIN / "lint-imports"), str(ROOT / "pyproject.toml"), "--no-cache", cwd=stage, PYTHONPATH=str(stage)),
     ]
     return max(status)
 

@@ -53,7 +53,8 @@ def measure(name: str, folder: Path, repeat: int) -> dict[str, float]:
     row = {}
     row["ge import"] = median_time(lambda: translate_onnx(str(path), str(folder / f"{name}.mlir"), 32), repeat)
     row["ort session"] = median_time(
-        lambda: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]), repeat)
+        lambda: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]), repeat
+    )
     module, weights = load_program(str(folder / f"{name}.mlir"))
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     row["ge interpreter"] = median_time(lambda: run(module, inputs, weights), repeat)
@@ -81,8 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     print("| model | ge import | ort session | import / session | ge interpreter | ort inference | interpreter / ort |")
     print("|---|---|---|---|---|---|---|")
     for name, r in rows.items():
-        print(f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x "
-              f"| {r['ge interpreter']:.3f} | {r['ort inference']:.4f} | {r['ge interpreter'] / r['ort inference']:.2f}x |")
+        print(
+            f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x "
+            f"| {r['ge interpreter']:.3f} | {r['ort inference']:.4f} | {r['ge interpreter'] / r['ort inference']:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -101,19 +101,24 @@ def measure(loaded: Loaded, mode: str, level: int | None = None) -> Row:
     seconds = time.perf_counter() - start
     rel, abs_err, ref_max = error(loaded.reference, got)
     casts = sum(isinstance(op, CastOp) for op in converted.walk()) - sum(
-        isinstance(op, CastOp) for op in loaded.module.walk())
+        isinstance(op, CastOp) for op in loaded.module.walk()
+    )
     applied = sum(r.kind == "applied" and r.pass_name == "mixed-precision" for r in found)
     kept = sum(r.kind == "rejected" and r.pass_name == "mixed-precision" for r in found)
     return Row(loaded.name, mode, rel, abs_err, ref_max, applied, kept, casts, seconds)
 
 
 def table(rows: list[Row]) -> str:
-    head = (f"{'model':<13} {'mode':<25} {'rel_err':>9} {'max_abs':>9} {'max|ref|':>9} "
-            f"{'conv':>5} {'kept':>5} {'casts':>5} {'s':>5}")
+    head = (
+        f"{'model':<13} {'mode':<25} {'rel_err':>9} {'max_abs':>9} {'max|ref|':>9} "
+        f"{'conv':>5} {'kept':>5} {'casts':>5} {'s':>5}"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
-        lines.append(f"{r.model:<13} {r.mode:<25} {r.rel_err:>9.2e} {r.max_abs_err:>9.2e} {r.ref_max:>9.3g} "
-                     f"{r.converted:>5} {r.kept:>5} {r.casts:>+5} {r.seconds:>5.1f}")
+        lines.append(
+            f"{r.model:<13} {r.mode:<25} {r.rel_err:>9.2e} {r.max_abs_err:>9.2e} {r.ref_max:>9.3g} "
+            f"{r.converted:>5} {r.kept:>5} {r.casts:>+5} {r.seconds:>5.1f}"
+        )
     return "\n".join(lines)
 
 
@@ -122,8 +127,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("models", nargs="*", help=f"models to measure (default: all of {', '.join(MODEL_NAMES)})")
     parser.add_argument("--modes", default=",".join(REDUCING_MODES + EXACT_MODES))
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--level", type=int, choices=range(4), help="run ge-optimize{level} in each mode "
-                        "(layouts, fusion and all) instead of mixed-precision alone")
+    parser.add_argument(
+        "--level",
+        type=int,
+        choices=range(4),
+        help="run ge-optimize{level} in each mode (layouts, fusion and all) instead of mixed-precision alone",
+    )
     args = parser.parse_args(argv)
     unknown = [m for m in args.models if m not in MODEL_NAMES]
     if unknown:
@@ -136,8 +145,10 @@ def main(argv: list[str] | None = None) -> None:
         loaded = load(name, args.seed)
         for mode in modes:
             rows.append(measure(loaded, mode, args.level))
-    print("rel_err = max|ref - got| / max|ref| over the model's outputs; conv/kept = float ops the pass "
-          "converted / kept (remarks); casts = ge.cast ops added")
+    print(
+        "rel_err = max|ref - got| / max|ref| over the model's outputs; conv/kept = float ops the pass "
+        "converted / kept (remarks); casts = ge.cast ops added"
+    )
     print(table(rows))
 
 

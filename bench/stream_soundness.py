@@ -94,8 +94,10 @@ SMALL: dict[str, Callable[[], onnx.ModelProto]] = {
     "gpt2": lambda: models.gpt2(layers=1, seq=8, hidden=64, heads=4, vocab=100),
 }
 FULL: dict[str, Callable[[], onnx.ModelProto]] = {
-    "resnet50": models.resnet50, "mobilenet_v2": models.mobilenet_v2,
-    "bert_base": models.bert_base, "gpt2": models.gpt2,
+    "resnet50": models.resnet50,
+    "mobilenet_v2": models.mobilenet_v2,
+    "bert_base": models.bert_base,
+    "gpt2": models.gpt2,
 }
 SIZES = {"small": SMALL, "full": FULL}
 
@@ -162,13 +164,15 @@ def max_error(ref: Reference, outputs: dict[str, np.ndarray]) -> float:
     return float("nan") if any(np.isnan(errors)) else max(errors)
 
 
-def run_seed(ref: Reference, module: ModuleOp, seed: int, program: StreamProgram | None = None) -> tuple[float, str | None]:
+def run_seed(
+    ref: Reference, module: ModuleOp, seed: int, program: StreamProgram | None = None
+) -> tuple[float, str | None]:
     """(relative error, why the run is wrong or None) of one randomized run over the arena."""
     try:
         outputs = run_in_arena(module, ref.inputs, seed=seed, program=program)
     except (ScheduleError, ArenaError, KernelError) as e:  # KernelError: a kernel refused clobbered data
         return float("inf"), f"{type(e).__name__}: {e}"
-    except Exception as e:  # noqa: BLE001 - any other failure is a wrong run too; the note names it
+    except Exception as e:
         return float("inf"), f"unexpected {type(e).__name__}: {e}"
     error = max_error(ref, outputs)
     return error, None if error <= TOLERANCE else f"error {error:.3g}"
@@ -229,8 +233,10 @@ def event_mutants(module: ModuleOp) -> Iterator[Mutant]:
     fn = main_function(module)
     for i, record in enumerate(records(fn)):
         waiting = sorted(u.operation.stream_id for u in record.result.uses)
-        label = (f"event {record.event_id} on stream {record.stream_id} after '{record.task.task_name.data}', "
-                 f"waited on stream {', '.join(map(str, waiting))}")
+        label = (
+            f"event {record.event_id} on stream {record.stream_id} after '{record.task.task_name.data}', "
+            f"waited on stream {', '.join(map(str, waiting))}"
+        )
         mutant = without_event(module, i)
         yield Mutant("event", label, mutant, stream_program(main_function(mutant)))
 
@@ -257,8 +263,12 @@ def live_together(fn: func.FuncOp) -> list[tuple[Buffer, Buffer]]:
         """Some access of `a` may still happen when b's writer runs."""
         return any(t != b[3] and b[3] not in after[t] for t in a[4])
 
-    return [(b[0], a[0]) for a in buffers for b in buffers
-            if a is not b and not (a[1] < b[2] and b[1] < a[2]) and live_at(a, b) and live_at(b, a)]
+    return [
+        (b[0], a[0])
+        for a in buffers
+        for b in buffers
+        if a is not b and not (a[1] < b[2] and b[1] < a[2]) and live_at(a, b) and live_at(b, a)
+    ]
 
 
 def moved_buffer(module: ModuleOp, buffer: Buffer, onto: Buffer) -> Mutant:
@@ -272,8 +282,7 @@ def moved_buffer(module: ModuleOp, buffer: Buffer, onto: Buffer) -> Mutant:
     program = stream_program(main_function(mutant))
     end = offsets[i] + program.tasks[ti].sizes[i]
     program = dataclasses.replace(program, pool=max(program.pool, end))
-    label = (f"'{ks[ti].task_name.data}' #{i} moved onto '{ks[uj].task_name.data}' #{j} "
-             f"(offset {offsets[i]})")
+    label = f"'{ks[ti].task_name.data}' #{i} moved onto '{ks[uj].task_name.data}' #{j} (offset {offsets[i]})"
     return Mutant("buffer", label, mutant, program)
 
 
@@ -303,12 +312,24 @@ class MutationRow:
     seconds: float
 
     def count(self, kind: str, outcome: str | None = None, executor: bool = False) -> int:
-        return sum(1 for v in self.verdicts if v.mutant.kind == kind and (outcome is None or v.outcome == outcome)
-                   and (not executor or v.executor))
+        return sum(
+            1
+            for v in self.verdicts
+            if v.mutant.kind == kind and (outcome is None or v.outcome == outcome) and (not executor or v.executor)
+        )
 
 
-def mutation_row(name: str, level: int, streams: int, plan: str, buffers: int, seeds: int, size: str = "small",
-                 execute_all: bool = True, sample_seed: int = 0) -> MutationRow:
+def mutation_row(
+    name: str,
+    level: int,
+    streams: int,
+    plan: str,
+    buffers: int,
+    seeds: int,
+    size: str = "small",
+    execute_all: bool = True,
+    sample_seed: int = 0,
+) -> MutationRow:
     start = time.perf_counter()
     ref = reference(name, size)
     module = lowered(ref, level, streams, plan)
@@ -323,8 +344,10 @@ def mutation_table(rows: list[MutationRow]) -> list[dict[str, str]]:
     out = []
     for r in rows:
         cells = {"model": r.model, "level": f"O{r.level}", "streams": str(r.streams), "plan": r.plan}
-        for kind, short, total in (("event", "ev", str(r.events)),
-                                   ("buffer", "buf", f"{r.count('buffer')}/{r.live_pairs}")):
+        for kind, short, total in (
+            ("event", "ev", str(r.events)),
+            ("buffer", "buf", f"{r.count('buffer')}/{r.live_pairs}"),
+        ):
             cells[f"{kind}s"] = total
             cells[f"{short} rejected"] = str(r.count(kind, "rejected"))
             cells[f"{short} exec only"] = str(r.count(kind, "caught"))
@@ -354,7 +377,9 @@ class MatrixRow:
     seconds: float
 
 
-def matrix_rows(name: str, level: int, stream_counts: list[int], seeds: int, size: str = "small") -> Iterator[MatrixRow]:
+def matrix_rows(
+    name: str, level: int, stream_counts: list[int], seeds: int, size: str = "small"
+) -> Iterator[MatrixRow]:
     ref = reference(name, size)
     base = planned(ref, level)
     for count in stream_counts:
@@ -364,17 +389,38 @@ def matrix_rows(name: str, level: int, stream_counts: list[int], seeds: int, siz
         rejected = verifier_reject(fn)
         results = [run_seed(ref, module, seed) for seed in range(seeds)]
         wrong = [f"seed {s}: {why}" for s, (_, why) in enumerate(results) if why]
-        yield MatrixRow(name, level, count, rejected, seeds - len(wrong), seeds, max(e for e, _ in results),
-                        wrong, len(race_check.races(fn)), len({k.get("stream") for k in kernels(fn)}),
-                        len(records(fn)), time.perf_counter() - start)
+        yield MatrixRow(
+            name,
+            level,
+            count,
+            rejected,
+            seeds - len(wrong),
+            seeds,
+            max(e for e, _ in results),
+            wrong,
+            len(race_check.races(fn)),
+            len({k.get("stream") for k in kernels(fn)}),
+            len(records(fn)),
+            time.perf_counter() - start,
+        )
 
 
 def matrix_table(rows: list[MatrixRow]) -> list[dict[str, str]]:
-    return [{"model": r.model, "level": f"O{r.level}", "streams": str(r.streams),
-             "verifier": "ok" if r.verifier is None else "REJECTS",
-             "seeds matched": f"{r.matched}/{r.seeds}", "max error": f"{r.max_error:.2g}",
-             "race pairs": str(r.races), "streams used": str(r.streams_used), "events": str(r.events),
-             "seconds": f"{r.seconds:.1f}"} for r in rows]
+    return [
+        {
+            "model": r.model,
+            "level": f"O{r.level}",
+            "streams": str(r.streams),
+            "verifier": "ok" if r.verifier is None else "REJECTS",
+            "seeds matched": f"{r.matched}/{r.seeds}",
+            "max error": f"{r.max_error:.2g}",
+            "race pairs": str(r.races),
+            "streams used": str(r.streams_used),
+            "events": str(r.events),
+            "seconds": f"{r.seconds:.1f}",
+        }
+        for r in rows
+    ]
 
 
 # ----------------------------------------------------------------------------------------- output
@@ -410,8 +456,10 @@ def mutation_notes(rows: list[MutationRow]) -> list[str]:
             elif v.verifier and not v.executor:
                 notes.append(f"executor missed (verifier rejected) {where}: {v.mutant.kind} {v.mutant.label}")
             elif v.outcome == "caught":
-                notes.append(f"verifier accepted, executor caught ({v.executor.splitlines()[0][:120]}) "
-                             f"{where}: {v.mutant.kind} {v.mutant.label}")
+                notes.append(
+                    f"verifier accepted, executor caught ({v.executor.splitlines()[0][:120]}) "
+                    f"{where}: {v.mutant.kind} {v.mutant.label}"
+                )
     return notes
 
 
@@ -445,8 +493,10 @@ def name_list(text: str, option: str, known) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise SystemExit(f"stream_soundness: {option} {text!r}: unknown {', '.join(unknown) or 'empty list'} "
-                         f"(known: {', '.join(known)})")
+        raise SystemExit(
+            f"stream_soundness: {option} {text!r}: unknown {', '.join(unknown) or 'empty list'} "
+            f"(known: {', '.join(known)})"
+        )
     return names
 
 
@@ -460,12 +510,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", default="20", help="executor seeds per matrix cell")
     parser.add_argument("--mutation-levels", default="0,3")
     parser.add_argument("--mutation-streams", default="4")
-    parser.add_argument("--plans", default=",".join(PLANS),
-                        help=f"memory plans of the mutation table ({', '.join(PLANS)})")
+    parser.add_argument(
+        "--plans", default=",".join(PLANS), help=f"memory plans of the mutation table ({', '.join(PLANS)})"
+    )
     parser.add_argument("--mutation-seeds", default="60", help="executor seeds per mutant (stops at the first catch)")
     parser.add_argument("--buffers", default="10", help="buffers moved per mutation row (a seeded sample)")
-    parser.add_argument("--verifier-first", action="store_true",
-                        help="run the executor only on mutants the verifier accepts (faster; no executor catch rate)")
+    parser.add_argument(
+        "--verifier-first",
+        action="store_true",
+        help="run the executor only on mutants the verifier accepts (faster; no executor catch rate)",
+    )
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown to FILE")
     return parser
 
@@ -499,14 +553,29 @@ def _check_options(args: argparse.Namespace) -> _Options:
     levels, mutation_levels = int_list(args.levels, "--levels"), int_list(args.mutation_levels, "--mutation-levels")
     stream_counts = int_list(args.streams, "--streams")
     mutation_streams = int_list(args.mutation_streams, "--mutation-streams")
-    (seeds,), (mutation_seeds,), (buffers,) = (int_list(args.seeds, "--seeds"),
-                                                int_list(args.mutation_seeds, "--mutation-seeds"),
-                                                int_list(args.buffers, "--buffers"))
+    (seeds,), (mutation_seeds,), (buffers,) = (
+        int_list(args.seeds, "--seeds"),
+        int_list(args.mutation_seeds, "--mutation-seeds"),
+        int_list(args.buffers, "--buffers"),
+    )
     if markdown_path := args.markdown:
         if not Path(markdown_path).parent.is_dir():
             raise SystemExit(f"stream_soundness: --markdown {markdown_path}: no such directory")
-    return _Options(tables, args.size, names, plans, levels, mutation_levels, stream_counts, mutation_streams,
-                    seeds, mutation_seeds, buffers, not args.verifier_first, markdown_path)
+    return _Options(
+        tables,
+        args.size,
+        names,
+        plans,
+        levels,
+        mutation_levels,
+        stream_counts,
+        mutation_streams,
+        seeds,
+        mutation_seeds,
+        buffers,
+        not args.verifier_first,
+        markdown_path,
+    )
 
 
 #: A table of the report: (title, rows, notes).
@@ -520,12 +589,13 @@ def _mutations_section(o: _Options) -> Section:
         for level in o.mutation_levels:
             for count in o.mutation_streams:
                 for plan in o.plans:
-                    row = mutation_row(name, level, count, plan, o.buffers, o.mutation_seeds, o.size,
-                                       o.executor_on_all)
+                    row = mutation_row(name, level, count, plan, o.buffers, o.mutation_seeds, o.size, o.executor_on_all)
                     rows.append(row)
                     print(text_table(mutation_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
-    title = (f"Mutations ({o.size} models; every event deleted, {o.buffers} buffers per row moved onto a live "
-             f"one; executor up to {o.mutation_seeds} seeds, verifier bypassed)")
+    title = (
+        f"Mutations ({o.size} models; every event deleted, {o.buffers} buffers per row moved onto a live "
+        f"one; executor up to {o.mutation_seeds} seeds, verifier bypassed)"
+    )
     return title, mutation_table(rows), mutation_notes(rows)
 
 
@@ -537,8 +607,11 @@ def _matrix_section(o: _Options) -> Section:
             for row in matrix_rows(name, level, o.stream_counts, o.seeds, o.size):
                 rows.append(row)
                 print(text_table(matrix_table([row])).splitlines()[-1], file=sys.stderr, flush=True)
-    return (f"Soundness matrix ({o.size} models, {o.seeds} executor seeds per cell)",
-            matrix_table(rows), matrix_notes(rows))
+    return (
+        f"Soundness matrix ({o.size} models, {o.seeds} executor seeds per cell)",
+        matrix_table(rows),
+        matrix_notes(rows),
+    )
 
 
 def _print_sections(sections: list[Section], elapsed: float) -> None:
@@ -550,8 +623,9 @@ def _print_sections(sections: list[Section], elapsed: float) -> None:
 
 
 def _write_markdown(path: str, sections: list[Section], elapsed: float) -> None:
-    text = "\n\n".join(f"### {title}\n\n{markdown_table(rows)}" + "".join(f"\n- {n}" for n in notes)
-                       for title, rows, notes in sections)
+    text = "\n\n".join(
+        f"### {title}\n\n{markdown_table(rows)}" + "".join(f"\n- {n}" for n in notes) for title, rows, notes in sections
+    )
     Path(path).write_text(f"{text}\n\nTotal time {elapsed:.0f} s.\n")
 
 

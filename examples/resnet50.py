@@ -50,23 +50,50 @@ def main(argv: list[str] | None = None) -> None:
     model = timed("build ONNX model in code", lambda: models.resnet50(batch=args.batch))
     onnx.save(model, out / "model.onnx")
     timed("import (ge-translate)", lambda: translate_onnx(str(out / "model.onnx"), paths["model"], 32))
-    timed("optimize (ge-opt -p ge-optimize{level=3})",
-          lambda: ge_opt([paths["model"], "-p", f"ge-optimize{{level=3 target={args.target}}}", "-o", paths["o3"]]))
-    timed("lower to tasks, memory, streams (ge-opt)",
-          lambda: ge_opt([paths["o3"], "-p", f"lower-to-tasks{{target={args.target}}},plan-memory{{target="
-                          f"{args.target}}},lower-to-streams{{target={args.target}}}", "-o", paths["streams"]]))
+    timed(
+        "optimize (ge-opt -p ge-optimize{level=3})",
+        lambda: ge_opt([paths["model"], "-p", f"ge-optimize{{level=3 target={args.target}}}", "-o", paths["o3"]]),
+    )
+    timed(
+        "lower to tasks, memory, streams (ge-opt)",
+        lambda: ge_opt(
+            [
+                paths["o3"],
+                "-p",
+                f"lower-to-tasks{{target={args.target}}},plan-memory{{target="
+                f"{args.target}}},lower-to-streams{{target={args.target}}}",
+                "-o",
+                paths["streams"],
+            ]
+        ),
+    )
 
     imported, _ = load_program(paths["model"])
     optimized, _ = load_program(paths["o3"])
     before, after = census(imported), census(optimized)
-    print(f"\nkernels: {before.kernels} imported -> {after.kernels} after O3 "
-          f"(+{after.trans_data} TransData); fused groups: "
-          + ", ".join(f"{rule} {n}" for rule, n in after.groups.most_common()))
+    print(
+        f"\nkernels: {before.kernels} imported -> {after.kernels} after O3 "
+        f"(+{after.trans_data} TransData); fused groups: "
+        + ", ".join(f"{rule} {n}" for rule, n in after.groups.most_common())
+    )
 
     print(f"\nge-run on the modeled {args.target} (stream level):")
     np.savez(out / "inputs.npz", **models.random_inputs(model, seed=0))
-    ge_run([paths["streams"], "--inputs", str(out / "inputs.npz"), "-o", str(out / "outputs.npz"),
-            "--target", args.target, "--trace", str(out / "trace.json"), "--op-summary", str(out / "op_summary.csv")])
+    ge_run(
+        [
+            paths["streams"],
+            "--inputs",
+            str(out / "inputs.npz"),
+            "-o",
+            str(out / "outputs.npz"),
+            "--target",
+            args.target,
+            "--trace",
+            str(out / "trace.json"),
+            "--op-summary",
+            str(out / "op_summary.csv"),
+        ]
+    )
     print(f"  trace: {out / 'trace.json'} (open in ui.perfetto.dev), op summary: {out / 'op_summary.csv'}")
 
     inputs = models.random_inputs(model, seed=0)
@@ -84,8 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = session.run(None, inputs)[0]
     got = next(iter(outputs.values()))
-    print(f"  vs onnxruntime: max relative error {relative_error(want, got):.2e} "
-          f"(allclose rtol 1e-4, atol 1e-5: {np.allclose(got, want, rtol=1e-4, atol=1e-5)})")
+    print(
+        f"  vs onnxruntime: max relative error {relative_error(want, got):.2e} "
+        f"(allclose rtol 1e-4, atol 1e-5: {np.allclose(got, want, rtol=1e-4, atol=1e-5)})"
+    )
 
 
 if __name__ == "__main__":

@@ -78,10 +78,12 @@ def load_onnx(path: str | Path, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> onn
         model = onnx.load_model_from_string(data)
     except (DecodeError, ValueError, RuntimeError) as e:
         if decode_failure(data) == "nesting":
-            raise OnnxImportError(f"{path}: model nesting too deep (messages nested more than "
-                                  f"{NESTING_LIMIT} levels: graphs inside attributes inside nodes ...)") from None
+            raise OnnxImportError(
+                f"{path}: model nesting too deep (messages nested more than "
+                f"{NESTING_LIMIT} levels: graphs inside attributes inside nodes ...)"
+            ) from None
         raise OnnxImportError(f"{path}: not a valid ONNX model (truncated or corrupt file: {e})") from None
-    if not model.HasField("graph") or not model.graph.node and not model.graph.output:
+    if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise OnnxImportError(f"{path}: not a valid ONNX model (no graph)")
     try:
         validate_model(model, max_tensor_bytes)
@@ -111,8 +113,9 @@ def _load_external(t: onnx.TensorProto, what: str, folder: Path, max_tensor_byte
     try:
         size = os.fstat(fd).st_size
         if offset + length > size:
-            raise OnnxImportError(f"{what}: external data needs bytes {offset} to {offset + length} "
-                                  f"of {location}, which has {size} bytes")
+            raise OnnxImportError(
+                f"{what}: external data needs bytes {offset} to {offset + length} of {location}, which has {size} bytes"
+            )
         t.raw_data = read_exactly(fd, offset, length)
     except OSError as e:
         raise OnnxImportError(f"{what}: external data {location}: {e.strerror}") from None
@@ -185,8 +188,9 @@ class _Importer:
             raise OnnxImportError(f"{what} '{vi.name}' is not a tensor (sequences, maps and optionals are unsupported)")
         dtype = ONNX_DTYPES.get(tt.elem_type)
         if dtype is None:
-            raise OnnxImportError(f"{what} '{vi.name}' has data type "
-                                  f"{type_name(tt.elem_type)}, which ge does not support")
+            raise OnnxImportError(
+                f"{what} '{vi.name}' has data type {type_name(tt.elem_type)}, which ge does not support"
+            )
         if not tt.HasField("shape"):
             raise OnnxImportError(f"{what} '{vi.name}' has no shape (unknown rank is unsupported)")
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
@@ -194,13 +198,16 @@ class _Importer:
 
     def tensor_value(self, t: onnx.TensorProto) -> np.ndarray:
         if t.data_type not in ONNX_DTYPES:
-            raise OnnxImportError(f"tensor '{t.name}' has data type "
-                                  f"{type_name(t.data_type)}, which ge does not support")
+            raise OnnxImportError(
+                f"tensor '{t.name}' has data type {type_name(t.data_type)}, which ge does not support"
+            )
         if uses_external_data(t):  # numpy_helper would read it relative to the working folder
-            raise OnnxImportError(f"tensor '{t.name}' has external data that is not loaded "
-                                  "(load the model file with load_onnx)")
-        check_size(element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, f"tensor '{t.name}'",
-                   self.max_tensor_bytes)
+            raise OnnxImportError(
+                f"tensor '{t.name}' has external data that is not loaded (load the model file with load_onnx)"
+            )
+        check_size(
+            element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, f"tensor '{t.name}'", self.max_tensor_bytes
+        )
         dtype = ONNX_DTYPES[t.data_type]
         if t.HasField("raw_data"):
             raw = t.raw_data  # one copy out of the message
@@ -259,7 +266,7 @@ class _Importer:
         defs = op_cls.get_irdl_definition().operands
         operands: dict[str, object] = {}
         if any(isinstance(d, VarOperandDef) and not isinstance(d, OptOperandDef) for _, d in defs):
-            (name, _), = defs  # variadic ops (Concat) take every input
+            ((name, _),) = defs  # variadic ops (Concat) take every input
             operands[name] = [v for v in inputs if v is not None]
             return operands
         if len(inputs) > len(defs):
@@ -308,8 +315,7 @@ class _Importer:
             raise OnnxImportError(f"{where}: a Constant node needs exactly one value attribute")
         if attr.name == "value":
             return self.tensor_value(attr.t)
-        scalars = {"value_float": np.float32, "value_int": np.int64,
-                   "value_floats": np.float32, "value_ints": np.int64}
+        scalars = {"value_float": np.float32, "value_int": np.int64, "value_floats": np.float32, "value_ints": np.int64}
         if attr.name in scalars:
             return np.asarray(onnx.helper.get_attribute_value(attr), dtype=scalars[attr.name])
         raise OnnxImportError(f"{where}: Constant attribute '{attr.name}' is not supported")
@@ -317,10 +323,16 @@ class _Importer:
     def attribute_value(self, attr: onnx.AttributeProto, where: str):
         if attr.type == onnx.AttributeProto.TENSOR:
             return self.tensor_value(attr.t)
-        if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS,
-                         onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TYPE_PROTO):
-            raise OnnxImportError(f"{where}: attribute '{attr.name}' of type "
-                                  f"{onnx.AttributeProto.AttributeType.Name(attr.type)} is not supported")
+        if attr.type in (
+            onnx.AttributeProto.GRAPH,
+            onnx.AttributeProto.GRAPHS,
+            onnx.AttributeProto.SPARSE_TENSOR,
+            onnx.AttributeProto.TYPE_PROTO,
+        ):
+            raise OnnxImportError(
+                f"{where}: attribute '{attr.name}' of type "
+                f"{onnx.AttributeProto.AttributeType.Name(attr.type)} is not supported"
+            )
         value = onnx.helper.get_attribute_value(attr)
         if isinstance(value, bytes):
             return value.decode()
@@ -362,8 +374,9 @@ def _names_attr(names) -> ArrayAttr:
     return ArrayAttr([DictionaryAttr({"ge.name": StringAttr(n)}) for n in names])
 
 
-def import_model(model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
-                 max_tensor_bytes: int = MAX_TENSOR_BYTES) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
+def import_model(
+    model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT, max_tensor_bytes: int = MAX_TENSOR_BYTES
+) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
     """The model as a ge module, and the weights its `#ge.weight` constants refer to.
 
     The model is validated first (`ge.frontend.validate`); no tensor the model describes or makes

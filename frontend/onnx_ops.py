@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
+from ge.ge_dialects.messages import one_line
 
 
 class OnnxImportError(Exception):
@@ -58,17 +58,49 @@ ONNX_DTYPES: dict[int, np.dtype] = {
 
 #: ONNX operator -> name of the ge op class (looked up lazily in `ge.ge_dialects.ge`).
 ONNX_TO_GE: dict[str, str] = {
-    "Add": "AddOp", "Sub": "SubOp", "Mul": "MulOp", "Div": "DivOp", "Pow": "PowOp", "Equal": "EqualOp",
-    "Relu": "ReluOp", "Sqrt": "SqrtOp", "Erf": "ErfOp", "Tanh": "TanhOp", "Sigmoid": "SigmoidOp",
-    "HardSwish": "HardSwishOp", "Identity": "IdentityOp", "Gelu": "GeluOp",
-    "Conv": "ConvOp", "BatchNormalization": "BatchNormOp", "Clip": "ClipOp", "MaxPool": "MaxPoolOp",
-    "AveragePool": "AvgPoolOp", "GlobalAveragePool": "GlobalAvgPoolOp", "Gemm": "GemmOp",
-    "MatMul": "MatMulOp", "Softmax": "SoftmaxOp", "LayerNormalization": "LayerNormOp", "Dropout": "DropoutOp",
-    "Transpose": "TransposeOp", "Reshape": "ReshapeOp", "Flatten": "FlattenOp", "Concat": "ConcatOp",
-    "Split": "SplitOp", "Slice": "SliceOp", "Gather": "GatherOp", "Unsqueeze": "UnsqueezeOp",
-    "Squeeze": "SqueezeOp", "ReduceMean": "ReduceMeanOp", "Cast": "CastOp", "Where": "WhereOp",
-    "Expand": "ExpandOp", "Shape": "ShapeOp", "ConstantOfShape": "ConstantOfShapeOp", "Pad": "PadOp",
-    "Resize": "ResizeOp", "Range": "RangeOp",
+    "Add": "AddOp",
+    "Sub": "SubOp",
+    "Mul": "MulOp",
+    "Div": "DivOp",
+    "Pow": "PowOp",
+    "Equal": "EqualOp",
+    "Relu": "ReluOp",
+    "Sqrt": "SqrtOp",
+    "Erf": "ErfOp",
+    "Tanh": "TanhOp",
+    "Sigmoid": "SigmoidOp",
+    "HardSwish": "HardSwishOp",
+    "Identity": "IdentityOp",
+    "Gelu": "GeluOp",
+    "Conv": "ConvOp",
+    "BatchNormalization": "BatchNormOp",
+    "Clip": "ClipOp",
+    "MaxPool": "MaxPoolOp",
+    "AveragePool": "AvgPoolOp",
+    "GlobalAveragePool": "GlobalAvgPoolOp",
+    "Gemm": "GemmOp",
+    "MatMul": "MatMulOp",
+    "Softmax": "SoftmaxOp",
+    "LayerNormalization": "LayerNormOp",
+    "Dropout": "DropoutOp",
+    "Transpose": "TransposeOp",
+    "Reshape": "ReshapeOp",
+    "Flatten": "FlattenOp",
+    "Concat": "ConcatOp",
+    "Split": "SplitOp",
+    "Slice": "SliceOp",
+    "Gather": "GatherOp",
+    "Unsqueeze": "UnsqueezeOp",
+    "Squeeze": "SqueezeOp",
+    "ReduceMean": "ReduceMeanOp",
+    "Cast": "CastOp",
+    "Where": "WhereOp",
+    "Expand": "ExpandOp",
+    "Shape": "ShapeOp",
+    "ConstantOfShape": "ConstantOfShapeOp",
+    "Pad": "PadOp",
+    "Resize": "ResizeOp",
+    "Range": "RangeOp",
 }
 
 
@@ -107,8 +139,9 @@ ADAPTERS: dict[tuple[str, int], Callable] = {
 }
 
 
-def adapt_node(op_type: str, opset: int, inputs: Inputs, attrs: Attrs, where: str,
-               make_constant: MakeConstant) -> tuple[Inputs, Attrs]:
+def adapt_node(
+    op_type: str, opset: int, inputs: Inputs, attrs: Attrs, where: str, make_constant: MakeConstant
+) -> tuple[Inputs, Attrs]:
     for (adapter_op, until), adapter in ADAPTERS.items():
         if adapter_op == op_type and opset < until:
             inputs, attrs = adapter(inputs, attrs, make_constant, where.split("'")[1])

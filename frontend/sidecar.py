@@ -25,10 +25,10 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype
+from ge.ge_dialects.messages import one_line
 
 SIDECAR_ATTR = "ge.weights"
 _BF16_TAG = "ge.bf16"  # earlier versions stored bfloat16 as U16 and listed the keys here
@@ -84,12 +84,21 @@ def read_exactly(fd: int, offset: int, length: int) -> bytes:
 
 #: safetensors dtype name -> numpy dtype, for every safetensors type ge has.
 SAFETENSORS_DTYPES: dict[str, np.dtype] = {
-    "F64": np.dtype(np.float64), "F32": np.dtype(np.float32), "F16": np.dtype(np.float16),
+    "F64": np.dtype(np.float64),
+    "F32": np.dtype(np.float32),
+    "F16": np.dtype(np.float16),
     "BF16": np.dtype(ml_dtypes.bfloat16),
-    "I64": np.dtype(np.int64), "I32": np.dtype(np.int32), "I16": np.dtype(np.int16), "I8": np.dtype(np.int8),
-    "U64": np.dtype(np.uint64), "U32": np.dtype(np.uint32), "U16": np.dtype(np.uint16), "U8": np.dtype(np.uint8),
+    "I64": np.dtype(np.int64),
+    "I32": np.dtype(np.int32),
+    "I16": np.dtype(np.int16),
+    "I8": np.dtype(np.int8),
+    "U64": np.dtype(np.uint64),
+    "U32": np.dtype(np.uint32),
+    "U16": np.dtype(np.uint16),
+    "U8": np.dtype(np.uint8),
     "BOOL": np.dtype(np.bool_),
-    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn), "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
+    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
     "F8_E8M0": np.dtype(ml_dtypes.float8_e8m0fnu),
 }
 _SAFETENSORS_NAME = {dtype: name for name, dtype in SAFETENSORS_DTYPES.items()}
@@ -97,9 +106,16 @@ _SAFETENSORS_NAME = {dtype: name for name, dtype in SAFETENSORS_DTYPES.items()}
 #: ge types safetensors has no name for: stored one element per byte as U8, named in the
 #: `ge.dtypes` metadata entry ({key: dtype name}).
 TAGGED_DTYPES: dict[str, np.dtype] = {
-    np.dtype(t).name: np.dtype(t) for t in (
-        ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn,
-        ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2)
+    np.dtype(t).name: np.dtype(t)
+    for t in (
+        ml_dtypes.float8_e4m3fnuz,
+        ml_dtypes.float8_e5m2fnuz,
+        ml_dtypes.float4_e2m1fn,
+        ml_dtypes.int4,
+        ml_dtypes.uint4,
+        ml_dtypes.int2,
+        ml_dtypes.uint2,
+    )
 }
 _DTYPES_TAG = "ge.dtypes"
 _MAX_HEADER = 100 << 20  # safetensors' own limit on the JSON header
@@ -213,8 +229,10 @@ class WeightStore(Mapping[str, np.ndarray]):
                 raise self._invalid(f"metadata {_DTYPES_TAG} is not a JSON object of dtype names")
             for key, name in names.items():
                 if name not in TAGGED_DTYPES:
-                    raise self._invalid(f"metadata {_DTYPES_TAG} gives tensor '{key}' dtype '{name}', "
-                                        f"not one of {', '.join(TAGGED_DTYPES)}")
+                    raise self._invalid(
+                        f"metadata {_DTYPES_TAG} gives tensor '{key}' dtype '{name}', "
+                        f"not one of {', '.join(TAGGED_DTYPES)}"
+                    )
                 tagged[key] = TAGGED_DTYPES[name]
         return tagged
 
@@ -223,14 +241,21 @@ class WeightStore(Mapping[str, np.ndarray]):
             raise self._invalid(f"tensor '{key}' is not described by an object")
         name, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
         if name not in SAFETENSORS_DTYPES:
-            raise SidecarError(f"weights sidecar {self.path}: tensor '{key}' has dtype {name}, which ge "
-                               f"does not support (supported: {', '.join(SAFETENSORS_DTYPES)})")
+            raise SidecarError(
+                f"weights sidecar {self.path}: tensor '{key}' has dtype {name}, which ge "
+                f"does not support (supported: {', '.join(SAFETENSORS_DTYPES)})"
+            )
         if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
             raise self._invalid(f"tensor '{key}' has shape {shape!r}, not a list of dims >= 0")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(type(o) is int for o in offsets)
-                or not 0 <= offsets[0] <= offsets[1] <= data_size):
-            raise self._invalid(f"tensor '{key}' has data_offsets {offsets!r}, not a range inside "
-                                f"the {data_size} bytes of data")
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(type(o) is int for o in offsets)
+            or not 0 <= offsets[0] <= offsets[1] <= data_size
+        ):
+            raise self._invalid(
+                f"tensor '{key}' has data_offsets {offsets!r}, not a range inside the {data_size} bytes of data"
+            )
         stored = SAFETENSORS_DTYPES[name]
         dtype = stored
         if tagged is not None:
@@ -239,8 +264,9 @@ class WeightStore(Mapping[str, np.ndarray]):
             dtype = tagged
         nbytes = math.prod(shape) * dtype.itemsize
         if offsets[1] - offsets[0] != nbytes:
-            raise self._invalid(f"tensor '{key}' of {name}{shape} needs {nbytes} bytes, "
-                                f"data_offsets give {offsets[1] - offsets[0]}")
+            raise self._invalid(
+                f"tensor '{key}' of {name}{shape} needs {nbytes} bytes, data_offsets give {offsets[1] - offsets[0]}"
+            )
         return _Entry(dtype, tuple(shape), data_start + offsets[0], nbytes)
 
     def __getitem__(self, key: str) -> np.ndarray:
@@ -298,8 +324,10 @@ def open_weights(module: ModuleOp, ir_path: str | Path) -> Mapping[str, np.ndarr
     name = sidecar_name(module)
     if name is None:
         if refs:
-            raise SidecarError(f"constant '{refs[0].weight_key}' refers to a weight, "
-                               f"but the module names no sidecar ({SIDECAR_ATTR} attribute)")
+            raise SidecarError(
+                f"constant '{refs[0].weight_key}' refers to a weight, "
+                f"but the module names no sidecar ({SIDECAR_ATTR} attribute)"
+            )
         return {}
     store = WeightStore(confined_path(Path(ir_path).parent, name, "weights sidecar"))
     for op in refs:

@@ -18,30 +18,48 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from ge.frontend.text_fields import first_non_utf8_field
 from ge.frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
+from ge.frontend.text_fields import first_non_utf8_field
 
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""
 
-_SUB_BYTE_BITS = {onnx.TensorProto.INT4: 4, onnx.TensorProto.UINT4: 4, onnx.TensorProto.FLOAT4E2M1: 4,
-                  onnx.TensorProto.INT2: 2, onnx.TensorProto.UINT2: 2}
+_SUB_BYTE_BITS = {
+    onnx.TensorProto.INT4: 4,
+    onnx.TensorProto.UINT4: 4,
+    onnx.TensorProto.FLOAT4E2M1: 4,
+    onnx.TensorProto.INT2: 2,
+    onnx.TensorProto.UINT2: 2,
+}
 """Types ONNX packs several to a byte in raw data (numpy holds one per byte)."""
 
 #: AttributeProto type -> the field that holds its value.
 _ATTRIBUTE_FIELD = {
-    onnx.AttributeProto.FLOAT: "f", onnx.AttributeProto.INT: "i", onnx.AttributeProto.STRING: "s",
-    onnx.AttributeProto.TENSOR: "t", onnx.AttributeProto.GRAPH: "g",
-    onnx.AttributeProto.SPARSE_TENSOR: "sparse_tensor", onnx.AttributeProto.TYPE_PROTO: "tp",
-    onnx.AttributeProto.FLOATS: "floats", onnx.AttributeProto.INTS: "ints",
-    onnx.AttributeProto.STRINGS: "strings", onnx.AttributeProto.TENSORS: "tensors",
-    onnx.AttributeProto.GRAPHS: "graphs", onnx.AttributeProto.SPARSE_TENSORS: "sparse_tensors",
+    onnx.AttributeProto.FLOAT: "f",
+    onnx.AttributeProto.INT: "i",
+    onnx.AttributeProto.STRING: "s",
+    onnx.AttributeProto.TENSOR: "t",
+    onnx.AttributeProto.GRAPH: "g",
+    onnx.AttributeProto.SPARSE_TENSOR: "sparse_tensor",
+    onnx.AttributeProto.TYPE_PROTO: "tp",
+    onnx.AttributeProto.FLOATS: "floats",
+    onnx.AttributeProto.INTS: "ints",
+    onnx.AttributeProto.STRINGS: "strings",
+    onnx.AttributeProto.TENSORS: "tensors",
+    onnx.AttributeProto.GRAPHS: "graphs",
+    onnx.AttributeProto.SPARSE_TENSORS: "sparse_tensors",
     onnx.AttributeProto.TYPE_PROTOS: "type_protos",
 }
 _ATTRIBUTE_META_FIELDS = {"name", "type", "doc_string"}
-_SCALAR_ATTRIBUTES = {onnx.AttributeProto.FLOAT, onnx.AttributeProto.INT, onnx.AttributeProto.STRING,
-                      onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH,
-                      onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TYPE_PROTO}
+_SCALAR_ATTRIBUTES = {
+    onnx.AttributeProto.FLOAT,
+    onnx.AttributeProto.INT,
+    onnx.AttributeProto.STRING,
+    onnx.AttributeProto.TENSOR,
+    onnx.AttributeProto.GRAPH,
+    onnx.AttributeProto.SPARSE_TENSOR,
+    onnx.AttributeProto.TYPE_PROTO,
+}
 
 NESTING_LIMIT = 90
 """Message depth beyond which a decode failure is reported as nesting (protobuf stops at 100)."""
@@ -73,15 +91,17 @@ def type_name(data_type: int) -> str:
 def check_size(count: int, itemsize: int, what: str, max_tensor_bytes: int) -> None:
     size = count * itemsize
     if size > max_tensor_bytes:
-        raise OnnxImportError(f"{what} has {count} elements ({size} bytes), more than "
-                              f"max-tensor-bytes={max_tensor_bytes}")
+        raise OnnxImportError(
+            f"{what} has {count} elements ({size} bytes), more than max-tensor-bytes={max_tensor_bytes}"
+        )
 
 
 def check_raw_data(t: onnx.TensorProto, raw: bytes, what: str) -> None:
     need = stored_bytes(t.dims, t.data_type)
     if len(raw) != need:
-        raise OnnxImportError(f"{what}: raw data holds {len(raw)} bytes, its dims "
-                              f"{list(t.dims)} of {type_name(t.data_type)} need {need}")
+        raise OnnxImportError(
+            f"{what}: raw data holds {len(raw)} bytes, its dims {list(t.dims)} of {type_name(t.data_type)} need {need}"
+        )
 
 
 def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> None:
@@ -115,8 +135,10 @@ class _GraphCheck:
 
     def define(self, name: str, what: str) -> None:
         if name in self.defined:
-            raise OnnxImportError(f"{what}: tensor '{name}' is already defined by {self.defined[name]} "
-                                  "(every tensor name must be assigned once)")
+            raise OnnxImportError(
+                f"{what}: tensor '{name}' is already defined by {self.defined[name]} "
+                "(every tensor name must be assigned once)"
+            )
         self.defined[name] = what
 
     def run(self) -> None:
@@ -162,8 +184,9 @@ class _GraphCheck:
         for i, d in enumerate(tt.shape.dim):
             if d.HasField("dim_value"):
                 if d.dim_value < 0:
-                    raise OnnxImportError(f"{what}: dim #{i} is {d.dim_value} (dims must be >= 0, "
-                                          "or a name for a dynamic dim)")
+                    raise OnnxImportError(
+                        f"{what}: dim #{i} is {d.dim_value} (dims must be >= 0, or a name for a dynamic dim)"
+                    )
                 dims.append(d.dim_value)
         if len(dims) == len(tt.shape.dim) and tt.elem_type in ONNX_DTYPES:
             check_size(element_count(dims), ONNX_DTYPES[tt.elem_type].itemsize, what, self.max_tensor_bytes)
@@ -188,9 +211,11 @@ class _GraphCheck:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             if len(node.output) != 1 or not node.output[0] or node.input:
-                raise OnnxImportError(f"{where}: a Constant node takes no inputs and has exactly one "
-                                      f"named output (it has {len(node.input)} inputs, "
-                                      f"{len(node.output)} outputs)")
+                raise OnnxImportError(
+                    f"{where}: a Constant node takes no inputs and has exactly one "
+                    f"named output (it has {len(node.input)} inputs, "
+                    f"{len(node.output)} outputs)"
+                )
         schema = _schema(node, self.opset)
         seen = set()
         for attr in node.attribute:
@@ -211,12 +236,16 @@ class _GraphCheck:
             raise OnnxImportError(f"{what} refers to a function attribute, which only functions may do")
         populated = {f.name for f, _ in attr.ListFields()} - _ATTRIBUTE_META_FIELDS
         if populated - {field} or (attr.type in _SCALAR_ATTRIBUTES and field not in populated):
-            raise OnnxImportError(f"{what} is declared {onnx.AttributeProto.AttributeType.Name(attr.type)} "
-                                  f"but holds {', '.join(sorted(populated)) or 'no value'}")
+            raise OnnxImportError(
+                f"{what} is declared {onnx.AttributeProto.AttributeType.Name(attr.type)} "
+                f"but holds {', '.join(sorted(populated)) or 'no value'}"
+            )
         declared = schema.attributes.get(attr.name) if schema is not None else None
         if declared is not None and int(declared.type) != attr.type:
-            raise OnnxImportError(f"{what} is {onnx.AttributeProto.AttributeType.Name(attr.type)}, "
-                                  f"the operator expects {onnx.AttributeProto.AttributeType.Name(int(declared.type))}")
+            raise OnnxImportError(
+                f"{what} is {onnx.AttributeProto.AttributeType.Name(attr.type)}, "
+                f"the operator expects {onnx.AttributeProto.AttributeType.Name(int(declared.type))}"
+            )
         if attr.type == onnx.AttributeProto.STRING:
             _utf8(attr.s, what)
         elif attr.type == onnx.AttributeProto.STRINGS:
@@ -274,11 +303,14 @@ def external_data_range(t: onnx.TensorProto, what: str, max_tensor_bytes: int) -
     need = stored_bytes(t.dims, t.data_type)
     length = numbers.get("length", need)
     if length != need:
-        raise OnnxImportError(f"{what}: external data length {length} does not match its dims "
-                              f"{list(t.dims)} of {type_name(t.data_type)} ({need} bytes)")
+        raise OnnxImportError(
+            f"{what}: external data length {length} does not match its dims "
+            f"{list(t.dims)} of {type_name(t.data_type)} ({need} bytes)"
+        )
     if length > max_tensor_bytes:
-        raise OnnxImportError(f"{what}: external data of {length} bytes is more than "
-                              f"max-tensor-bytes={max_tensor_bytes}")
+        raise OnnxImportError(
+            f"{what}: external data of {length} bytes is more than max-tensor-bytes={max_tensor_bytes}"
+        )
     return location, numbers.get("offset", 0), length
 
 
@@ -336,10 +368,9 @@ def _scan(data: memoryview, descriptor: Descriptor, depth: int) -> None:
                 raise _WireError
             field = descriptor.fields_by_number.get(number)
             if field is not None and field.type == FieldDescriptor.TYPE_MESSAGE:
-                _scan(data[pos:pos + size], field.message_type, depth + 1)
+                _scan(data[pos : pos + size], field.message_type, depth + 1)
             pos += size
         else:
             raise _WireError
         if pos > len(data):
             raise _WireError
-

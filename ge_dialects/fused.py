@@ -35,7 +35,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.outlined import OutlinedYield, outline_into, parse_signature, print_signature, verify_body
 
-
 #: The pattern classes a group may have, and what each kernel looks like.
 PATTERN_CLASSES = {
     "cube+elementwise": "a Cube op (conv, matmul, gemm) with an elementwise epilogue",
@@ -62,10 +61,15 @@ class GroupOp(IRDLOperation):
 
     traits = traits_def(IsolatedFromAbove(), RecursiveMemoryEffect(), SingleBlockImplicitTerminator(YieldOp))
 
-    def __init__(self, pattern: str, rule: str, inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute], body: Region):
-        super().__init__(operands=[inputs], result_types=[result_types], regions=[body],
-                         properties={"pattern": StringAttr(pattern), "rule": StringAttr(rule)})
+    def __init__(
+        self, pattern: str, rule: str, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[body],
+            properties={"pattern": StringAttr(pattern), "rule": StringAttr(rule)},
+        )
 
     @property
     def members(self) -> list[Operation]:
@@ -75,8 +79,9 @@ class GroupOp(IRDLOperation):
     def verify_(self) -> None:
         where = f"fused.group '{self.rule.data}'"
         if self.pattern.data not in PATTERN_CLASSES:
-            raise VerifyException(f"{where}: unknown pattern class '{self.pattern.data}'; "
-                                  f"expected one of {', '.join(PATTERN_CLASSES)}")
+            raise VerifyException(
+                f"{where}: unknown pattern class '{self.pattern.data}'; expected one of {', '.join(PATTERN_CLASSES)}"
+            )
         verify_body(where, self, self.body, YieldOp)
 
     def print(self, printer: Printer) -> None:
@@ -103,8 +108,9 @@ def outline(pattern: str, rule: str, members: Sequence[Operation], keep: Sequenc
     """Moves `members` (program order, one block) into a new `fused.group` whose results are `keep`;
     scalar constants are cloned in (a kernel holds them as immediates). The caller restores
     dominance when outside users came before the last member."""
-    return outline_into(members, keep, lambda ins, types, body: GroupOp(pattern, rule, ins, types, body),
-                        YieldOp, is_scalar_constant)
+    return outline_into(
+        members, keep, lambda ins, types, body: GroupOp(pattern, rule, ins, types, body), YieldOp, is_scalar_constant
+    )
 
 
 def is_scalar_constant(op: Operation) -> bool:

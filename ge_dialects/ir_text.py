@@ -32,7 +32,6 @@ from ge.ge_dialects.ssa_order import first_bad_use
 _ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
 
 
-
 class GeLexer(MLIRLexer):
     """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
 
@@ -52,14 +51,16 @@ class GeLexer(MLIRLexer):
             if char == "\\":
                 escape = self._escape.match(content, pos)
                 if escape is None:
-                    raise ParseError(Span(pos, min(pos + 2, len(content)), self.input),
-                                     "invalid escape in string literal (allowed: \\n \\t \\\\ \\\" "
-                                     "or two hex digits)")
+                    raise ParseError(
+                        Span(pos, min(pos + 2, len(content)), self.input),
+                        'invalid escape in string literal (allowed: \\n \\t \\\\ \\" or two hex digits)',
+                    )
                 pos = escape.end()
                 continue
             end = "the file" if char is None else "its line"
-            raise ParseError(Span(start_pos, start_pos + 1, self.input),
-                             f"string literal is not closed before the end of {end}")
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input), f"string literal is not closed before the end of {end}"
+            )
         self.pos = pos + 1
         literal = StringLiteral(start_pos, self.pos, self.input)
         if "\\" not in literal.text:
@@ -77,8 +78,10 @@ class GeLexer(MLIRLexer):
             sigil = self.input.at(start_pos) or "%"
             following = self.input.at(start_pos + 1)
             got = f"'{following}'" if following and not following.isspace() else "nothing"
-            raise ParseError(Span(start_pos, start_pos + 1, self.input),
-                             f"a name after '{sigil}' must be a number or start with a letter or one of $._- (ASCII only); got {got}") from e
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input),
+                f"a name after '{sigil}' must be a number or start with a letter or one of $._- (ASCII only); got {got}",
+            ) from e
 
 
 class GeParser(Parser):
@@ -107,14 +110,15 @@ class GeParser(Parser):
         span = self._current_token.span
         number_type = super()._parse_optional_integer_or_float_type()
         if number_type is not None and number_type not in _ELEMENT_TYPE_SET:
-            raise ParseError(span, f"type {span.text} is not supported; element types are "
-                                   f"{', '.join(ELEMENT_TYPES)}")
+            raise ParseError(span, f"type {span.text} is not supported; element types are {', '.join(ELEMENT_TYPES)}")
         return number_type
 
     def _parse_optional_builtin_parametrized_type(self):
         if self._current_token.kind == MLIRTokenKind.BARE_IDENT and self._current_token.text == "complex":
-            raise ParseError(self._current_token.span, "complex types are not supported; element types are "
-                                                       f"{', '.join(ELEMENT_TYPES)}")
+            raise ParseError(
+                self._current_token.span,
+                f"complex types are not supported; element types are {', '.join(ELEMENT_TYPES)}",
+            )
         return super()._parse_optional_builtin_parametrized_type()
 
     def parse_dense_int_or_fp_elements_attr(self, type):
@@ -130,17 +134,19 @@ class GeParser(Parser):
         return str(Span(start, start + 1, self.lexer.input, line_offset).get_location())
 
 
-def parse_ir(ctx: Context, text: str, source: str, *, implicit_module: bool = True,
-             line_offset: int = 0) -> tuple[ModuleOp, GeParser]:
+def parse_ir(
+    ctx: Context, text: str, source: str, *, implicit_module: bool = True, line_offset: int = 0
+) -> tuple[ModuleOp, GeParser]:
     """Parses a module; raises ParseError (with `line_offset` added to its line) for any mistake."""
     parser = GeParser(ctx, text, source)
     try:
         module = parser.parse_module(implicit_module)
     except RecursionError:
         where = parser.pos
-        raise ParseError(Span(where, where + 1, parser.lexer.input, line_offset),
-                         "nesting too deep (brackets, regions or types nested beyond what the "
-                         "parser supports)") from None
+        raise ParseError(
+            Span(where, where + 1, parser.lexer.input, line_offset),
+            "nesting too deep (brackets, regions or types nested beyond what the parser supports)",
+        ) from None
     except ParseError as e:
         if line_offset:
             e.span = Span(e.span.start, e.span.end, e.span.input, line_offset)
@@ -174,13 +180,16 @@ def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -
         name = parser.value_names.get(bad_use.value, "a value")
         defined = bad_use.value.owner
         where = parser.place(defined if isinstance(defined, Operation) else defined.parent_op(), line_offset)
-        raise SourceVerifyError(f"{parser.place(bad_use.user, line_offset)}: use of {name} "
-                                f"{bad_use.reason} (defined at {where})")
+        raise SourceVerifyError(
+            f"{parser.place(bad_use.user, line_offset)}: use of {name} {bad_use.reason} (defined at {where})"
+        )
     call = recursive_call(module)
     if call is not None:
         callee = call.callee.string_value()
-        raise SourceVerifyError(f"{parser.place(call, line_offset)}: @{callee} calls itself "
-                                f"(directly or through other functions); recursion is not supported")
+        raise SourceVerifyError(
+            f"{parser.place(call, line_offset)}: @{callee} calls itself "
+            f"(directly or through other functions); recursion is not supported"
+        )
 
 
 def _first_failing_op(module: ModuleOp) -> Operation | None:

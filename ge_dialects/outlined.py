@@ -66,8 +66,12 @@ class OutlinedYield(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        operands = parser.parse_optional_undelimited_comma_separated_list(
-            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
+        operands = (
+            parser.parse_optional_undelimited_comma_separated_list(
+                parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+            )
+            or []
+        )
         types: list[Attribute] = []
         if operands:
             parser.parse_punctuation(":")
@@ -88,10 +92,13 @@ def verify_body(where: str, op: Operation, body: Region, yield_type: type[Operat
         raise VerifyException(f"{where}: the body holds no op")
 
 
-def outline_into(members: Sequence[Operation], keep: Sequence[SSAValue],
-                 make: Callable[[list[SSAValue], list[Attribute], Region], Operation],
-                 make_yield: Callable[[Sequence[SSAValue]], Operation],
-                 is_immediate: Callable[[Operation], bool]) -> Operation:
+def outline_into(
+    members: Sequence[Operation],
+    keep: Sequence[SSAValue],
+    make: Callable[[list[SSAValue], list[Attribute], Region], Operation],
+    make_yield: Callable[[Sequence[SSAValue]], Operation],
+    is_immediate: Callable[[Operation], bool],
+) -> Operation:
     """Moves `members` (program order, one block) into a new region op built by `make`.
 
     Values read from outside become inputs, except ops `is_immediate` accepts (scalar constants),

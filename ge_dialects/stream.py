@@ -105,8 +105,11 @@ class RecordOp(IRDLOperation):
     traits = traits_def(DeviceEffects())
 
     def __init__(self, event: int, stream: int, after: SSAValue):
-        super().__init__(operands=[after], result_types=[EventType()],
-                         properties={"event": IntegerAttr(event, 64), "stream": IntegerAttr(stream, 64)})
+        super().__init__(
+            operands=[after],
+            result_types=[EventType()],
+            properties={"event": IntegerAttr(event, 64), "stream": IntegerAttr(stream, 64)},
+        )
 
     @property
     def event_id(self) -> int:
@@ -132,8 +135,10 @@ class RecordOp(IRDLOperation):
             raise VerifyException(f"{where}: 'after' must be a result of a task.kernel")
         task_stream = kernel.properties.get("stream")
         if isinstance(task_stream, IntegerAttr) and task_stream.value.data != self.stream_id:
-            raise VerifyException(f"{where}: follows task '{kernel.properties['name'].data}' on stream "
-                                  f"{task_stream.value.data}, not on the record's stream")
+            raise VerifyException(
+                f"{where}: follows task '{kernel.properties['name'].data}' on stream "
+                f"{task_stream.value.data}, not on the record's stream"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.event_id} on {self.stream_id} after ")

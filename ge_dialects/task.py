@@ -38,7 +38,6 @@ from xdsl.utils.exceptions import VerifyException
 from ge.ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
 from ge.ge_dialects.stream import DeviceEffects, check_stream_id
 
-
 ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")
 MAX_BLOCK_DIM = 65535
 """The most blocks one launch may ask for (the runtime's blockDim is a 16-bit count)."""
@@ -69,10 +68,20 @@ class KernelOp(IRDLOperation):
     # Not Pure: a kernel writes device memory at its planned offsets and occupies its stream.
     traits = traits_def(IsolatedFromAbove(), DeviceEffects(), SingleBlockImplicitTerminator(YieldOp))
 
-    def __init__(self, name: str, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
-                 properties: dict[str, Attribute]):
-        super().__init__(operands=[inputs], result_types=[result_types], regions=[body],
-                         properties={"name": StringAttr(name), **properties})
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region,
+        properties: dict[str, Attribute],
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[body],
+            properties={"name": StringAttr(name), **properties},
+        )
 
     def get(self, key: str) -> int | None:
         attr = self.properties.get(key)

@@ -23,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import SSAValue
-from xdsl.dialects.builtin import ModuleOp
 
+from ge.ge_dialects.ge.sizes import element_bits
 from ge.ge_dialects.ge.types import element_type_of
 from ge.ge_dialects.ge.weights import weights_of
 from ge.interpreter.device.simulator import ScheduleError
@@ -37,7 +38,6 @@ from ge.interpreter.layouts import to_logical, to_physical
 from ge.interpreter.runner import check_inputs, main_function, output_names
 from ge.interpreter.stream_program import StreamProgram, stream_program
 from ge.interpreter.task import TaskFunctions
-from ge.ge_dialects.ge.sizes import element_bits
 
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
@@ -82,8 +82,7 @@ def random_order(program: StreamProgram, seed: int) -> list[int]:
     recorded: set = set()
     order: list[int] = []
     while len(order) < len(program.tasks):
-        runnable = [s for s in streams
-                    if queues[s] and all(k in recorded for k in program.tasks[queues[s][-1]].waits)]
+        runnable = [s for s in streams if queues[s] and all(k in recorded for k in program.tasks[queues[s][-1]].waits)]
         if not runnable:
             raise ScheduleError(f"deadlock after {len(order)} tasks: {_blocked(program, queues, recorded)}")
         if strategy != "uniform":
@@ -119,8 +118,8 @@ def from_device_bytes(raw: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) 
     bits = _bits(dtype)
     n = int(np.prod(shape, dtype=np.int64))
     if bits >= 8:
-        return raw[:n * dtype.itemsize].view(dtype).reshape(shape)
-    planes = np.unpackbits(raw[:-(-n * bits // 8)], bitorder="little")[:n * bits].reshape(n, bits)
+        return raw[: n * dtype.itemsize].view(dtype).reshape(shape)
+    planes = np.unpackbits(raw[: -(-n * bits // 8)], bitorder="little")[: n * bits].reshape(n, bits)
     return np.packbits(planes, axis=1, bitorder="little").reshape(-1).view(dtype).reshape(shape)
 
 
@@ -137,8 +136,10 @@ class _Arena:
                 if off < 0:
                     continue
                 if off + size > program.pool:
-                    raise ArenaError(f"task '{t.name}' result #{i}: {size} bytes at offset {off} end past the "
-                                     f"{program.pool}-byte pool")
+                    raise ArenaError(
+                        f"task '{t.name}' result #{i}: {size} bytes at offset {off} end past the "
+                        f"{program.pool}-byte pool"
+                    )
                 self.placed[v] = (off, size)
 
     def holds(self, value: SSAValue) -> bool:
@@ -149,9 +150,11 @@ class _Arena:
         off, size = self.placed[value]
         stored = to_device_bytes(array)
         if stored.size > size:
-            raise ArenaError(f"{where} is stored in {stored.size} bytes but plan-memory reserved {size} at offset {off}")
+            raise ArenaError(
+                f"{where} is stored in {stored.size} bytes but plan-memory reserved {size} at offset {off}"
+            )
         self.layout[value] = (array.dtype, array.shape)
-        self.bytes[off:off + stored.size] = stored  # numpy copies first if `array` overlaps
+        self.bytes[off : off + stored.size] = stored  # numpy copies first if `array` overlaps
 
     def read(self, value: SSAValue) -> np.ndarray:
         off, _ = self.placed[value]
@@ -190,8 +193,13 @@ def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, s
     return [np.array(read(v, "func.return"), copy=True) for v in returned]
 
 
-def run_in_arena(module: ModuleOp, inputs: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray] | None = None,
-                 seed: int | None = 0, program: StreamProgram | None = None) -> dict[str, np.ndarray]:
+def run_in_arena(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray],
+    weights: Mapping[str, np.ndarray] | None = None,
+    seed: int | None = 0,
+    program: StreamProgram | None = None,
+) -> dict[str, np.ndarray]:
     """Like interpreter.runner.run, for a module lowered to streams with planned memory: `main`'s
     outputs by name, its tasks run over one arena in the random order of `seed`. `program` replaces
     what `main` says (tests pass a mutated one)."""

@@ -132,14 +132,17 @@ class PassNumerics:
         return self.worst <= 1.0
 
     def __str__(self) -> str:
-        return f"numerics: {self.stage}: worst element at {self.worst:.3g} of the bound " \
-               f"({self.tolerance}) {'ok' if self.ok else 'MISMATCH'}"
+        return (
+            f"numerics: {self.stage}: worst element at {self.worst:.3g} of the bound "
+            f"({self.tolerance}) {'ok' if self.ok else 'MISMATCH'}"
+        )
 
     def error(self) -> NumericsError:
         name = max(self.differences, key=lambda k: self.differences[k].ratio)
         worst = self.differences[name]
-        return NumericsError(f"numerics: {self.stage}: output '{name}' changed {worst.where} "
-                             f"(allowed {self.tolerance})")
+        return NumericsError(
+            f"numerics: {self.stage}: output '{name}' changed {worst.where} (allowed {self.tolerance})"
+        )
 
 
 @dataclass
@@ -162,8 +165,9 @@ class DifferentialChecker:
         return DifferentialChecker(inputs, run(module, inputs), tolerance or Tolerance())
 
     def _check(self, stage: str, before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> None:
-        differences = {name: compare(before[name], after.get(name, np.array(np.nan)), self.tolerance)
-                       for name in before}
+        differences = {
+            name: compare(before[name], after.get(name, np.array(np.nan)), self.tolerance) for name in before
+        }
         report = PassNumerics(stage, differences, self.tolerance)
         self.reports.append(report)
         if not report.ok:

@@ -27,6 +27,7 @@ class FusedFunctions(InterpreterFunctions):
         return interpreter.run_ssacfg_region(op.body, args, f"fused.group {op.rule.data}")
 
     @impl_terminator(fused.YieldOp)
-    def run_yield(self, interpreter: Interpreter, op: fused.YieldOp,
-                  args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+    def run_yield(
+        self, interpreter: Interpreter, op: fused.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()

@@ -19,9 +19,9 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe
+from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
@@ -31,7 +31,13 @@ from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
-    ElementwiseFunctions, NnFunctions, TensorFunctions, AttentionFunctions, LayoutFunctions, ResizeFunctions)
+    ElementwiseFunctions,
+    NnFunctions,
+    TensorFunctions,
+    AttentionFunctions,
+    LayoutFunctions,
+    ResizeFunctions,
+)
 
 
 def op_types(functions: type[InterpreterFunctions]) -> frozenset[type[Operation]]:

@@ -40,7 +40,13 @@ from ge.ge_dialects.ge.layout import (
 from ge.ge_dialects.ge.types import Shape, element_type_of, shape_of
 
 __all__ = [
-    "LayoutError", "to_storage", "from_storage", "to_physical", "to_logical", "storage_shape", "c0",
+    "LayoutError",
+    "to_storage",
+    "from_storage",
+    "to_physical",
+    "to_logical",
+    "storage_shape",
+    "c0",
 ]
 
 
@@ -77,8 +83,9 @@ def _check_supported(origin: str, storage: str, shape: Shape, element_type: Attr
 # -- logical -> stored -----------------------------------------------------------------------------
 
 
-def to_storage(array: np.ndarray, origin: str, storage: str,
-               dtype: Attribute | np.dtype | type | None = None) -> np.ndarray:
+def to_storage(
+    array: np.ndarray, origin: str, storage: str, dtype: Attribute | np.dtype | type | None = None
+) -> np.ndarray:
     """The array a logical `array` (in `origin` order) is stored as in `storage` (C-contiguous)."""
     x = np.asarray(array)
     element_type = _element_type(dtype, x)
@@ -129,8 +136,9 @@ def _nd_to_nz(x: np.ndarray, c0: int) -> np.ndarray:
 # -- stored -> logical -----------------------------------------------------------------------------
 
 
-def from_storage(array: np.ndarray, origin: str, storage: str,
-                 dtype: Attribute | np.dtype | type | None, shape: Shape) -> np.ndarray:
+def from_storage(
+    array: np.ndarray, origin: str, storage: str, dtype: Attribute | np.dtype | type | None, shape: Shape
+) -> np.ndarray:
     """The logical array (of `shape`, in `origin` order) that `array` stores in `storage`.
 
     Unknown (None) dims of `shape` are taken from the stored array where a format keeps them whole;
@@ -140,8 +148,10 @@ def from_storage(array: np.ndarray, origin: str, storage: str,
     shape = _resolve(x, origin, storage, element_type, shape)
     expected = physical_shape(shape, origin, storage, element_type)
     if tuple(x.shape) != tuple(expected):
-        raise LayoutError(f"a {storage} array of logical shape {list(shape)} ({origin}) has shape "
-                          f"{list(expected)}, got {list(x.shape)}")
+        raise LayoutError(
+            f"a {storage} array of logical shape {list(shape)} ({origin}) has shape "
+            f"{list(expected)}, got {list(x.shape)}"
+        )
     rank = len(shape)
     if is_trivial(origin, storage, rank):
         return x

@@ -10,13 +10,13 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
-from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from ge.ge_dialects.ge.weights import weights_of
+from ge.ge_dialects.messages import one_line, quoted
 from ge.interpreter.fused import FusedFunctions
-from ge.interpreter.task import TaskFunctions
 from ge.interpreter.ge import GeFunctions
 from ge.interpreter.layouts import to_logical, to_physical
-from ge.ge_dialects.messages import one_line, quoted
+from ge.interpreter.task import TaskFunctions
 
 
 class InputError(Exception):
@@ -74,8 +74,9 @@ def check_input_names(signature: Mapping[str, TensorType], names) -> None:
     """Every graph input is given and nothing else is."""
     extra = sorted(set(names) - set(signature))
     if extra:
-        raise InputError(f"input {quoted(extra[0])} is not an input of the graph "
-                         f"(inputs: {', '.join(map(quoted, signature))})")
+        raise InputError(
+            f"input {quoted(extra[0])} is not an input of the graph (inputs: {', '.join(map(quoted, signature))})"
+        )
     for name, t in signature.items():
         if name not in names:
             raise InputError(f"input '{name}' is missing (expected {t})")
@@ -95,8 +96,9 @@ def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.
     return ordered
 
 
-def run(module: ModuleOp, inputs: Mapping[str, np.ndarray],
-        weights: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def run(
+    module: ModuleOp, inputs: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
     """Executes `main` and returns its results by output name; `weights` defaults to the module's own
     (what a tool attached, plus what passes added)."""
     fn = main_function(module)

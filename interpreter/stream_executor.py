@@ -62,10 +62,17 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
     if not kernels:
         raise NotLowered("the module has no tasks (run lower-to-tasks and lower-to-streams)")
     producer = {v: i for i, k in enumerate(kernels) for v in k.outputs}
-    return [SimTask(work=task_work(k, names), stream=k.get("stream"), launch=k.get("launch") or 0,
-                    waits=waits[i], records=tuple(records.get(i, ())),
-                    inputs_from=tuple(sorted({producer[v] for v in k.inputs if v in producer})))
-            for i, k in enumerate(kernels)]
+    return [
+        SimTask(
+            work=task_work(k, names),
+            stream=k.get("stream"),
+            launch=k.get("launch") or 0,
+            waits=waits[i],
+            records=tuple(records.get(i, ())),
+            inputs_from=tuple(sorted({producer[v] for v in k.inputs if v in producer})),
+        )
+        for i, k in enumerate(kernels)
+    ]
 
 
 @dataclass
@@ -87,8 +94,9 @@ def memory_figures(module: ModuleOp) -> MemoryFigures | None:
         return v.value.data if isinstance(v, IntegerAttr) else 0
 
     heuristic = d.get("heuristic")
-    return MemoryFigures(num("pool"), num("no_reuse"), num("lower_bound"),
-                         heuristic.data if isinstance(heuristic, StringAttr) else "")
+    return MemoryFigures(
+        num("pool"), num("no_reuse"), num("lower_bound"), heuristic.data if isinstance(heuristic, StringAttr) else ""
+    )
 
 
 def is_lowered(module: ModuleOp) -> bool:
@@ -128,6 +136,8 @@ def report(result, memory: MemoryFigures | None) -> str:
         f"utilization: cube {result.cube_util:.1%}, vector {result.vector_util:.1%}, HBM bandwidth {result.hbm_util:.1%}",
     ]
     if memory is not None:
-        lines.append(f"memory: planned peak {memory.pool / 2**20:.2f} MiB (lower bound {memory.lower_bound / 2**20:.2f} "
-                     f"MiB, no reuse {memory.no_reuse / 2**20:.2f} MiB, {memory.heuristic})")
+        lines.append(
+            f"memory: planned peak {memory.pool / 2**20:.2f} MiB (lower bound {memory.lower_bound / 2**20:.2f} "
+            f"MiB, no reuse {memory.no_reuse / 2**20:.2f} MiB, {memory.heuristic})"
+        )
     return "\n".join(lines)

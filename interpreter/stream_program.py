@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import stream, task
-from ge.interpreter.stream_executor import MEMORY_ATTR, NotLowered
 from ge.ge_dialects.ge.sizes import device_bytes
+from ge.interpreter.stream_executor import MEMORY_ATTR, NotLowered
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,10 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
         if isinstance(op, stream.RecordOp):
             recorded = op.task
             if recorded not in task_index or last_on_stream.get(op.stream_id) != task_index[recorded]:
-                raise NotLowered(f"{where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
-                                 "latest task of its stream")
+                raise NotLowered(
+                    f"{where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
+                    "latest task of its stream"
+                )
             records.setdefault(task_index[recorded], []).append(op.result)
         elif isinstance(op, stream.WaitOp):
             pending_waits.setdefault(op.stream_id, []).append(op.event)
@@ -106,9 +108,18 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
     if not kernels:
         raise NotLowered(f"{where}: no tasks (run lower-to-tasks and lower-to-streams)")
     tasks = tuple(
-        ProgramTask(index=i, op=k, stream=k.get("stream"), launch=k.get("launch") or 0,
-                    inputs=tuple(k.inputs), outputs=tuple(k.outputs),
-                    offsets=tuple(k.offsets.get_values()), sizes=tuple(device_bytes(r) for r in k.outputs),
-                    waits=waits[i], records=tuple(records.get(i, ())))
-        for i, k in enumerate(kernels))
+        ProgramTask(
+            index=i,
+            op=k,
+            stream=k.get("stream"),
+            launch=k.get("launch") or 0,
+            inputs=tuple(k.inputs),
+            outputs=tuple(k.outputs),
+            offsets=tuple(k.offsets.get_values()),
+            sizes=tuple(device_bytes(r) for r in k.outputs),
+            waits=waits[i],
+            records=tuple(records.get(i, ())),
+        )
+        for i, k in enumerate(kernels)
+    )
     return StreamProgram(function=fn, tasks=tasks, pool=pool, setup=tuple(setup))

@@ -29,8 +29,9 @@ class TaskFunctions(InterpreterFunctions):
         return interpreter.run_ssacfg_region(op.body, args, f"task {op.task_name.data}")
 
     @impl_terminator(task.YieldOp)
-    def run_yield(self, interpreter: Interpreter, op: task.YieldOp,
-                  args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+    def run_yield(
+        self, interpreter: Interpreter, op: task.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()
 
     @impl(stream.RecordOp)

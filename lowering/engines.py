@@ -29,8 +29,12 @@ def stays_outside_tasks(op: Operation) -> bool:
     return isinstance(op, func.ReturnOp) or (isinstance(op, GeOp) and op.engine_class() is Engine.NONE)
 
 
-PATTERN_ENGINES = {"cube+elementwise": "cube+vector", "attention": "cube+vector",
-                   "elementwise": "vector", "reduce+elementwise": "vector"}
+PATTERN_ENGINES = {
+    "cube+elementwise": "cube+vector",
+    "attention": "cube+vector",
+    "elementwise": "vector",
+    "reduce+elementwise": "vector",
+}
 VECTOR_TILE_BYTES = 16384
 FRACTAL = 16
 

@@ -32,27 +32,46 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.layout import storage_of, storage_shape
-from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.constant import ConstantOp
-from ge.interpreter.stream_executor import MEMORY_ATTR
+from ge.ge_dialects.ge.layout import storage_of, storage_shape
+from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.stream_executor import MEMORY_ATTR
+from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
-from ge.ge_dialects.ge.sizes import device_bytes
-from ge.lowering.engines import stays_outside_tasks
 from ge.target import Target
 
-INPLACE_PATTERNS = frozenset({"elementwise_chain", "relu", "add", "sub", "mul", "div", "sigmoid", "tanh",
-                              "erf", "sqrt", "gelu", "clip", "hard_swish", "cast"})
+INPLACE_PATTERNS = frozenset(
+    {
+        "elementwise_chain",
+        "relu",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "sigmoid",
+        "tanh",
+        "erf",
+        "sqrt",
+        "gelu",
+        "clip",
+        "hard_swish",
+        "cast",
+    }
+)
 """Tasks that read each element once and write it once, so they may write over a dying input."""
 
 
 def same_storage(a: SSAValue, b: SSAValue) -> bool:
     """Whether element i of `b` is stored where element i of `a` is: same bytes, same physical shape
     and format (so an elementwise task may write `b` over `a` as it reads it)."""
-    return (device_bytes(a) == device_bytes(b) and storage_shape(a.type) == storage_shape(b.type)
-            and storage_of(a.type) == storage_of(b.type))
+    return (
+        device_bytes(a) == device_bytes(b)
+        and storage_shape(a.type) == storage_shape(b.type)
+        and storage_of(a.type) == storage_of(b.type)
+    )
 
 
 def gib(n: int) -> str:
@@ -77,15 +96,19 @@ class PlanMemoryPass(ModulePass):
         where = f"plan-memory: @{fn.sym_name.data}"
         for inner in fn.body.block.ops:
             if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
-                    isinstance(inner, task.KernelOp) and inner.stream is not None):
+                isinstance(inner, task.KernelOp) and inner.stream is not None
+            ):
                 raise DiagnosticException(f"{where} is already on streams (run plan-memory before lower-to-streams)")
             if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
-                raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
+                raise DiagnosticException(
+                    f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)"
+                )
             for r in inner.results if isinstance(inner, task.KernelOp) else ():
                 if isinstance(r.type, TensorType) and None in shape_of(r.type):
                     raise DiagnosticException(
                         f"{where}: task '{inner.task_name.data}' result {r.index} has an unknown size ({r.type}); "
-                        f"a static memory plan needs static shapes")
+                        f"a static memory plan needs static shapes"
+                    )
         pool = pool_buffers(fn)
         plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
@@ -94,16 +117,18 @@ class PlanMemoryPass(ModulePass):
         weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
         io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
         check_hbm("plan-memory", fn, plan.peak, weights, io, target)
-        module.attributes[MEMORY_ATTR] = DictionaryAttr({
-            "pool": IntegerAttr(plan.peak, 64),
-            "no_reuse": IntegerAttr(plan.no_reuse_total, 64),
-            "lower_bound": IntegerAttr(plan.lower_bound, 64),
-            "heuristic": StringAttr(plan.heuristic),
-            "inplace": IntegerAttr(len(plan.inplace), 64),
-            "weights": IntegerAttr(weights, 64),
-            "io": IntegerAttr(io, 64),
-            "alignment": IntegerAttr(plan.alignment, 64),
-        })
+        module.attributes[MEMORY_ATTR] = DictionaryAttr(
+            {
+                "pool": IntegerAttr(plan.peak, 64),
+                "no_reuse": IntegerAttr(plan.no_reuse_total, 64),
+                "lower_bound": IntegerAttr(plan.lower_bound, 64),
+                "heuristic": StringAttr(plan.heuristic),
+                "inplace": IntegerAttr(len(plan.inplace), 64),
+                "weights": IntegerAttr(weights, 64),
+                "io": IntegerAttr(io, 64),
+                "alignment": IntegerAttr(plan.alignment, 64),
+            }
+        )
 
 
 def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: Target) -> None:
@@ -113,7 +138,8 @@ def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int,
     if need > hbm:
         raise DiagnosticException(
             f"{pass_name}: @{fn.sym_name.data} needs {gib(need)} of device memory (activations {gib(pool)}, "
-            f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target.name} has {gib(hbm)} HBM")
+            f"weights {gib(weights)}, inputs/outputs {gib(io)}) but {target.name} has {gib(hbm)} HBM"
+        )
 
 
 @dataclass(frozen=True)

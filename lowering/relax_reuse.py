@@ -36,16 +36,15 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
-from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.interpreter.device import SimTask, simulate
+from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
+from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.memory.plan import verify_plan
 from ge.lowering.plan_memory import check_hbm, pool_buffers
-from ge.interpreter.device import SimTask, simulate
-from ge.interpreter.stream_executor import task_work
 from ge.lowering.streams import Dag, dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
-from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.to_streams import task_costs
 from ge.passes.fusion.cost import CostModel
 from ge.target import Target
@@ -53,8 +52,9 @@ from ge.target import Target
 MAX_ROUNDS = 16
 
 
-def simulated_latency(fn: func.FuncOp, kernels: list[task.KernelOp], data_dag: Dag, target: Target
-                      ) -> Callable[[Schedule], float]:
+def simulated_latency(
+    fn: func.FuncOp, kernels: list[task.KernelOp], data_dag: Dag, target: Target
+) -> Callable[[Schedule], float]:
     """Scores a schedule by the device simulator's latency (graph mode: one launch), as ge-run
     would report it for the lowered function, without building its IR."""
     names: dict = {a: f"%arg{i}" for i, a in enumerate(fn.body.block.args)}
@@ -63,12 +63,20 @@ def simulated_latency(fn: func.FuncOp, kernels: list[task.KernelOp], data_dag: D
     def latency(s: Schedule) -> float:
         waits: dict[int, list[int]] = {}
         records: dict[int, list[int]] = {}
-        for (u, v) in sorted(s.plan.events):
+        for u, v in sorted(s.plan.events):
             records.setdefault(u, []).append(s.plan.event_ids[(u, v)])
             waits.setdefault(v, []).append(s.plan.event_ids[(u, v)])
-        tasks = [SimTask(work=w, stream=s.plan.streams[i], launch=0, waits=tuple(waits.get(i, ())),
-                         records=tuple(records.get(i, ())), inputs_from=tuple(data_dag.pred[i]))
-                 for i, w in enumerate(works)]
+        tasks = [
+            SimTask(
+                work=w,
+                stream=s.plan.streams[i],
+                launch=0,
+                waits=tuple(waits.get(i, ())),
+                records=tuple(records.get(i, ())),
+                inputs_from=tuple(data_dag.pred[i]),
+            )
+            for i, w in enumerate(works)
+        ]
         return simulate(tasks, target, "graph").latency
 
     return latency
@@ -103,12 +111,17 @@ class RelaxReusePass(ModulePass):
         block = fn.body.block
         for inner in block.ops:
             if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
-                    isinstance(inner, task.KernelOp) and inner.stream is not None):
+                isinstance(inner, task.KernelOp) and inner.stream is not None
+            ):
                 raise DiagnosticException(f"{where} is already on streams (run relax-reuse before lower-to-streams)")
             if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
-                raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
+                raise DiagnosticException(
+                    f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)"
+                )
             if isinstance(inner, task.KernelOp) and inner.offsets is None:
-                raise DiagnosticException(f"{where}: task '{inner.task_name.data}' has no offsets (run plan-memory first)")
+                raise DiagnosticException(
+                    f"{where}: task '{inner.task_name.data}' has no offsets (run plan-memory first)"
+                )
         pool = pool_buffers(fn)
         data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         d = memory.data
@@ -119,10 +132,20 @@ class RelaxReusePass(ModulePass):
 
         limit = self.streams or None
         try:
-            result = trade_reuse(kernels, pool.buffers, pool.names, pool.write_offsets, data_dag, limit,
-                                 task_costs(kernels, CostModel(target)), base_pool=num("pool"),
-                                 budget=int(self.budget_mib * 2**20), alignment=num("alignment", 512),
-                                 rounds=self.rounds, score=simulated_latency(fn, kernels, data_dag, target))
+            result = trade_reuse(
+                kernels,
+                pool.buffers,
+                pool.names,
+                pool.write_offsets,
+                data_dag,
+                limit,
+                task_costs(kernels, CostModel(target)),
+                base_pool=num("pool"),
+                budget=int(self.budget_mib * 2**20),
+                alignment=num("alignment", 512),
+                rounds=self.rounds,
+                score=simulated_latency(fn, kernels, data_dag, target),
+            )
         except ReuseError as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
         updated = dict(d)
@@ -131,11 +154,13 @@ class RelaxReusePass(ModulePass):
             check_hbm(self.name, fn, result.plan.peak, num("weights"), num("io"), target)
             updated["pool"] = IntegerAttr(result.plan.peak, 64)
             updated["heuristic"] = StringAttr(result.plan.heuristic)
-        updated.update({
-            "given_up": IntegerAttr(len(result.given_up), 64),
-            "given_up_bytes": IntegerAttr(result.extra_bytes, 64),
-            "relaxed_for": IntegerAttr(self.streams, 64),
-            "latency_ns": IntegerAttr(round(result.score * 1e9), 64),
-            "latency_before_ns": IntegerAttr(round(result.base_score * 1e9), 64),
-        })
+        updated.update(
+            {
+                "given_up": IntegerAttr(len(result.given_up), 64),
+                "given_up_bytes": IntegerAttr(result.extra_bytes, 64),
+                "relaxed_for": IntegerAttr(self.streams, 64),
+                "latency_ns": IntegerAttr(round(result.score * 1e9), 64),
+                "latency_before_ns": IntegerAttr(round(result.base_score * 1e9), 64),
+            }
+        )
         module.attributes[MEMORY_ATTR] = DictionaryAttr(updated)

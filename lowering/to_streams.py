@@ -36,14 +36,14 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.ge_dialects.ge.types import shape_of
+from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 from ge.passes.fusion.cost import CostModel
-from ge.lowering.engines import stays_outside_tasks
 
 
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
@@ -75,7 +75,9 @@ class LowerToStreamsPass(ModulePass):
         if self.mode not in stream.MODES:
             raise DiagnosticException(f"lower-to-streams: mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
         if not 0 <= self.streams <= stream.MAX_STREAMS:
-            raise DiagnosticException(f"lower-to-streams: streams must be in 0..{stream.MAX_STREAMS}, got {self.streams}")
+            raise DiagnosticException(
+                f"lower-to-streams: streams must be in 0..{stream.MAX_STREAMS}, got {self.streams}"
+            )
         cost = CostModel(module_pass_target(self.name, op, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
@@ -112,7 +114,6 @@ class LowerToStreamsPass(ModulePass):
 def task_costs(kernels: list[task.KernelOp], cost: CostModel) -> list[float]:
     """Estimated seconds of each task (the cost model the stream merge and the reuse trade-off use)."""
     return [cost.task_time(k) for k in kernels]
-
 
 
 def insert_event_ops(block, kernels: list[task.KernelOp], plan) -> None:

@@ -24,8 +24,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import fused, stream, task
 from ge.ge_dialects.ge.base import location_name
-from ge.ge_dialects.outlined import outline_into
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.ge_dialects.outlined import outline_into
 from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.target import Target
 
@@ -34,8 +34,13 @@ def task_properties(op: Operation, target: Target) -> dict:
     engine = engine_of(op)
     block_dim, tiling = launch_geometry(op, engine, target)
     pattern = op.rule.data if isinstance(op, fused.GroupOp) else op.name.removeprefix("ge.")
-    return {"engine": StringAttr(engine), "block_dim": IntegerAttr(block_dim, 64),
-            "workspace": IntegerAttr(0, 64), "tiling": StringAttr(tiling), "pattern": StringAttr(pattern)}
+    return {
+        "engine": StringAttr(engine),
+        "block_dim": IntegerAttr(block_dim, 64),
+        "workspace": IntegerAttr(0, 64),
+        "tiling": StringAttr(tiling),
+        "pattern": StringAttr(pattern),
+    }
 
 
 def lower_op(op: Operation, name: str, target: Target) -> task.KernelOp:
@@ -54,9 +59,13 @@ def lower_op(op: Operation, name: str, target: Target) -> task.KernelOp:
         op.detach()
         op.erase()
         return kernel
-    return outline_into([op], list(op.results),
-                        lambda ins, types, body: task.KernelOp(name, ins, types, body, props),
-                        task.YieldOp, fused.is_scalar_constant)
+    return outline_into(
+        [op],
+        list(op.results),
+        lambda ins, types, body: task.KernelOp(name, ins, types, body, props),
+        task.YieldOp,
+        fused.is_scalar_constant,
+    )
 
 
 @dataclass(frozen=True)
@@ -70,8 +79,11 @@ class LowerToTasksPass(ModulePass):
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
-            if any(isinstance(o, (stream.RecordOp, stream.WaitOp)) or (isinstance(o, task.KernelOp) and o.stream is not None)
-                   for o in fn.body.block.ops):
+            if any(
+                isinstance(o, (stream.RecordOp, stream.WaitOp))
+                or (isinstance(o, task.KernelOp) and o.stream is not None)
+                for o in fn.body.block.ops
+            ):
                 raise DiagnosticException(f"{self.name}: @{fn.sym_name.data} is already on streams")
             used: set[str] = set()
             for inner in list(fn.body.block.ops):

@@ -18,8 +18,16 @@ from ge.passes.rules.casts import ONNX_NUMBER, RULES, changes_meaning, composabl
 
 PASS = "cancel-casts"
 
-__all__ = ["ONNX_NUMBER", "CancelCastsPass", "cancel_casts", "changes_meaning", "composable", "elem", "is_exact",
-           "make_cast"]
+__all__ = [
+    "ONNX_NUMBER",
+    "CancelCastsPass",
+    "cancel_casts",
+    "changes_meaning",
+    "composable",
+    "elem",
+    "is_exact",
+    "make_cast",
+]
 
 
 def cancel_casts(module: ModuleOp) -> None:

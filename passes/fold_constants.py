@@ -151,15 +151,21 @@ class FoldConstantsPass(ModulePass):
         sizes = [_elements(s) for s in shapes]
         biggest = max(sizes, default=0)
         if biggest > self.max_elements:
-            self._reject(op, "size-guard", f"{describe(op)}: result of {biggest} elements exceeds "
-                                           f"max-elements={self.max_elements}")
+            self._reject(
+                op,
+                "size-guard",
+                f"{describe(op)}: result of {biggest} elements exceeds max-elements={self.max_elements}",
+            )
             return None
         total = sum(sizes)
         operand_elements = sum(int(np.asarray(v).size) for v in operand_values)
         if total > ge.ConstantOp.INLINE_LIMIT and total > self.growth_factor * operand_elements:
-            self._reject(op, "growth-guard",
-                         f"{describe(op)}: results of {total} elements from constant operands of "
-                         f"{operand_elements} elements (more than growth-factor={self.growth_factor:g} times)")
+            self._reject(
+                op,
+                "growth-guard",
+                f"{describe(op)}: results of {total} elements from constant operands of "
+                f"{operand_elements} elements (more than growth-factor={self.growth_factor:g} times)",
+            )
             return None
         try:
             with np.errstate(all="ignore"):
@@ -177,8 +183,12 @@ class FoldConstantsPass(ModulePass):
         for i, (result, value) in enumerate(zip(op.results, values)):
             plan = self._plan(result, value)
             if plan is None:
-                self._reject(op, "fold", f"{describe(op)}: result #{i} of type {result.type} feeds a non-ge op "
-                                         f"that would not accept the folded type {_plain_type(value)}")
+                self._reject(
+                    op,
+                    "fold",
+                    f"{describe(op)}: result #{i} of type {result.type} feeds a non-ge op "
+                    f"that would not accept the folded type {_plain_type(value)}",
+                )
                 return
             plans.append(plan)
         made: list[ge.ConstantOp] = []

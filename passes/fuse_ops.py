@@ -19,10 +19,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects.ge.target_attr import module_pass_target
-from ge.passes.pipeline import require_graph_level
 from ge.passes.fusion.cost import CostModel
 from ge.passes.fusion.engine import FusionEngine, FusionRule
 from ge.passes.fusion.rules import RULES
+from ge.passes.pipeline import require_graph_level
 
 _USER_RULES: list[FusionRule] = []
 

@@ -25,7 +25,6 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.target import TargetError, check_target_name
 from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
@@ -44,9 +43,16 @@ from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
 from ge.passes.require_graph_level import RequireGraphLevelPass
 from ge.passes.set_target import SetTargetPass
 from ge.passes.simplify import SimplifyPass
+from ge.target import TargetError, check_target_name
 
-PRECISION_MODES = ("force_fp16", "force_fp32", "allow_fp32_to_fp16", "must_keep_origin_dtype",
-                   "allow_mix_precision", "allow_mix_precision_bf16")
+PRECISION_MODES = (
+    "force_fp16",
+    "force_fp32",
+    "allow_fp32_to_fp16",
+    "must_keep_origin_dtype",
+    "allow_mix_precision",
+    "allow_mix_precision_bf16",
+)
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,26 @@ def shapes(_: LevelOptions) -> list[ModulePass]:
 
 
 def cleanup(_: LevelOptions) -> list[ModulePass]:
-    return [FoldConstantsPass(), MergeConstantsPass(), CommonSubexpressionElimination(), SimplifyPass(),
-            DeadCodeElimination()]
+    return [
+        FoldConstantsPass(),
+        MergeConstantsPass(),
+        CommonSubexpressionElimination(),
+        SimplifyPass(),
+        DeadCodeElimination(),
+    ]
 
 
 def graph_fusion(_: LevelOptions) -> list[ModulePass]:
-    return [FoldConvBnPass(), FoldBiasAddPass(), RecognizeLayerNormPass(), RecognizeGeluPass(),
-            RecognizeAttentionPass(), SimplifyPass(), CommonSubexpressionElimination(), DeadCodeElimination()]
+    return [
+        FoldConvBnPass(),
+        FoldBiasAddPass(),
+        RecognizeLayerNormPass(),
+        RecognizeGeluPass(),
+        RecognizeAttentionPass(),
+        SimplifyPass(),
+        CommonSubexpressionElimination(),
+        DeadCodeElimination(),
+    ]
 
 
 def precision(options: LevelOptions) -> list[ModulePass]:
@@ -79,8 +98,13 @@ def precision(options: LevelOptions) -> list[ModulePass]:
 
 
 def layout(_: LevelOptions) -> list[ModulePass]:
-    return [AssignFormatsPass(), CancelTransDataPass(), MergeTransDataPass(), FoldTransDataPass(),
-            DeadCodeElimination()]
+    return [
+        AssignFormatsPass(),
+        CancelTransDataPass(),
+        MergeTransDataPass(),
+        FoldTransDataPass(),
+        DeadCodeElimination(),
+    ]
 
 
 def ub_fusion(options: LevelOptions) -> list[ModulePass]:
@@ -108,8 +132,9 @@ class GeOptimizePass(CompositePass):
         if self.level not in LEVELS:
             raise DiagnosticException(f"ge-optimize: level {self.level} is not one of 0, 1, 2, 3")
         if self.precision_mode not in PRECISION_MODES:
-            raise DiagnosticException(f"ge-optimize: precision_mode '{self.precision_mode}' is not one of "
-                                      f"{', '.join(PRECISION_MODES)}")
+            raise DiagnosticException(
+                f"ge-optimize: precision_mode '{self.precision_mode}' is not one of {', '.join(PRECISION_MODES)}"
+            )
         try:
             if self.target is not None:
                 check_target_name(self.target)

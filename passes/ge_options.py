@@ -85,8 +85,9 @@ def apply_ge_options(passes: Sequence[ModulePass], options: Sequence[str]) -> tu
     for option in options:
         key, sep, text = option.partition("=")
         if not sep or key not in GE_OPTIONS:
-            raise DiagnosticException(f"--ge-option '{option}': expected NAME=VALUE with NAME one of "
-                                      f"{', '.join(GE_OPTIONS)}")
+            raise DiagnosticException(
+                f"--ge-option '{option}': expected NAME=VALUE with NAME one of {', '.join(GE_OPTIONS)}"
+            )
         pass_name, field, read = GE_OPTIONS[key]
         try:
             value = read(text)

@@ -41,8 +41,11 @@ def refined_type(op: GeOp, index: int, declared: Attribute, inferred: TensorType
     if not isinstance(declared, TensorType):
         raise DiagnosticException(f"{describe(op)}: result #{index} must be a tensor, got {declared}")
     old, new = shape_of(declared), shape_of(inferred)
-    if (declared.element_type != inferred.element_type or len(old) != len(new)
-            or any(a is not None and b is not None and a != b for a, b in zip(old, new))):
+    if (
+        declared.element_type != inferred.element_type
+        or len(old) != len(new)
+        or any(a is not None and b is not None and a != b for a, b in zip(old, new))
+    ):
         raise DiagnosticException(
             f"{describe(op)}: result #{index} is declared {declared} but its operands now imply {inferred}"
         )

@@ -90,8 +90,13 @@ class MergeConstantsPass(ModulePass):
                     merged += len(group) - 1
                     kept += 1
         if merged:
-            remarks.emit(PASS, "note", "merge-constants", [],
-                         f"{merged} duplicate constants removed ({merged + kept} constants merged into {kept})")
+            remarks.emit(
+                PASS,
+                "note",
+                "merge-constants",
+                [],
+                f"{merged} duplicate constants removed ({merged + kept} constants merged into {kept})",
+            )
 
     @staticmethod
     def _merge(group: list[ge.ConstantOp]) -> None:
@@ -99,8 +104,9 @@ class MergeConstantsPass(ModulePass):
         if keep is not group[0]:
             keep.detach()
             Rewriter.insert_op(keep, InsertPoint.before(group[0]))
-        remarks.emit(PASS, "applied", "merge", group,
-                     f"{len(group)} equal constants of type {keep.output.type} merged into one")
+        remarks.emit(
+            PASS, "applied", "merge", group, f"{len(group)} equal constants of type {keep.output.type} merged into one"
+        )
         for c in group:
             if c is not keep:
                 c.output.replace_all_uses_with(keep.output)

@@ -246,8 +246,11 @@ class _Converter:
             self.last_arg_cast = new
 
     def _cast(self, value: SSAValue, dtype: Attribute, result_type: TensorType | None = None) -> SSAValue:
-        cast = CastOp.build(operands=[value], result_types=[result_type or _to_type(value.type, dtype)],
-                            properties={"to": IntegerAttr(ONNX_NUMBER[dtype], i64)})
+        cast = CastOp.build(
+            operands=[value],
+            result_types=[result_type or _to_type(value.type, dtype)],
+            properties={"to": IntegerAttr(ONNX_NUMBER[dtype], i64)},
+        )
         self._insert_after_def(cast, value)
         self.made_casts.append(cast)
         self.origin[cast.output] = value
@@ -285,7 +288,7 @@ class _Converter:
             v = getattr(op, name)
             if v is None:
                 continue
-            for x in (v if not isinstance(v, SSAValue) else [v]):
+            for x in v if not isinstance(v, SSAValue) else [v]:
                 if is_float(elem(x)):
                     out.append((name, x))
         return out
@@ -335,8 +338,13 @@ class _Converter:
             return  # nothing of the type this mode converts
         if self.mode.policy == "keep":
             if type(op) in self.lists.fp16_only:
-                remarks.emit(PASS, "note", "fp16-only", [op],
-                             "the device has no f32 kernel for this op; GE rejects must_keep_origin_dtype here")
+                remarks.emit(
+                    PASS,
+                    "note",
+                    "fp16-only",
+                    [op],
+                    "the device has no f32 kernel for this op; GE rejects must_keep_origin_dtype here",
+                )
             return
         target, rule, reason = self.decide(op, kind, floats)
         if target is None:

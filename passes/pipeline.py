@@ -70,8 +70,7 @@ def verify_after(pass_: ModulePass, module: ModuleOp) -> None:
         raise PassVerificationError(pass_.name, e) from e
 
 
-def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass],
-              observers: Sequence[Observer] = ()) -> None:
+def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], observers: Sequence[Observer] = ()) -> None:
     """Runs the expanded pipeline; after each pass the module must verify, then each observer sees it."""
     for p in expand(passes):
         p.apply(ctx, module)
@@ -99,5 +98,6 @@ def require_graph_level(pass_name: str, module: ModuleOp) -> None:
     line rather than half-rewritten (its kernels and events are not graph operators)."""
     for op in module.walk():
         if op.name.split(".", 1)[0] in LOWERED_DIALECTS:
-            raise DiagnosticException(f"{pass_name}: the module is already lowered ({op.name} found); "
-                                      "graph passes run before lower-to-tasks")
+            raise DiagnosticException(
+                f"{pass_name}: the module is already lowered ({op.name} found); graph passes run before lower-to-tasks"
+            )

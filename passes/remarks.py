@@ -40,8 +40,9 @@ def node_names(ops: Iterable[Operation]) -> tuple[str, ...]:
     return tuple(location_name(op) or op.name for op in ops)
 
 
-def emit(pass_name: str, kind: str, rule: str, ops: Iterable[Operation], reason: str,
-         benefit: float | None = None) -> None:
+def emit(
+    pass_name: str, kind: str, rule: str, ops: Iterable[Operation], reason: str, benefit: float | None = None
+) -> None:
     """Records a remark in every active collector (a no-op when nobody collects)."""
     if not _SINKS:
         return

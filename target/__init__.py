@@ -11,8 +11,7 @@ dataclasses (target/spec.py).
 from __future__ import annotations
 
 from ge import refuse_bare_import
-from ge.target.loader import (DEFAULT_TARGET, TargetError, check_target_name, load_target, load_target_file,
-                           target_names)
+from ge.target.loader import DEFAULT_TARGET, TargetError, check_target_name, load_target, load_target_file, target_names
 from ge.target.spec import Target
 
 refuse_bare_import(__name__)
@@ -28,5 +27,13 @@ def pass_target(pass_name: str, name: str) -> Target:
         raise DiagnosticException(f"{pass_name}: {e}") from None
 
 
-__all__ = ["DEFAULT_TARGET", "Target", "TargetError", "check_target_name", "load_target", "load_target_file",
-           "pass_target", "target_names"]
+__all__ = [
+    "DEFAULT_TARGET",
+    "Target",
+    "TargetError",
+    "check_target_name",
+    "load_target",
+    "load_target_file",
+    "pass_target",
+    "target_names",
+]

@@ -99,8 +99,14 @@ def _has_type(want: type, value: Any) -> bool:
     return type(value) is want or (want is float and type(value) is int)
 
 
-_KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string", dict: "a table",
-          list: "an array"}
+_KINDS = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    dict: "a table",
+    list: "an array",
+}
 
 
 def _kind(value: Any) -> str:

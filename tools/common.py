@@ -13,15 +13,14 @@ from pathlib import Path
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from ge.ge_dialects.fused import FUSED
-from ge.ge_dialects.stream import STREAM
-from ge.ge_dialects.task import TASK
 from ge.ge_dialects.ge import GE
 from ge.ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
+from ge.ge_dialects.stream import STREAM
+from ge.ge_dialects.task import TASK
 
 
 class UserError(Exception):
@@ -129,8 +128,17 @@ def _step(e: BaseException) -> str:
 
 
 # -- sizes ---------------------------------------------------------------------------------------
-_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30,
-          "t": 1 << 40, "tib": 1 << 40}
+_UNITS = {
+    "": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tib": 1 << 40,
+}
 
 
 def byte_size(text: str) -> int:
@@ -173,9 +181,14 @@ def add_contract_arguments(parser) -> None:
     """The options every tool has: the allocation limit and the traceback of an internal error."""
     from ge.interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES
 
-    parser.add_argument("--max-tensor-bytes", metavar="BYTES", type=byte_size, default=DEFAULT_MAX_TENSOR_BYTES,
-                        help="refuse to create any tensor larger than this, from inputs, constant folding or "
-                             "the interpreter (e.g. 512MiB; default 4GiB)")
+    parser.add_argument(
+        "--max-tensor-bytes",
+        metavar="BYTES",
+        type=byte_size,
+        default=DEFAULT_MAX_TENSOR_BYTES,
+        help="refuse to create any tensor larger than this, from inputs, constant folding or "
+        "the interpreter (e.g. 512MiB; default 4GiB)",
+    )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     one_line_usage_errors(parser)
 
@@ -199,8 +212,12 @@ def _innermost_project_frame(e: BaseException) -> str:
     where = ""
     for frame in traceback.extract_tb(e.__traceback__):
         path = Path(frame.filename).resolve()
-        if (path.is_file() and _PROJECT_ROOT in path.parents and ".venv" not in path.parts
-                and "site-packages" not in path.parts):
+        if (
+            path.is_file()
+            and _PROJECT_ROOT in path.parents
+            and ".venv" not in path.parts
+            and "site-packages" not in path.parts
+        ):
             where = f"{path.relative_to(_PROJECT_ROOT)}:{frame.lineno}"
     return where
 
@@ -239,18 +256,30 @@ def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
     except MemoryError as e:
         _show_traceback(report)
         where = _innermost_project_frame(e)
-        _die(tool, f"out of memory{_step(e)}" + (f" (at {where})" if where else "")
-             + "; a tensor may be too large for this machine (see --max-tensor-bytes)")
+        _die(
+            tool,
+            f"out of memory{_step(e)}"
+            + (f" (at {where})" if where else "")
+            + "; a tensor may be too large for this machine (see --max-tensor-bytes)",
+        )
     except RecursionError as e:
         _show_traceback(report)
         where = _innermost_project_frame(e)
-        _die(tool, f"nesting too deep{_step(e)}" + (f" (at {where})" if where else "")
-             + ": the input nests deeper than Python's recursion limit")
+        _die(
+            tool,
+            f"nesting too deep{_step(e)}"
+            + (f" (at {where})" if where else "")
+            + ": the input nests deeper than Python's recursion limit",
+        )
     except Exception as e:  # a compiler bug: say so, and where
         _show_traceback(report)
         where = _innermost_project_frame(e)
-        print(f"{tool}: internal error: {type(e).__name__}: {first_line(e)}" + (f" (at {where})" if where else "")
-              + ("" if report.debug else "; rerun with --debug for the traceback"), file=sys.stderr)
+        print(
+            f"{tool}: internal error: {type(e).__name__}: {first_line(e)}"
+            + (f" (at {where})" if where else "")
+            + ("" if report.debug else "; rerun with --debug for the traceback"),
+            file=sys.stderr,
+        )
         sys.exit(2)
 
 

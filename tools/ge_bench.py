@@ -12,10 +12,21 @@ from __future__ import annotations
 
 import argparse
 
-from ge.tools.ge_bench_measure import (CONSTANT_SOURCES, MODELS, SENSITIVITY_MODELS, TARGETS, Compiled, compile_both,
-                            markdown, row, sensitivity_rows, split_row, stream_sweep)
 from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
+from ge.tools.ge_bench_measure import (
+    CONSTANT_SOURCES,
+    MODELS,
+    SENSITIVITY_MODELS,
+    TARGETS,
+    Compiled,
+    compile_both,
+    markdown,
+    row,
+    sensitivity_rows,
+    split_row,
+    stream_sweep,
+)
 
 
 def model_list(text: str, option: str) -> list[str]:
@@ -27,19 +38,28 @@ def model_list(text: str, option: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="ge-bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="ge-bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all)")
     parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument("--precision", default="force_fp16",
-                        help="precision_mode for both levels (default %(default)s, ATC's default)")
-    parser.add_argument("--sweep", default="bert_base,resnet50 b32",
-                        help="models for the stream-count sweep ('' to skip)")
+    parser.add_argument(
+        "--precision", default="force_fp16", help="precision_mode for both levels (default %(default)s, ATC's default)"
+    )
+    parser.add_argument(
+        "--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)"
+    )
     parser.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
-    parser.add_argument("--sensitivity", action="store_true",
-                        help="add the table of speedups with launch_s and task_device_s at half, as given and double")
-    parser.add_argument("--sensitivity-models", default=",".join(SENSITIVITY_MODELS),
-                        help="models of the sensitivity table (default %(default)s)")
+    parser.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="add the table of speedups with launch_s and task_device_s at half, as given and double",
+    )
+    parser.add_argument(
+        "--sensitivity-models",
+        default=",".join(SENSITIVITY_MODELS),
+        help="models of the sensitivity table (default %(default)s)",
+    )
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown")
     args = parser.parse_args(argv)
     with reported_errors("ge-bench"):
@@ -64,8 +84,12 @@ def main(argv: list[str] | None = None) -> None:
         sections = []
         if rows:
             sections.append(("O0 per-op against O3 graph sink", markdown(rows)))
-            sections.append(("The compiler's share and the launch mode's share",
-                             markdown([split_row(compiled[(n, t)]) for n in names for t in targets])))
+            sections.append(
+                (
+                    "The compiler's share and the launch mode's share",
+                    markdown([split_row(compiled[(n, t)]) for n in names for t in targets]),
+                )
+            )
         if sensitivity_names:
             sens = []
             for n in sensitivity_names:

@@ -165,10 +165,18 @@ def stream_sweep(name: str, target: str, precision: str, counts=(1, 2, 4, 8, 16)
         result = simulate_module(lowered, spec)
         fn = next(iter(lowered.ops))
         events = sum(1 for op in fn.body.block.ops if isinstance(op, stream.RecordOp))
-        rows.append({"model": name, "target": target, "streams asked": str(count),
-                     "streams used": str(fn.attributes[stream.COUNT_ATTR].value.data),
-                     "events": str(events), "latency (us)": f"{result.latency * 1e6:.1f}",
-                     "cube util": f"{result.cube_util:.0%}", "vector util": f"{result.vector_util:.0%}"})
+        rows.append(
+            {
+                "model": name,
+                "target": target,
+                "streams asked": str(count),
+                "streams used": str(fn.attributes[stream.COUNT_ATTR].value.data),
+                "events": str(events),
+                "latency (us)": f"{result.latency * 1e6:.1f}",
+                "cube util": f"{result.cube_util:.0%}",
+                "vector util": f"{result.vector_util:.0%}",
+            }
+        )
     return rows
 
 
@@ -253,8 +261,14 @@ class Compiled:
         def latency(tasks, mode):
             return simulate(tasks, spec, mode).latency
 
-        return Split(latency(self.o0, "op"), latency(self.o0, "graph"), latency(self.o3, "op"),
-                     latency(self.o3, "graph"), len(self.o0), len(self.o3))
+        return Split(
+            latency(self.o0, "op"),
+            latency(self.o0, "graph"),
+            latency(self.o3, "op"),
+            latency(self.o3, "graph"),
+            len(self.o0),
+            len(self.o3),
+        )
 
 
 def compile_both(name: str, target: str, precision: str) -> Compiled:
@@ -271,9 +285,13 @@ def _x(value: float) -> str:
 def split_row(c: Compiled) -> dict[str, str]:
     s = c.split(load_target(c.target))
     return {
-        "model": c.name, "target": c.target, "kernels O0/O3": f"{s.kernels_o0}/{s.kernels_o3}",
-        "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O0 graph (us)": f"{s.o0_graph * 1e6:.0f}",
-        "O3 op (us)": f"{s.o3_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
+        "model": c.name,
+        "target": c.target,
+        "kernels O0/O3": f"{s.kernels_o0}/{s.kernels_o3}",
+        "O0 op (us)": f"{s.o0_op * 1e6:.0f}",
+        "O0 graph (us)": f"{s.o0_graph * 1e6:.0f}",
+        "O3 op (us)": f"{s.o3_op * 1e6:.0f}",
+        "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
         "total O0 op -> O3 graph": _x(s.total),
         "compiler, graph (O0 -> O3 graph)": _x(s.compiler_graph),
         "compiler, op (O0 -> O3 op)": _x(s.compiler_op),
@@ -289,15 +307,21 @@ def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
         for overhead in factors:
             varied = with_constants(spec, launch_s=launch, task_device_s=overhead)
             s = c.split(varied)
-            rows.append({
-                "model": c.name, "target": c.target,
-                "launch_s (us)": f"{varied.host.launch_s * 1e6:g}" + (" (given)" if launch == 1 else ""),
-                "task_device_s (us)": f"{varied.overheads.task_device_s * 1e6:g}"
-                                      + (" (given)" if overhead == 1 else ""),
-                "O0 op (us)": f"{s.o0_op * 1e6:.0f}", "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
-                "total": _x(s.total), "compiler, graph": _x(s.compiler_graph),
-                "compiler, op": _x(s.compiler_op), "launch mode, O3": _x(s.launch_o3),
-            })
+            rows.append(
+                {
+                    "model": c.name,
+                    "target": c.target,
+                    "launch_s (us)": f"{varied.host.launch_s * 1e6:g}" + (" (given)" if launch == 1 else ""),
+                    "task_device_s (us)": f"{varied.overheads.task_device_s * 1e6:g}"
+                    + (" (given)" if overhead == 1 else ""),
+                    "O0 op (us)": f"{s.o0_op * 1e6:.0f}",
+                    "O3 graph (us)": f"{s.o3_graph * 1e6:.0f}",
+                    "total": _x(s.total),
+                    "compiler, graph": _x(s.compiler_graph),
+                    "compiler, op": _x(s.compiler_op),
+                    "launch mode, O3": _x(s.launch_o3),
+                }
+            )
     return rows
 
 

@@ -18,34 +18,32 @@ import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
 from io import StringIO
-from typing import IO
-
 from pathlib import Path
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ge.frontend.sidecar import SIDECAR_ATTR, SidecarError, open_weights, save
 from ge.ge_dialects.fused import FUSED
-from ge.ge_dialects.stream import STREAM
-from ge.ge_dialects.task import TASK
 from ge.ge_dialects.ge import GE
 from ge.ge_dialects.ge.weights import attach_weights, referenced_keys, referenced_weights, weights_of
-from xdsl.utils.exceptions import DiagnosticException, InterpretationError
-
-from ge.interpreter.ge import KernelError
-from ge.interpreter.runner import InputError
+from ge.ge_dialects.stream import STREAM
+from ge.ge_dialects.task import TASK
 from ge.interpreter.differential import DEFAULT_ATOL, DEFAULT_RTOL, DifferentialChecker, NumericsError, Tolerance
+from ge.interpreter.ge import KernelError
+from ge.interpreter.kernels import tensor_byte_limit
+from ge.interpreter.runner import InputError
 from ge.passes import remarks
 from ge.passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
 from ge.passes.fusion.engine import FusionRule
 from ge.passes.ge_options import apply_ge_options
 from ge.passes.pipeline import Observer, PassVerificationError, available_passes, expand
-from ge.interpreter.kernels import tensor_byte_limit
 from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
-from ge.tools.outputs import Outputs, reserve_ir_output
 from ge.tools.ir_input import read_ir_chunk
+from ge.tools.outputs import Outputs, reserve_ir_output
 
 
 class _KeptText(StringIO):
@@ -78,32 +76,49 @@ class GeOptMain(xDSLOptMain):
             "--strip-debuginfo", action="store_true", help="do not print locations (ONNX node names)"
         )
         arg_parser.add_argument(
-            "--verify-numerics", nargs="?", const=0, type=int, metavar="SEED",
+            "--verify-numerics",
+            nargs="?",
+            const=0,
+            type=int,
+            metavar="SEED",
             help="run the interpreter (random inputs from SEED, default 0) after every pass and fail "
-                 "when an element of an output breaks |after-before| <= ATOL + RTOL*|before| (or NaN / inf "
-                 "move, or an integer changes), each pass against the one before and the end against the start",
+            "when an element of an output breaks |after-before| <= ATOL + RTOL*|before| (or NaN / inf "
+            "move, or an integer changes), each pass against the one before and the end against the start",
         )
         arg_parser.add_argument(
-            "--numerics-tolerance", type=float, default=DEFAULT_RTOL, metavar="RTOL",
+            "--numerics-tolerance",
+            type=float,
+            default=DEFAULT_RTOL,
+            metavar="RTOL",
             help="RTOL of --verify-numerics, the error relative to each element (default %(default)s)",
         )
         arg_parser.add_argument(
-            "--numerics-atol", type=float, default=DEFAULT_ATOL, metavar="ATOL",
+            "--numerics-atol",
+            type=float,
+            default=DEFAULT_ATOL,
+            metavar="ATOL",
             help="ATOL of --verify-numerics, the error allowed on elements near zero (default %(default)s)",
         )
         arg_parser.add_argument(
-            "--load-fusion-rules", action="append", default=[], metavar="FILE",
+            "--load-fusion-rules",
+            action="append",
+            default=[],
+            metavar="FILE",
             help="run the Python FILE and add the fusion rules it defines (RULES, a list of FusionRule) in "
-                 "front of fuse-ops' table; repeatable",
+            "front of fuse-ops' table; repeatable",
         )
         arg_parser.add_argument(
-            "--ge-option", action="append", default=[], metavar="NAME=VALUE",
+            "--ge-option",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
             help="a GE option (ge.oo.level, ge.exec.precision_mode, ge.socVersion, ge.exec.disableReuseMemory, "
-                 "ge.enableSingleStream, ge.streamNum) applied to the passes that implement it; alone, it runs "
-                 "ge-optimize",
+            "ge.enableSingleStream, ge.streamNum) applied to the passes that implement it; alone, it runs "
+            "ge-optimize",
         )
         arg_parser.add_argument(
-            "--remarks", action="store_true",
+            "--remarks",
+            action="store_true",
             help="print a remark (stderr) for every rewrite the passes applied or rejected",
         )
 
@@ -112,8 +127,14 @@ class GeOptMain(xDSLOptMain):
         if file_extension != "mlir":
             module = super().parse_chunk(chunk, file_extension, start_offset)
         else:
-            module = read_ir_chunk(self.ctx, chunk, source, not self.args.no_implicit_module,
-                                   start_offset, verify=not self.args.disable_verify)
+            module = read_ir_chunk(
+                self.ctx,
+                chunk,
+                source,
+                not self.args.no_implicit_module,
+                start_offset,
+                verify=not self.args.disable_verify,
+            )
         if module is not None:
             try:
                 attach_weights(module, open_weights(module, Path(source) if self.args.input_file else Path.cwd() / "-"))
@@ -146,8 +167,10 @@ class GeOptMain(xDSLOptMain):
 
     def _check_tolerances(self) -> None:
         """A NaN, negative or infinite tolerance makes a check that cannot pass or cannot fail."""
-        for flag, value in (("--numerics-tolerance", self.args.numerics_tolerance),
-                            ("--numerics-atol", self.args.numerics_atol)):
+        for flag, value in (
+            ("--numerics-tolerance", self.args.numerics_tolerance),
+            ("--numerics-atol", self.args.numerics_atol),
+        ):
             if not math.isfinite(value) or value < 0:
                 raise UserError(f"{flag} {value}: must be a finite number >= 0")
 
@@ -188,8 +211,9 @@ class GeOptMain(xDSLOptMain):
         from ge.tools.ge_run import random_inputs
 
         inputs = random_inputs(module, self.args.verify_numerics)
-        return DifferentialChecker.start(module, inputs,
-                                         Tolerance(self.args.numerics_tolerance, self.args.numerics_atol))
+        return DifferentialChecker.start(
+            module, inputs, Tolerance(self.args.numerics_tolerance, self.args.numerics_atol)
+        )
 
     def prepare_output(self) -> IO[str]:
         self._text = _KeptText()
@@ -209,8 +233,10 @@ class GeOptMain(xDSLOptMain):
         created = [k for k in keys if k in weights_of(module).added]
         if self.args.output_file is None:
             if created:
-                raise UserError(f"the passes created {len(created)} new weights (e.g. '{created[0]}'); "
-                                "give -o FILE.mlir so they can be written to a sidecar beside it")
+                raise UserError(
+                    f"the passes created {len(created)} new weights (e.g. '{created[0]}'); "
+                    "give -o FILE.mlir so they can be written to a sidecar beside it"
+                )
             return
         if self._sidecar is not None:
             raise UserError("with --split-input-file, only one module may refer to weights when writing -o")
@@ -231,8 +257,9 @@ class GeOptMain(xDSLOptMain):
                 super().run()
         except ValueError as e:
             if "Unrecognized file extension" in str(e):
-                raise UserError(f"{source}: {first_line(e)[0].lower()}{first_line(e)[1:]} "
-                                "(give .mlir, or -f to name the format)") from None
+                raise UserError(
+                    f"{source}: {first_line(e)[0].lower()}{first_line(e)[1:]} (give .mlir, or -f to name the format)"
+                ) from None
             raise
         except OSError as e:
             raise UserError(f"{e.filename or source}: {e.strerror or first_line(e)}") from None

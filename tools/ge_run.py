@@ -24,24 +24,45 @@ from tokenize import TokenError
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.ge_dialects.messages import quoted
 from ge.frontend.sidecar import SidecarError, open_weights
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import attach_weights
+from ge.ge_dialects.messages import quoted
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
-from ge.interpreter.stream_executor import (NotLowered, is_lowered, memory_figures, report, simulate_module,
-                                            stream_function)
-from ge.lowering.streams.verify import verify_stream_function
 from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
-from ge.target import DEFAULT_TARGET, Target, TargetError, check_target_name, load_target, load_target_file, target_names
-from ge.tools.common import (UserError, add_contract_arguments, doing, first_line, import_onnx_file, read_module,
-                          reported_errors, seed)
+from ge.interpreter.stream_executor import (
+    NotLowered,
+    is_lowered,
+    memory_figures,
+    report,
+    simulate_module,
+    stream_function,
+)
+from ge.lowering.streams.verify import verify_stream_function
+from ge.target import (
+    DEFAULT_TARGET,
+    Target,
+    TargetError,
+    check_target_name,
+    load_target,
+    load_target_file,
+    target_names,
+)
+from ge.tools.common import (
+    UserError,
+    add_contract_arguments,
+    doing,
+    first_line,
+    import_onnx_file,
+    read_module,
+    reported_errors,
+    seed,
+)
 from ge.tools.outputs import Outputs
-from ge.ge_dialects.ge.types import numpy_dtype, shape_of
-
 
 PROGRAM_SUFFIXES = (".mlir", ".onnx", "")
 """What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models."""
@@ -136,8 +157,10 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
         raise InputError(f"input '{name}': {e}") from None
     size = math.prod(shape) * dtype.itemsize
     if info.file_size - offset < size:
-        raise InputError(f"input '{name}' is truncated: its header promises {format_bytes(size)}, "
-                         f"the member holds {format_bytes(max(info.file_size - offset, 0))}")
+        raise InputError(
+            f"input '{name}' is truncated: its header promises {format_bytes(size)}, "
+            f"the member holds {format_bytes(max(info.file_size - offset, 0))}"
+        )
     return dtype, shape, fortran, offset
 
 
@@ -183,7 +206,7 @@ def summary(outputs: dict[str, np.ndarray], seconds: float) -> str:
     lines = [f"ran in {seconds * 1e3:.1f} ms"]
     for name, v in outputs.items():
         stats = ""
-        if v.size and v.dtype.kind in "fiu" or v.dtype.name == "bfloat16":
+        if (v.size and v.dtype.kind in "fiu") or v.dtype.name == "bfloat16":
             f = v.astype(np.float64)
             stats = f"  mean {f.mean():.6g}  std {f.std():.6g}  min {f.min():.6g}  max {f.max():.6g}"
         lines.append(f"{name}: {v.dtype}{list(v.shape)}{stats}")
@@ -207,8 +230,11 @@ def run_on_device(module, args, outputs: Outputs) -> None:
     print(report(result, memory_figures(module)))
 
 
-TARGET_SOURCES = {"option": "from --target", "module": "from the module",
-                  "default": "the default: the module names no target"}
+TARGET_SOURCES = {
+    "option": "from --target",
+    "module": "from the module",
+    "default": "the default: the module names no target",
+}
 
 
 def device_target(module, args) -> tuple[Target, str]:
@@ -230,8 +256,9 @@ def device_target(module, args) -> tuple[Target, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="ge-run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="ge-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("program", help="a ge IR file (.mlir) or an ONNX model (.onnx)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
@@ -241,18 +268,28 @@ def main(argv: list[str] | None = None) -> None:
     add_contract_arguments(parser)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     chip = device.add_mutually_exclusive_group()
-    chip.add_argument("--target", metavar="NAME",  # checked by check_target_name: one line
-                      help=f"target chip, one of {', '.join(target_names())} (default: the module's "
-                           f"ge.target, else {DEFAULT_TARGET}); must agree with the module's")
-    chip.add_argument("--target-file", metavar="TOML",
-                      help="a target description of your own (the keys of target/*.toml; its name must "
-                           "agree with the module's ge.target)")
+    chip.add_argument(
+        "--target",
+        metavar="NAME",  # checked by check_target_name: one line
+        help=f"target chip, one of {', '.join(target_names())} (default: the module's "
+        f"ge.target, else {DEFAULT_TARGET}); must agree with the module's",
+    )
+    chip.add_argument(
+        "--target-file",
+        metavar="TOML",
+        help="a target description of your own (the keys of target/*.toml; its name must "
+        "agree with the module's ge.target)",
+    )
     device.add_argument("--timing-only", action="store_true", help="model the time only: no numbers, no weights")
     device.add_argument("--trace", metavar="JSON", help="write a Chrome/Perfetto trace of the modeled run")
     device.add_argument("--op-summary", metavar="CSV", help="write the per-task op summary (msprof style)")
-    device.add_argument("--schedule-seed", metavar="N", type=int,
-                        help="compute the outputs with every intermediate in one arena at its planned offset and "
-                             "the tasks in a random order the streams and events allow, drawn from seed N")
+    device.add_argument(
+        "--schedule-seed",
+        metavar="N",
+        type=int,
+        help="compute the outputs with every intermediate in one arena at its planned offset and "
+        "the tasks in a random order the streams and events allow, drawn from seed N",
+    )
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
@@ -275,8 +312,10 @@ def execute(args) -> None:
         with doing("modeling the device"):
             run_on_device(module, args, outputs)
     elif args.timing_only or args.trace or args.op_summary:
-        raise UserError(f"{args.program}: --timing-only, --trace and --op-summary need a module lowered to "
-                        "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')")
+        raise UserError(
+            f"{args.program}: --timing-only, --trace and --op-summary need a module lowered to "
+            "streams (ge-opt -p 'lower-to-tasks,plan-memory,lower-to-streams')"
+        )
     if not args.timing_only:
         try:
             signature = input_signature(module)
@@ -294,8 +333,11 @@ def execute(args) -> None:
         start = time.perf_counter()
         try:
             with doing(f"running {args.program}"):
-                results = run(module, inputs, weights) if args.schedule_seed is None else \
-                    run_in_arena(module, inputs, weights, args.schedule_seed)
+                results = (
+                    run(module, inputs, weights)
+                    if args.schedule_seed is None
+                    else run_in_arena(module, inputs, weights, args.schedule_seed)
+                )
         except InputError as e:
             raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
         except NotLowered as e:

@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+
+from xdsl.dialects.builtin import StringAttr
 
 from ge.frontend.sidecar import SIDECAR_ATTR, save
 from ge.ge_dialects import ge
 from ge.tools.common import UserError, add_contract_arguments, doing, import_onnx_file, print_module, reported_errors
 from ge.tools.outputs import Outputs, reserve_ir_output
-from xdsl.dialects.builtin import StringAttr
 
-def translate_onnx(model_path: str, output: str | None, inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
-                   max_tensor_bytes: int | None = None) -> None:
+
+def translate_onnx(
+    model_path: str,
+    output: str | None,
+    inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
+    max_tensor_bytes: int | None = None,
+) -> None:
     outputs = Outputs()
     sidecar = reserve_ir_output(outputs, output) if output is not None else None
     module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes)
     if weights and output is None:
-        raise UserError(f"{model_path}: the model has {len(weights)} weights above the inline limit; "
-                        "give -o FILE.mlir so they can be written to a sidecar beside it")
+        raise UserError(
+            f"{model_path}: the model has {len(weights)} weights above the inline limit; "
+            "give -o FILE.mlir so they can be written to a sidecar beside it"
+        )
     with doing("printing the IR"):
         if weights:
             module.attributes[SIDECAR_ATTR] = StringAttr(sidecar.name)
@@ -40,12 +47,17 @@ def translate_onnx(model_path: str, output: str | None, inline_limit: int = ge.C
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="ge-translate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="ge-translate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--import-onnx", metavar="MODEL", required=True, help="ONNX model to import")
     parser.add_argument("-o", "--output", metavar="FILE", help="IR file to write (default: stdout)")
-    parser.add_argument("--inline-limit", type=int, default=ge.ConstantOp.INLINE_LIMIT,
-                        help="constants with at most this many elements stay inline (default %(default)s)")
+    parser.add_argument(
+        "--inline-limit",
+        type=int,
+        default=ge.ConstantOp.INLINE_LIMIT,
+        help="constants with at most this many elements stay inline (default %(default)s)",
+    )
     add_contract_arguments(parser)
     args = parser.parse_args(argv)
     with reported_errors("ge-translate", args.debug):

@@ -13,8 +13,9 @@ from ge.ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
 from ge.tools.common import UserError
 
 
-def read_ir_chunk(ctx: Context, chunk: IO[bytes], source: str, implicit_module: bool, line_offset: int,
-                  verify: bool = True) -> ModuleOp:
+def read_ir_chunk(
+    ctx: Context, chunk: IO[bytes], source: str, implicit_module: bool, line_offset: int, verify: bool = True
+) -> ModuleOp:
     """Parses (and verifies) one chunk of a `--split-input-file` input.
 
     Raises ParseError, VerifyException (naming file:line:col) or UserError."""

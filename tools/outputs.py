@@ -144,8 +144,10 @@ def reserve_ir_output(outputs: Outputs, output: str | os.PathLike) -> Path:
     path. The IR may not itself be named like a sidecar: the two would be one file."""
     out = Path(output)
     if out.suffix == SIDECAR_SUFFIX:
-        raise UserError(f"{output}: the IR output may not be named *{SIDECAR_SUFFIX}: its weights go to "
-                        f"a sidecar of that name beside it (use e.g. {out.with_suffix('.mlir').name})")
+        raise UserError(
+            f"{output}: the IR output may not be named *{SIDECAR_SUFFIX}: its weights go to "
+            f"a sidecar of that name beside it (use e.g. {out.with_suffix('.mlir').name})"
+        )
     outputs.reserve(out, "IR output (-o)")
     sidecar = out.with_suffix(SIDECAR_SUFFIX)
     outputs.reserve(sidecar, "weights sidecar")

@@ -22,7 +22,15 @@ from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
 from ge.ge_dialects.ge.types import FormatAttr, WeightRefAttr
 
-ALL_OPS: list[type[GeOp]] = [ConstantOp, *ELEMENTWISE_OPS, *NN_OPS, *TENSOR_OPS, *RESIZE_OPS, *ATTENTION_OPS, *LAYOUT_OPS]
+ALL_OPS: list[type[GeOp]] = [
+    ConstantOp,
+    *ELEMENTWISE_OPS,
+    *NN_OPS,
+    *TENSOR_OPS,
+    *RESIZE_OPS,
+    *ATTENTION_OPS,
+    *LAYOUT_OPS,
+]
 
 GE = Dialect("ge", ALL_OPS, [FormatAttr, WeightRefAttr, TargetAttr])
 

@@ -65,7 +65,11 @@ class AttentionOp(GeOp):
     fill = opt_prop_def(FloatProp)
     traits = traits_def(Pure(), RunsOn(Engine.CUBE_VECTOR))
     DEFAULTS: ClassVar = {
-        "scale": 1.0, "scale_op": "mul", "scale_on": "scores", "k_transposed": 0, "mask_kind": "additive",
+        "scale": 1.0,
+        "scale_op": "mul",
+        "scale_on": "scores",
+        "k_transposed": 0,
+        "mask_kind": "additive",
         "fill": float(np.finfo(np.float32).min),
     }
 
@@ -91,10 +95,11 @@ class AttentionOp(GeOp):
             kind = a.prop("mask_kind")
             want = dtype if kind == "additive" else i1
             if a.dtype("mask") != want:
-                raise a.fail(f"the {kind} mask must have element type {type_name(want)}, "
-                             f"got {type_name(a.dtype('mask'))}")
+                raise a.fail(
+                    f"the {kind} mask must have element type {type_name(want)}, got {type_name(a.dtype('mask'))}"
+                )
             mask = a.shape("mask")
-            tail = scores[len(scores) - len(mask):]
+            tail = scores[len(scores) - len(mask) :]
             if len(mask) > len(scores) or any(m not in (1, s) and None not in (m, s) for m, s in zip(mask, tail)):
                 raise a.fail(f"mask of shape {_show(mask)} does not broadcast to the scores {_show(scores)}")
         batch = broadcast_shapes(a, scores[:-2], v[:-2])

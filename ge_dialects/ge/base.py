@@ -132,7 +132,7 @@ class InferArgs:
     def __init__(
         self,
         op_cls: type[GeOp],
-        operands: dict[str, SSAValue | None | Sequence[SSAValue]],
+        operands: dict[str, SSAValue | Sequence[SSAValue] | None],
         props: dict[str, Attribute],
         num_results: int,
         where: str,
@@ -289,7 +289,7 @@ class GeOp(IRDLOperation):
     @classmethod
     def create(
         cls,
-        operands: dict[str, SSAValue | None | Sequence[SSAValue]] | Sequence[SSAValue] = (),
+        operands: dict[str, SSAValue | Sequence[SSAValue] | None] | Sequence[SSAValue] = (),
         props: dict[str, Any] | None = None,
         num_results: int | None = None,
         name: str | None = None,
@@ -319,8 +319,12 @@ class GeOp(IRDLOperation):
             raise args.fail(f"can produce at most {len(types)} results, {num_results} requested")
         op_defs = cls.get_irdl_definition().operands
         op = cls.build(
-            operands=[operands.get(n) if not isinstance(d, VarOperandDef) or isinstance(d, OptOperandDef)
-                      else list(operands.get(n) or []) for n, d in op_defs],
+            operands=[
+                operands.get(n)
+                if not isinstance(d, VarOperandDef) or isinstance(d, OptOperandDef)
+                else list(operands.get(n) or [])
+                for n, d in op_defs
+            ],
             result_types=_group_results(cls, list(types)),
             properties=properties,
         )
@@ -442,9 +446,7 @@ class GeOp(IRDLOperation):
             result_groups = _group_results(cls, outputs)
         except VerifyException as e:
             parser.raise_error(str(e), fn_pos, parser.pos)
-        return cls.build(
-            operands=groups, result_types=result_groups, properties=properties, attributes=attributes
-        )
+        return cls.build(operands=groups, result_types=result_groups, properties=properties, attributes=attributes)
 
 
 def _parse_operands(
@@ -477,11 +479,15 @@ def _parse_operands(
 
 
 def _group_operands(
-    cls: type[GeOp], parser: Parser, start: int, positional: list[UnresolvedOperand],
-    named: dict[str, UnresolvedOperand], resolved: dict[int, SSAValue],
-) -> list[SSAValue | None | list[SSAValue]]:
+    cls: type[GeOp],
+    parser: Parser,
+    start: int,
+    positional: list[UnresolvedOperand],
+    named: dict[str, UnresolvedOperand],
+    resolved: dict[int, SSAValue],
+) -> list[SSAValue | list[SSAValue] | None]:
     """Splits the operands over the operand definitions: optional ones by name, the rest in order."""
-    groups: list[SSAValue | None | list[SSAValue]] = []
+    groups: list[SSAValue | list[SSAValue] | None] = []
     defs = cls.get_irdl_definition().operands
     known = {n for n, d in defs if isinstance(d, OptOperandDef)}
     for key in named:
@@ -506,7 +512,7 @@ def _group_operands(
     return groups
 
 
-def _group_results(cls: type[GeOp], types: list[Attribute]) -> list[Attribute | None | list[Attribute]]:
+def _group_results(cls: type[GeOp], types: list[Attribute]) -> list[Attribute | list[Attribute] | None]:
     """Splits a flat result type list over the result definitions (optional results are a prefix)."""
     defs = cls.get_irdl_definition().results
     n_required = sum(1 for _, d in defs if not isinstance(d, VarResultDef))
@@ -514,7 +520,7 @@ def _group_results(cls: type[GeOp], types: list[Attribute]) -> list[Attribute | 
     has_var = any(isinstance(d, VarResultDef) and not isinstance(d, OptResultDef) for _, d in defs)
     if len(types) < n_required or (not has_var and len(types) > n_required + n_opt):
         raise VerifyException(f"{cls.name}: {len(types)} result types do not fit its results")
-    groups: list[Attribute | None | list[Attribute]] = []
+    groups: list[Attribute | list[Attribute] | None] = []
     rest = list(types)
     spare = len(types) - n_required
     for _, d in defs:
@@ -543,9 +549,7 @@ def _verify_format(op: Operation, value: SSAValue) -> None:
         return
     rank = FORMATS[fmt.origin.data]
     if rank is not None and len(t.get_shape()) != rank:
-        raise VerifyException(
-            f"{describe(op)}: origin format {fmt.origin.data} needs rank {rank}, got {_show(t)}"
-        )
+        raise VerifyException(f"{describe(op)}: origin format {fmt.origin.data} needs rank {rank}, got {_show(t)}")
 
 
 def _show(t: Attribute) -> str:

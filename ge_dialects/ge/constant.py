@@ -61,8 +61,10 @@ class ConstantOp(GeOp):
 
     @staticmethod
     def inline(array: np.ndarray, name: str | None = None) -> ConstantOp:
-        op = ConstantOp.build(properties={"value": dense_from_numpy(array)},
-                              result_types=[tensor(element_type_of(array.dtype), array.shape)])
+        op = ConstantOp.build(
+            properties={"value": dense_from_numpy(array)},
+            result_types=[tensor(element_type_of(array.dtype), array.shape)],
+        )
         if name:
             op.location = name_loc(name)
         return op
@@ -93,9 +95,7 @@ class ConstantOp(GeOp):
         value = self.value
         if isinstance(value, DenseIntOrFPElementsAttr):
             if value.get_element_type() != t.element_type or tuple(value.get_shape()) != shape_of(t):
-                raise VerifyException(
-                    f"{describe(self)}: value of type {value.type} does not match result type {t}"
-                )
+                raise VerifyException(f"{describe(self)}: value of type {value.type} does not match result type {t}")
         elif any(d is None for d in shape_of(t)):
             raise VerifyException(f"{describe(self)}: a weight constant must have a static shape, got {t}")
 

@@ -61,6 +61,7 @@ class DenseTextError(Exception):
 
 # -- element types ---------------------------------------------------------------------------------
 
+
 def storage_dtype(element_type: Attribute) -> np.dtype | None:
     """The numpy dtype whose bytes the attribute holds for one element, or None if ge has no such
     element type (then xDSL's own reading applies)."""
@@ -98,6 +99,7 @@ def _int_range(element_type: Attribute) -> tuple[int, int]:
 
 # -- reading ---------------------------------------------------------------------------------------
 
+
 class _Element:
     """One scalar of a literal before its element type is known."""
 
@@ -126,8 +128,12 @@ def _parse_element(parser: AttrParser) -> _Element:
         kind = "bool"
     else:
         where = f"'{token.text}'" if token.text else "the end of the input"
-        _fail(parser, f"expected a number, true or false in the dense literal, got {where}",
-              token.span.start, max(token.span.end, token.span.start + 1))
+        _fail(
+            parser,
+            f"expected a number, true or false in the dense literal, got {where}",
+            token.span.start,
+            max(token.span.end, token.span.start + 1),
+        )
     parser._consume_token()
     return _Element(negative, token.text, kind, start, token.span.end)
 
@@ -136,8 +142,9 @@ def _parse_nested(parser: AttrParser, elements: list[_Element], depth: int) -> l
     """Reads `[...]` (the current token is `[`) into `elements`; returns the shape it spells."""
     open_pos = parser.pos
     if depth > MAX_LITERAL_DEPTH:
-        _fail(parser, f"nesting too deep: the dense literal nests more than {MAX_LITERAL_DEPTH} levels of '['",
-              open_pos)
+        _fail(
+            parser, f"nesting too deep: the dense literal nests more than {MAX_LITERAL_DEPTH} levels of '['", open_pos
+        )
     parser.parse_punctuation("[")
     if parser.parse_optional_punctuation("]") is not None:
         return [0]
@@ -150,8 +157,12 @@ def _parse_nested(parser: AttrParser, elements: list[_Element], depth: int) -> l
             elements.append(_parse_element(parser))
             shapes.append([])
         if shapes[-1] != shapes[0]:
-            _fail(parser, f"the dense literal is not rectangular: this item has shape {shapes[-1]}, "
-                          f"the first has {shapes[0]}", item_pos, parser.pos)
+            _fail(
+                parser,
+                f"the dense literal is not rectangular: this item has shape {shapes[-1]}, the first has {shapes[0]}",
+                item_pos,
+                parser.pos,
+            )
         if parser.parse_optional_punctuation(",") is None:
             break
     parser.parse_punctuation("]", " to close the dense literal list")
@@ -163,13 +174,17 @@ def _check_size(parser: AttrParser, type: Attribute, dtype: np.dtype, where: int
     count = math.prod(shape)
     size = count * dtype.itemsize
     if size > max_tensor_bytes():
-        _fail(parser, f"{type} holds {size} bytes, more than the limit of {max_tensor_bytes()} bytes "
-                      "(--max-tensor-bytes)", where)
+        _fail(
+            parser,
+            f"{type} holds {size} bytes, more than the limit of {max_tensor_bytes()} bytes (--max-tensor-bytes)",
+            where,
+        )
     return count
 
 
-def _float_values(parser: AttrParser, elements: Sequence[_Element], element_type: AnyFloat,
-                  dtype: np.dtype) -> np.ndarray:
+def _float_values(
+    parser: AttrParser, elements: Sequence[_Element], element_type: AnyFloat, dtype: np.dtype
+) -> np.ndarray:
     bits_dtype = _bits_dtype(dtype)
     width = element_type.bitwidth
     out = np.zeros(len(elements), dtype)
@@ -180,8 +195,7 @@ def _float_values(parser: AttrParser, elements: Sequence[_Element], element_type
             _fail(parser, f"'{e.text}' is not a value of {name}", e.start, e.end)
         if e.kind == "hex":
             if e.negative:
-                _fail(parser, f"a hex float literal is a bit pattern and takes no sign: {e.spelled()}",
-                      e.start, e.end)
+                _fail(parser, f"a hex float literal is a bit pattern and takes no sign: {e.spelled()}", e.start, e.end)
             pattern = int(e.text, 16)
             if pattern >> width:
                 _fail(parser, f"{e.text} has more than the {width} bits of {name}", e.start, e.end)
@@ -199,8 +213,9 @@ def _float_values(parser: AttrParser, elements: Sequence[_Element], element_type
     return out
 
 
-def _int_values(parser: AttrParser, elements: Sequence[_Element], element_type: Attribute,
-                dtype: np.dtype) -> np.ndarray:
+def _int_values(
+    parser: AttrParser, elements: Sequence[_Element], element_type: Attribute, dtype: np.dtype
+) -> np.ndarray:
     low, high = _int_range(element_type)
     is_bool = dtype == np.dtype(np.bool_)
     values: list[int] = []
@@ -306,30 +321,40 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
     return _elements_dense(parser, literal, type, dtype, count, type_pos)
 
 
-def _hex_dense(parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype,
-               count: int) -> DenseIntOrFPElementsAttr:
+def _hex_dense(
+    parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype, count: int
+) -> DenseIntOrFPElementsAttr:
     """The attribute of a hex string literal: the raw bytes of every element, or of one (a splat)."""
     text, where = literal.hex_text, literal.pos
     if not text.startswith(("0x", "0X")):
-        _fail(parser, "a string in a dense literal must be hex data (\"0x...\")", where)
+        _fail(parser, 'a string in a dense literal must be hex data ("0x...")', where)
     try:
         raw = bytes.fromhex(text[2:])
     except ValueError:
         _fail(parser, "the hex data of the dense literal is not valid hex", where)
     if len(raw) not in (dtype.itemsize, count * dtype.itemsize):
-        _fail(parser, f"the hex data holds {len(raw)} bytes; {type} needs {count * dtype.itemsize} "
-                      f"(or {dtype.itemsize} for a splat)", where)
+        _fail(
+            parser,
+            f"the hex data holds {len(raw)} bytes; {type} needs {count * dtype.itemsize} "
+            f"(or {dtype.itemsize} for a splat)",
+            where,
+        )
     _check_narrow_bytes(parser, np.frombuffer(raw, dtype), type.get_element_type(), where)
     return DenseIntOrFPElementsAttr(type, BytesAttr(raw))
 
 
-def _elements_dense(parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype,
-                    count: int, type_pos: int) -> DenseIntOrFPElementsAttr:
+def _elements_dense(
+    parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype, count: int, type_pos: int
+) -> DenseIntOrFPElementsAttr:
     """The attribute of a literal of elements: of the type's shape, or one element (a splat)."""
     shape, element_type = literal.shape, type.get_element_type()
     if shape is not None and list(type.get_shape()) != shape:
-        _fail(parser, f"the dense literal has shape {shape} but its type {type} has shape "
-                      f"{list(type.get_shape())}", literal.pos, type_pos)
+        _fail(
+            parser,
+            f"the dense literal has shape {shape} but its type {type} has shape {list(type.get_shape())}",
+            literal.pos,
+            type_pos,
+        )
     if isinstance(element_type, AnyFloat):
         values = _float_values(parser, literal.elements, element_type, dtype)
     else:
@@ -340,6 +365,7 @@ def _elements_dense(parser: AttrParser, literal: _Literal, type: TensorType | Ve
 
 
 # -- printing --------------------------------------------------------------------------------------
+
 
 def _float_text(value: np.generic, dtype: np.dtype) -> str:
     """The shortest decimal (from 7 significant digits up) that reads back to `value`'s bits, or the
@@ -378,7 +404,7 @@ def _nested(texts: list[str], shape: Sequence[int]) -> str:
     if len(shape) <= 1:
         return "[" + ", ".join(texts) + "]"
     step = len(texts) // shape[0] if shape[0] else 0
-    return "[" + ", ".join(_nested(texts[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
+    return "[" + ", ".join(_nested(texts[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
 
 
 def dense_text(attr: DenseIntOrFPElementsAttr) -> str | None:

@@ -136,7 +136,7 @@ class GeluOp(UnaryElementwiseOp):
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
         if a.prop("approximate") not in ("none", "tanh"):
-            raise a.fail(f"approximate must be \"none\" or \"tanh\", got \"{a.prop('approximate')}\"")
+            raise a.fail(f'approximate must be "none" or "tanh", got "{a.prop("approximate")}"')
         return super().infer(a)
 
 
@@ -181,6 +181,18 @@ class EqualOp(BinaryElementwiseOp):
 
 
 ELEMENTWISE_OPS = [
-    ReluOp, SqrtOp, ErfOp, TanhOp, SigmoidOp, HardSwishOp, IdentityOp, GeluOp,
-    AddOp, SubOp, MulOp, DivOp, PowOp, EqualOp,
+    ReluOp,
+    SqrtOp,
+    ErfOp,
+    TanhOp,
+    SigmoidOp,
+    HardSwishOp,
+    IdentityOp,
+    GeluOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    PowOp,
+    EqualOp,
 ]

@@ -35,7 +35,6 @@ from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
-
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
@@ -234,8 +233,9 @@ class TransDataOp(GeOp):
         super().verify_()
         src, dst = self.src.type, self.dst.type
         if storage_of(dst) != self.p("dst_format"):
-            raise _fail(self, f"result storage format {storage_of(dst)} does not match "
-                              f"dst_format {self.p('dst_format')}")
+            raise _fail(
+                self, f"result storage format {storage_of(dst)} does not match dst_format {self.p('dst_format')}"
+            )
         if not origins_compatible(origin_of(src), origin_of(dst)):
             raise _fail(self, f"origin format changes from {origin_of(src)} to {origin_of(dst)}")
         reason = unsupported(origin_of(dst), storage_of(dst), shape_of(dst), dst.element_type)
@@ -246,7 +246,8 @@ class TransDataOp(GeOp):
     def to(value, target: TensorType, name: str | None = None) -> TransDataOp:
         """A (detached) trans_data of `value` whose result has type `target`."""
         op = TransDataOp.build(
-            operands=[value], result_types=[target],
+            operands=[value],
+            result_types=[target],
             properties={"src_format": StrProp(storage_of(value.type)), "dst_format": StrProp(storage_of(target))},
         )
         if name:

@@ -136,7 +136,7 @@ def _ints_prop(a: InferArgs, name: str, count: int, per_axis: int = 1) -> None:
 def _window(a: InferArgs, spatial: int, kernel: Sequence[int | None]) -> Window:
     """Checks the window properties of a conv or pool op and returns its geometry."""
     if a.prop("auto_pad") not in AUTO_PADS:
-        raise a.fail(f"auto_pad must be one of {', '.join(AUTO_PADS)}, got \"{a.prop('auto_pad')}\"")
+        raise a.fail(f'auto_pad must be one of {", ".join(AUTO_PADS)}, got "{a.prop("auto_pad")}"')
     _ints_prop(a, "strides", spatial)
     _ints_prop(a, "dilations", spatial)
     _ints_prop(a, "pads", spatial, 2)
@@ -330,7 +330,6 @@ class GlobalAvgPoolOp(GeOp):
         shape = (x[0], x[1], *[1] * (len(x) - 2))
         return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
 
-
     def reduced_row_elements(self) -> int:
         return reduction_ratio(self.X, self.Y)
 
@@ -381,8 +380,9 @@ def _check_channel_vector(a: InferArgs, name: str, channels: int | None) -> None
     a.expect_dtype(name, FLOAT_TYPES)
     shape = a.shape(name)
     if len(shape) != 1 or (shape[0] is not None and channels is not None and shape[0] != channels):
-        raise a.fail(f"operand '{name}' must have shape ({'?' if channels is None else channels},), "
-                     f"got {_shape(shape)}")
+        raise a.fail(
+            f"operand '{name}' must have shape ({'?' if channels is None else channels},), got {_shape(shape)}"
+        )
 
 
 @irdl_op_definition
@@ -426,7 +426,7 @@ class LayerNormOp(GeOp):
 def _check_unidirectional(a: InferArgs, name: str, target: Shape) -> None:
     """`name` must broadcast to `target` without changing it (ONNX unidirectional broadcasting)."""
     shape = a.shape(name)
-    tail = target[len(target) - len(shape):] if len(shape) <= len(target) else None
+    tail = target[len(target) - len(shape) :] if len(shape) <= len(target) else None
     if tail is None or any(d is not None and t is not None and d not in (1, t) for d, t in zip(shape, tail)):
         raise a.fail(f"operand '{name}' of shape {_shape(shape)} does not broadcast to {_shape(target)}")
 
@@ -439,8 +439,11 @@ class RandomWhenTraining(MemoryEffect):
 
     @classmethod
     def get_effects(cls, op) -> set[EffectInstance]:
-        return set() if op.is_identity() else {EffectInstance(MemoryEffectKind.READ),
-                                               EffectInstance(MemoryEffectKind.WRITE)}
+        return (
+            set()
+            if op.is_identity()
+            else {EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)}
+        )
 
 
 @irdl_op_definition
@@ -531,7 +534,6 @@ class SoftmaxOp(GeOp):
         a.normalize_axis(a.prop("axis"), a.rank("input"))
         return [tensor(dtype, a.shape("input"), a.fmt("input"))]
 
-
     def reduced_row_elements(self) -> int:
         return _trailing_elements(self.input, self.p("axis"))
 
@@ -607,8 +609,17 @@ class MatMulOp(GeOp):
 
 
 NN_OPS = [
-    ConvOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp, LayerNormOp, DropoutOp,
-    ClipOp, SoftmaxOp, GemmOp, MatMulOp,
+    ConvOp,
+    MaxPoolOp,
+    AvgPoolOp,
+    GlobalAvgPoolOp,
+    BatchNormOp,
+    LayerNormOp,
+    DropoutOp,
+    ClipOp,
+    SoftmaxOp,
+    GemmOp,
+    MatMulOp,
 ]
 
 __all__ = [op.__name__ for op in NN_OPS] + ["NN_OPS"]

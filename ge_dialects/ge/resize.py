@@ -24,7 +24,11 @@ from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape
 
 RESIZE_MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = (
-    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
     "tf_crop_and_resize",
 )
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
@@ -135,7 +139,7 @@ def _check_choices(a: InferArgs) -> None:
         ("keep_aspect_ratio_policy", ASPECT_POLICIES),
     ):
         if a.prop(prop) not in choices:
-            raise a.fail(f"{prop} must be one of {', '.join(choices)}, got \"{a.prop(prop)}\"")
+            raise a.fail(f'{prop} must be one of {", ".join(choices)}, got "{a.prop(prop)}"')
     for prop in ("exclude_outside", "antialias"):
         if a.prop(prop) not in (0, 1):
             raise a.fail(f"{prop} must be 0 or 1, got {a.prop(prop)}")

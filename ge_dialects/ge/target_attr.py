@@ -54,7 +54,7 @@ def module_target(module: ModuleOp) -> str | None:
     if attr is None:
         return None
     if not isinstance(attr, TargetAttr):
-        raise DiagnosticException(f"module attribute {TARGET_KEY} must be a #ge.target<\"name\">, not {attr}")
+        raise DiagnosticException(f'module attribute {TARGET_KEY} must be a #ge.target<"name">, not {attr}')
     return attr.chip.data
 
 

@@ -98,9 +98,7 @@ def reshape_dims(source: Shape, target: Sequence[int], allowzero: bool) -> Shape
     for i, d in enumerate(target):
         if d == 0 and not allowzero:
             if i >= len(source):
-                raise ShapeError(
-                    f"shape {list(target)} copies dimension {i}, but the input has rank {len(source)}"
-                )
+                raise ShapeError(f"shape {list(target)} copies dimension {i}, but the input has rank {len(source)}")
             dims.append(source[i])
             copied.add(i)
         else:
@@ -133,7 +131,10 @@ def flatten_dims(source: Shape, axis: int) -> Shape:
 
 
 def slice_bounds(
-    dims: Shape, starts: Sequence[int], ends: Sequence[int], axes: Sequence[int] | None,
+    dims: Shape,
+    starts: Sequence[int],
+    ends: Sequence[int],
+    axes: Sequence[int] | None,
     steps: Sequence[int] | None,
 ) -> dict[int, tuple[int, int, int] | None]:
     """Per sliced axis, the (start, end, step) after the spec's clamping, or None when the axis
@@ -177,15 +178,14 @@ def concat_dims(shapes: Sequence[Shape], axis: int) -> Shape:
         known = [(i, s[dim]) for i, s in enumerate(shapes) if s[dim] is not None]
         for i, size in known[1:]:
             if size != known[0][1]:
-                raise ShapeError(f"concat inputs {known[0][0]} and {i} differ in dimension {dim}: "
-                                 f"{known[0][1]} vs {size}")
+                raise ShapeError(
+                    f"concat inputs {known[0][0]} and {i} differ in dimension {dim}: {known[0][1]} vs {size}"
+                )
         out[dim] = known[0][1] if known else None
     return tuple(out)
 
 
-def split_sizes(
-    dim: int | None, split: Sequence[int] | None, num_outputs: int | None, count: int
-) -> list[int | None]:
+def split_sizes(dim: int | None, split: Sequence[int] | None, num_outputs: int | None, count: int) -> list[int | None]:
     """Sizes of Split's `count` parts: the `split` operand, else `num_outputs` parts of
     ceil(dim / num_outputs) with a smaller last part, else `count` equal parts."""
     if split is not None:
@@ -237,9 +237,7 @@ def shape_range(rank: int, start: int, end: int | None) -> tuple[int, int]:
     return clamp(start), clamp(rank if end is None else end)
 
 
-def reduced_dims(
-    source: Shape, axes: Sequence[int] | None, keepdims: bool, noop_with_empty_axes: bool
-) -> Shape:
+def reduced_dims(source: Shape, axes: Sequence[int] | None, keepdims: bool, noop_with_empty_axes: bool) -> Shape:
     """ReduceMean's result: the `axes` (all when empty, none if noop_with_empty_axes) reduced."""
     if not axes:
         if noop_with_empty_axes:
@@ -278,27 +276,66 @@ def _show(shape: Shape) -> str:
 # -- ONNX data types (Cast) ----------------------------------------------------------------------
 
 _ONNX_TYPE_SPELLINGS = {
-    1: "f32", 10: "f16", 16: "bf16", 11: "f64", 7: "i64", 6: "i32", 5: "i16", 3: "i8",
-    2: "ui8", 4: "ui16", 12: "ui32", 13: "ui64", 9: "i1",
-    17: "f8E4M3FN", 18: "f8E4M3FNUZ", 19: "f8E5M2", 20: "f8E5M2FNUZ", 21: "ui4", 22: "i4",
-    23: "f4E2M1FN", 24: "f8E8M0FNU", 25: "ui2", 26: "i2",
+    1: "f32",
+    10: "f16",
+    16: "bf16",
+    11: "f64",
+    7: "i64",
+    6: "i32",
+    5: "i16",
+    3: "i8",
+    2: "ui8",
+    4: "ui16",
+    12: "ui32",
+    13: "ui64",
+    9: "i1",
+    17: "f8E4M3FN",
+    18: "f8E4M3FNUZ",
+    19: "f8E5M2",
+    20: "f8E5M2FNUZ",
+    21: "ui4",
+    22: "i4",
+    23: "f4E2M1FN",
+    24: "f8E8M0FNU",
+    25: "ui2",
+    26: "i2",
 }
 
 #: ONNX TensorProto data type number -> ge element type, for the types ge has.
 ONNX_ELEMENT_TYPES: dict[int, Attribute] = {
-    number: ELEMENT_TYPES[spelling]
-    for number, spelling in _ONNX_TYPE_SPELLINGS.items()
-    if spelling in ELEMENT_TYPES
+    number: ELEMENT_TYPES[spelling] for number, spelling in _ONNX_TYPE_SPELLINGS.items() if spelling in ELEMENT_TYPES
 }
 
 #: How a cast to f8E8M0FNU rounds (ONNX's `round_mode`): away from zero, toward zero, to nearest.
 CAST_ROUND_MODES = ("up", "down", "nearest")
 
 _ONNX_TYPE_NAMES = {
-    0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64",
-    8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
-    15: "COMPLEX128", 16: "BFLOAT16", 17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ", 19: "FLOAT8E5M2",
-    20: "FLOAT8E5M2FNUZ", 21: "UINT4", 22: "INT4", 23: "FLOAT4E2M1", 24: "FLOAT8E8M0", 25: "UINT2",
+    0: "UNDEFINED",
+    1: "FLOAT",
+    2: "UINT8",
+    3: "INT8",
+    4: "UINT16",
+    5: "INT16",
+    6: "INT32",
+    7: "INT64",
+    8: "STRING",
+    9: "BOOL",
+    10: "FLOAT16",
+    11: "DOUBLE",
+    12: "UINT32",
+    13: "UINT64",
+    14: "COMPLEX64",
+    15: "COMPLEX128",
+    16: "BFLOAT16",
+    17: "FLOAT8E4M3FN",
+    18: "FLOAT8E4M3FNUZ",
+    19: "FLOAT8E5M2",
+    20: "FLOAT8E5M2FNUZ",
+    21: "UINT4",
+    22: "INT4",
+    23: "FLOAT4E2M1",
+    24: "FLOAT8E8M0",
+    25: "UINT2",
     26: "INT2",
 }
 
@@ -432,8 +469,10 @@ class ConcatOp(GeOp):
         shapes = [shape_of(t) for t in types]
         for i, t in enumerate(types[1:], 1):
             if t.element_type != types[0].element_type:
-                raise a.fail(f"concat inputs 0 and {i} have element types {type_name(types[0].element_type)} "
-                             f"and {type_name(t.element_type)}")
+                raise a.fail(
+                    f"concat inputs 0 and {i} have element types {type_name(types[0].element_type)} "
+                    f"and {type_name(t.element_type)}"
+                )
             if len(shapes[i]) != len(shapes[0]):
                 raise a.fail(f"concat inputs 0 and {i} have ranks {len(shapes[0])} and {len(shapes[i])}")
         out = concat_dims(shapes, a.normalize_axis(a.prop("axis"), len(shapes[0])))
@@ -474,7 +513,7 @@ class SplitOp(GeOp):
         else:
             sizes = split_sizes(shape[axis], None, a.prop("num_outputs"), count)
         fmt = a.fmt("input")
-        return [tensor(a.dtype("input"), shape[:axis] + (size,) + shape[axis + 1:], fmt) for size in sizes]
+        return [tensor(a.dtype("input"), shape[:axis] + (size,) + shape[axis + 1 :], fmt) for size in sizes]
 
 
 @irdl_op_definition
@@ -511,9 +550,7 @@ class SliceOp(GeOp):
             for axis in normalize_axes(values.get("axes") or range(lengths["starts"]), len(dims)):
                 out[axis] = None
         else:
-            bounds = slice_bounds(
-                dims, values["starts"], values["ends"], values.get("axes"), values.get("steps")
-            )
+            bounds = slice_bounds(dims, values["starts"], values["ends"], values.get("axes"), values.get("steps"))
             for axis, bound in bounds.items():
                 out[axis] = None if bound is None else slice_length(*bound)
         return [tensor(a.dtype("data"), out, a.fmt("data"))]
@@ -538,7 +575,7 @@ class GatherOp(GeOp):
             raise a.fail("operand 'data' must have rank 1 or more, got rank 0")
         a.expect_dtype("indices", INDEX_TYPES)
         axis = a.normalize_axis(a.prop("axis"), len(shape))
-        out = shape[:axis] + a.shape("indices") + shape[axis + 1:]
+        out = shape[:axis] + a.shape("indices") + shape[axis + 1 :]
         return [tensor(a.dtype("data"), out, _format_if_same_rank(a, "data", len(out)))]
 
 
@@ -770,7 +807,7 @@ class PadOp(GeOp):
     @_reports_shape_errors
     def infer(cls, a: InferArgs) -> list[TensorType]:
         if a.prop("mode") not in cls.MODES:
-            raise a.fail(f"mode \"{a.prop('mode')}\" is not one of {', '.join(cls.MODES)}")
+            raise a.fail(f'mode "{a.prop("mode")}" is not one of {", ".join(cls.MODES)}')
         dtype, dims, fmt = a.dtype("data"), a.shape("data"), a.fmt("data")
         if a.has("constant_value"):
             a.expect_same_dtype("data", "constant_value")
@@ -825,8 +862,23 @@ def range_length(start, limit, delta) -> int:
 
 
 TENSOR_OPS: list = [
-    TransposeOp, ReshapeOp, FlattenOp, ConcatOp, SplitOp, SliceOp, GatherOp, UnsqueezeOp, SqueezeOp,
-    ReduceMeanOp, CastOp, WhereOp, ExpandOp, ShapeOp, ConstantOfShapeOp, PadOp, RangeOp,
+    TransposeOp,
+    ReshapeOp,
+    FlattenOp,
+    ConcatOp,
+    SplitOp,
+    SliceOp,
+    GatherOp,
+    UnsqueezeOp,
+    SqueezeOp,
+    ReduceMeanOp,
+    CastOp,
+    WhereOp,
+    ExpandOp,
+    ShapeOp,
+    ConstantOfShapeOp,
+    PadOp,
+    RangeOp,
 ]
 
 #: Per op, the operands whose VALUES decide the result shapes (the importer folds these first).

@@ -190,7 +190,6 @@ def elements(value) -> int:
     return math.prod(1 if d is None else d for d in shape_of(t))
 
 
-
 def reduction_ratio(source, reduced) -> int:
     """How many elements of `source` make one element of `reduced` (the length of a reduced row;
     unknown and zero dims count as 1)."""
@@ -232,9 +231,7 @@ class FormatAttr(ParametrizedAttribute):
     def verify(self) -> None:
         for kind, value in (("origin", self.origin.data), ("storage", self.storage.data)):
             if value not in FORMATS:
-                raise VerifyException(
-                    f"unknown {kind} format '{value}'; expected one of {', '.join(FORMATS)}"
-                )
+                raise VerifyException(f"unknown {kind} format '{value}'; expected one of {', '.join(FORMATS)}")
 
 
 @irdl_attr_definition

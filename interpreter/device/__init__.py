@@ -8,7 +8,24 @@ from ge.interpreter.device.trace import OP_SUMMARY_COLUMNS, chrome_trace, op_sum
 from ge.interpreter.device.work import ENGINES, SimTask, TaskWork, Tensor, dtype_bytes
 
 __all__ = [
-    "ENGINES", "MODES", "OP_SUMMARY_COLUMNS", "Bound", "EventWait", "Hardware", "Phases", "SimResult",
-    "SimTask", "TaskResult", "TaskWork", "Tensor", "block_cost", "chrome_trace", "dtype_bytes",
-    "ScheduleError", "op_summary_csv", "simulate", "task_bound", "task_time",
+    "ENGINES",
+    "MODES",
+    "OP_SUMMARY_COLUMNS",
+    "Bound",
+    "EventWait",
+    "Hardware",
+    "Phases",
+    "SimResult",
+    "SimTask",
+    "TaskResult",
+    "TaskWork",
+    "Tensor",
+    "block_cost",
+    "chrome_trace",
+    "dtype_bytes",
+    "ScheduleError",
+    "op_summary_csv",
+    "simulate",
+    "task_bound",
+    "task_time",
 ]

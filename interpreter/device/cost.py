@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
 from ge.interpreter.device.work import TaskWork, dtype_bytes
 from ge.target import Target, load_target
 
@@ -79,8 +80,7 @@ class Hardware:
         cores, cube, vec, buf, mte = t.cores, t.cube, t.vector, t.buffers, t.mte
         clock = cores.clock_hz
         separated = cores.separated_cube_vector
-        pools = ({"aic": cores.cube_core, "aiv": cores.vector_core} if separated
-                 else {"aicore": cores.ai_core})
+        pools = {"aic": cores.cube_core, "aiv": cores.vector_core} if separated else {"aicore": cores.ai_core}
         pools["aicpu"] = cores.ai_cpu
         pools["dma"] = t.dma.engines
         return cls(
@@ -272,19 +272,44 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
     write = sum(outs.values())
     hbm_in, l2_in, out = hbm_read / B, l2_bytes / B, write / B
     common = dict(
-        engine=work.engine, blocks=B, hbm_in=hbm_in, l2_in=l2_in, out=out,
-        hbm_read_bytes=hbm_read, hbm_write_bytes=write, l2_read_bytes=l2_bytes,
+        engine=work.engine,
+        blocks=B,
+        hbm_in=hbm_in,
+        l2_in=l2_in,
+        out=out,
+        hbm_read_bytes=hbm_read,
+        hbm_write_bytes=write,
+        l2_read_bytes=l2_bytes,
     )
     if work.engine == "aicpu":
         ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
         return BlockCost(
-            overhead_s=hw.aicpu_task_s, tiles=1.0, cube_s=0.0, vector_s=0.0, c2v_write_s=0.0, c2v_read_s=0.0,
-            compute_s=ops / B / hw.aicpu_flops, read_rate=hw.aicpu_bw, l2_rate=hw.aicpu_bw,
-            store_rate=hw.aicpu_bw, **common)
+            overhead_s=hw.aicpu_task_s,
+            tiles=1.0,
+            cube_s=0.0,
+            vector_s=0.0,
+            c2v_write_s=0.0,
+            c2v_read_s=0.0,
+            compute_s=ops / B / hw.aicpu_flops,
+            read_rate=hw.aicpu_bw,
+            l2_rate=hw.aicpu_bw,
+            store_rate=hw.aicpu_bw,
+            **common,
+        )
     if work.engine == "dma":
         return BlockCost(
-            overhead_s=hw.dma_task_s, tiles=1.0, cube_s=0.0, vector_s=0.0, c2v_write_s=0.0, c2v_read_s=0.0,
-            compute_s=0.0, read_rate=hw.dma_bw, l2_rate=hw.dma_bw, store_rate=hw.dma_bw, **common)
+            overhead_s=hw.dma_task_s,
+            tiles=1.0,
+            cube_s=0.0,
+            vector_s=0.0,
+            c2v_write_s=0.0,
+            c2v_read_s=0.0,
+            compute_s=0.0,
+            read_rate=hw.dma_bw,
+            l2_rate=hw.dma_bw,
+            store_rate=hw.dma_bw,
+            **common,
+        )
 
     r = hw.vec_per_block if work.engine == "cube+vector" else 1
     cube_s = hw.cube_cycles(work) / B / hw.clock
@@ -308,9 +333,18 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
     else:
         tiles = max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
     return BlockCost(
-        overhead_s=hw.task_device_s, tiles=max(1.0, tiles), cube_s=cube_s, vector_s=vector_s,
-        c2v_write_s=c2v_w, c2v_read_s=c2v_r, compute_s=0.0, read_rate=hw.ddr_rate,
-        l2_rate=hw.l2_read_rate, store_rate=store_rate, **common)
+        overhead_s=hw.task_device_s,
+        tiles=max(1.0, tiles),
+        cube_s=cube_s,
+        vector_s=vector_s,
+        c2v_write_s=c2v_w,
+        c2v_read_s=c2v_r,
+        compute_s=0.0,
+        read_rate=hw.ddr_rate,
+        l2_rate=hw.l2_read_rate,
+        store_rate=store_rate,
+        **common,
+    )
 
 
 def hbm_level(groups: list[tuple[BlockCost, int]], bandwidth: float) -> float:
@@ -387,8 +421,9 @@ def task_bound(work: TaskWork, target, hbm_bytes: float | None = None) -> float:
     return max(cube, vector, mem)
 
 
-def task_time(work: TaskWork, target, cores: int, hbm_share: float = 1.0,
-              l2_hits: frozenset[str] | set[str] = frozenset()) -> Phases:
+def task_time(
+    work: TaskWork, target, cores: int, hbm_share: float = 1.0, l2_hits: frozenset[str] | set[str] = frozenset()
+) -> Phases:
     """Time of `work` run alone on `cores` cores (blocks at once; capped by block_dim and the chip)
     with `hbm_share` (0 < share <= 1) of the HBM bandwidth; inputs in `l2_hits` are read from L2."""
     hw = Hardware.of(target)

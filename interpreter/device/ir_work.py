@@ -37,13 +37,25 @@ def tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
     t = value.type
     name = names.setdefault(value, f"%{len(names)}")
     fmt = format_of(t)
-    return Tensor(name=name, nbytes=nbytes(value), shape=tuple(d or 1 for d in shape_of(t)),
-                  dtype=type_name(t.element_type), fmt=fmt.storage.data if fmt else "ND")
+    return Tensor(
+        name=name,
+        nbytes=nbytes(value),
+        shape=tuple(d or 1 for d in shape_of(t)),
+        dtype=type_name(t.element_type),
+        fmt=fmt.storage.data if fmt else "ND",
+    )
 
 
-def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
-             engine: str, block_dim: int, name: str = "", op_type: str = "",
-             names: dict[SSAValue, str] | None = None) -> TaskWork:
+def ops_work(
+    members: Sequence[Operation],
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    engine: str,
+    block_dim: int,
+    name: str = "",
+    op_type: str = "",
+    names: dict[SSAValue, str] | None = None,
+) -> TaskWork:
     """The work of `members` run as one kernel on `engine` with `block_dim` blocks, reading `inputs`
     and writing `outputs` (its boundary; values passed between members stay on chip)."""
     names = {} if names is None else names
@@ -51,8 +63,11 @@ def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: 
     cube = [m for m in members if m.engine_class().uses_cube]
     anchor = cube[0] if cube else (members[0] if members else None)
     dtype_value = None if anchor is None else (anchor.operands[0] if anchor.operands else anchor.results[0])
-    dtype = (type_name(dtype_value.type.element_type)
-             if dtype_value is not None and isinstance(dtype_value.type, TensorType) else "f32")
+    dtype = (
+        type_name(dtype_value.type.element_type)
+        if dtype_value is not None and isinstance(dtype_value.type, TensorType)
+        else "f32"
+    )
     return TaskWork(
         name=name,
         op_type=op_type,
@@ -70,8 +85,16 @@ def ops_work(members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: 
 
 def kernel_work(kernel: task.KernelOp, names: dict[SSAValue, str] | None = None) -> TaskWork:
     """The work of one `task.kernel` (its engine, block_dim, inputs and outputs as lowered)."""
-    return ops_work(kernel.members, kernel.inputs, kernel.outputs, kernel.engine.data,
-                    kernel.block_dim.value.data, kernel.task_name.data, kernel.pattern.data, names)
+    return ops_work(
+        kernel.members,
+        kernel.inputs,
+        kernel.outputs,
+        kernel.engine.data,
+        kernel.block_dim.value.data,
+        kernel.task_name.data,
+        kernel.pattern.data,
+        names,
+    )
 
 
 def work_time(work: TaskWork, target) -> float:

@@ -28,9 +28,15 @@ from ge.interpreter.device.work import SimTask, TaskWork
 
 #: Accepted mode names -> canonical mode.
 MODES = {
-    "op": "op", "per-op": "op", "single-op": "op",
-    "graph": "graph", "sink": "graph", "graph-sink": "graph", "whole-graph": "graph",
-    "subgraph": "subgraph", "subgraph-sink": "subgraph",
+    "op": "op",
+    "per-op": "op",
+    "single-op": "op",
+    "graph": "graph",
+    "sink": "graph",
+    "graph-sink": "graph",
+    "whole-graph": "graph",
+    "subgraph": "subgraph",
+    "subgraph-sink": "subgraph",
 }
 
 
@@ -135,8 +141,13 @@ class Bound:
 
     @property
     def limiter(self) -> str:
-        return max(("cube", self.cube_s), ("vector", self.vector_s), ("hbm", self.hbm_s),
-                   ("launch", self.launch_s), key=lambda kv: kv[1])[0]
+        return max(
+            ("cube", self.cube_s),
+            ("vector", self.vector_s),
+            ("hbm", self.hbm_s),
+            ("launch", self.launch_s),
+            key=lambda kv: kv[1],
+        )[0]
 
 
 @dataclass
@@ -546,9 +557,11 @@ class _Simulator:
         if self.early:
             j, p = self.early[0]
             ended = f"finished at {st[p].end * 1e6:.1f} us" if st[p].end is not None else "never finished"
-            raise ScheduleError(f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
-                                f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
-                                f"{tasks[p].stream}) {ended}")
+            raise ScheduleError(
+                f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
+                f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
+                f"{tasks[p].stream}) {ended}"
+            )
         unfinished = [works[i].name for i in range(len(tasks)) if st[i].end is None]
         if unfinished:  # cannot happen when waits refer to earlier tasks; kept as a guard
             raise RuntimeError(f"simulation stalled; unfinished tasks: {', '.join(unfinished[:5])}")
@@ -556,15 +569,31 @@ class _Simulator:
     def _task_result(self, i: int) -> TaskResult:
         s, w, c, hw = self.st[i], self.works[i], self.st[i].cost, self.hw
         return TaskResult(
-            index=i, work=w, stream=self.tasks[i].stream, launch=self.launch_of[i], task_type=task_type(w.engine, hw),
-            launch_time=s.launch_time, ready=s.ready, start=s.start, end=s.end,
-            wait=s.start - s.prev_end, cores=s.cores, groups=s.groups, block_s=s.block_s,
-            cube_s=c.cube_s * w.block_dim, vector_s=c.vector_s * w.block_dim,
-            mte2_s=s.mte2_s, mte3_s=s.mte3_s,
-            hbm_read_bytes=c.hbm_read_bytes, hbm_write_bytes=c.hbm_write_bytes, l2_read_bytes=c.l2_read_bytes,
-            l2_hits=s.l2_hits, bound_s=task_bound(w, hw, c.hbm_read_bytes + c.hbm_write_bytes),
+            index=i,
+            work=w,
+            stream=self.tasks[i].stream,
+            launch=self.launch_of[i],
+            task_type=task_type(w.engine, hw),
+            launch_time=s.launch_time,
+            ready=s.ready,
+            start=s.start,
+            end=s.end,
+            wait=s.start - s.prev_end,
+            cores=s.cores,
+            groups=s.groups,
+            block_s=s.block_s,
+            cube_s=c.cube_s * w.block_dim,
+            vector_s=c.vector_s * w.block_dim,
+            mte2_s=s.mte2_s,
+            mte3_s=s.mte3_s,
+            hbm_read_bytes=c.hbm_read_bytes,
+            hbm_write_bytes=c.hbm_write_bytes,
+            l2_read_bytes=c.l2_read_bytes,
+            l2_hits=s.l2_hits,
+            bound_s=task_bound(w, hw, c.hbm_read_bytes + c.hbm_write_bytes),
             standalone=task_time(w, hw, s.cores, 1.0, set(s.l2_hits)),
-            waits=s.waits, records=s.records,
+            waits=s.waits,
+            records=s.records,
         )
 
     def _result(self) -> SimResult:
@@ -585,13 +614,23 @@ class _Simulator:
         )
         div = latency if latency > 0 else math.inf
         return SimResult(
-            target=hw.name, mode=self.mode, tasks=results, latency=latency,
+            target=hw.name,
+            mode=self.mode,
+            tasks=results,
+            latency=latency,
             cube_util=cube_core_s / (hw.cube_cores * div),
             vector_util=vector_core_s / (hw.vector_cores * div),
             hbm_util=hbm_moved / (hw.hbm_bw * div),
-            launches=self.launches, launch_times=self.launch_times, bound=bound, hbm_bytes=hbm_moved,
-            l2_read_bytes=sum(x.l2_read_bytes for x in results), pools=dict(hw.pools),
-            hbm_trace=self.hbm_trace, launch_s=hw.launch_s, wait_s=hw.wait_s, hbm_bandwidth=hw.hbm_bw,
+            launches=self.launches,
+            launch_times=self.launch_times,
+            bound=bound,
+            hbm_bytes=hbm_moved,
+            l2_read_bytes=sum(x.l2_read_bytes for x in results),
+            pools=dict(hw.pools),
+            hbm_trace=self.hbm_trace,
+            launch_s=hw.launch_s,
+            wait_s=hw.wait_s,
+            hbm_bandwidth=hw.hbm_bw,
         )
 
 

@@ -11,8 +11,13 @@ _US = 1e6
 
 #: Trace processes: (pid, name) per track group; core pools get one thread (lane) per core.
 _PIDS = {"host": 0, "streams": 1, "aicore": 2, "aic": 2, "aiv": 3, "aicpu": 4, "dma": 5, "memory": 6}
-_POOL_NAMES = {"aicore": "AI Core", "aic": "AI Cube cores (AIC)", "aiv": "AI Vector cores (AIV)",
-               "aicpu": "AI CPU", "dma": "DMA"}
+_POOL_NAMES = {
+    "aicore": "AI Core",
+    "aic": "AI Cube cores (AIC)",
+    "aiv": "AI Vector cores (AIV)",
+    "aicpu": "AI CPU",
+    "dma": "DMA",
+}
 _LANE = {"aicore": "core", "aic": "aic", "aiv": "aiv", "aicpu": "aicpu", "dma": "dma"}
 
 
@@ -30,21 +35,38 @@ def chrome_trace(result: SimResult) -> dict:
         "traceEvents": ev,
         "displayTimeUnit": "ns",
         "otherData": {
-            "target": result.target, "mode": result.mode, "latency_us": result.latency * _US,
-            "bound_us": result.bound.value * _US, "bound_limiter": result.bound.limiter,
-            "launches": result.launches, "cube_util": result.cube_util,
-            "vector_util": result.vector_util, "hbm_util": result.hbm_util,
+            "target": result.target,
+            "mode": result.mode,
+            "latency_us": result.latency * _US,
+            "bound_us": result.bound.value * _US,
+            "bound_limiter": result.bound.limiter,
+            "launches": result.launches,
+            "cube_util": result.cube_util,
+            "vector_util": result.vector_util,
+            "hbm_util": result.hbm_util,
         },
     }
 
 
 def _host_events(result: SimResult) -> list[dict]:
     """The host track: one slice per launch."""
-    ev = [_meta("process_name", 0, 0, "Host"), _meta("process_sort_index", 0, 0, 0),
-          _meta("thread_name", 0, 0, "launches")]
+    ev = [
+        _meta("process_name", 0, 0, "Host"),
+        _meta("process_sort_index", 0, 0, 0),
+        _meta("thread_name", 0, 0, "launches"),
+    ]
     for k, t in enumerate(result.launch_times):
-        ev.append({"ph": "X", "name": f"launch {k}", "cat": "host", "pid": 0, "tid": 0,
-                   "ts": (t - result.launch_s) * _US, "dur": result.launch_s * _US})
+        ev.append(
+            {
+                "ph": "X",
+                "name": f"launch {k}",
+                "cat": "host",
+                "pid": 0,
+                "tid": 0,
+                "ts": (t - result.launch_s) * _US,
+                "dur": result.launch_s * _US,
+            }
+        )
     return ev
 
 
@@ -56,33 +78,88 @@ def _stream_events(result: SimResult) -> list[dict]:
         ev += [_meta("thread_name", 1, s, f"stream {s}"), _meta("thread_sort_index", 1, s, s)]
     flow = 0
     for t in result.tasks:
-        ev.append({"ph": "X", "name": t.name, "cat": "task", "pid": 1, "tid": t.stream,
-                   "ts": t.start * _US, "dur": max(0.0, t.duration) * _US, "args": _task_args(t)})
+        ev.append(
+            {
+                "ph": "X",
+                "name": t.name,
+                "cat": "task",
+                "pid": 1,
+                "tid": t.stream,
+                "ts": t.start * _US,
+                "dur": max(0.0, t.duration) * _US,
+                "args": _task_args(t),
+            }
+        )
         for w in t.waits:
             flow += 1
             src = result.tasks[w.source]
-            ev.append({"ph": "X", "name": f"wait e{w.event}", "cat": "event", "pid": 1, "tid": t.stream,
-                       "ts": (w.done - result.wait_s) * _US, "dur": result.wait_s * _US})
-            ev.append({"ph": "s", "name": f"event {w.event}", "cat": "event", "id": flow, "pid": 1,
-                       "tid": src.stream, "ts": w.recorded * _US})
-            ev.append({"ph": "f", "bp": "e", "name": f"event {w.event}", "cat": "event", "id": flow,
-                       "pid": 1, "tid": t.stream, "ts": w.done * _US})
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": f"wait e{w.event}",
+                    "cat": "event",
+                    "pid": 1,
+                    "tid": t.stream,
+                    "ts": (w.done - result.wait_s) * _US,
+                    "dur": result.wait_s * _US,
+                }
+            )
+            ev.append(
+                {
+                    "ph": "s",
+                    "name": f"event {w.event}",
+                    "cat": "event",
+                    "id": flow,
+                    "pid": 1,
+                    "tid": src.stream,
+                    "ts": w.recorded * _US,
+                }
+            )
+            ev.append(
+                {
+                    "ph": "f",
+                    "bp": "e",
+                    "name": f"event {w.event}",
+                    "cat": "event",
+                    "id": flow,
+                    "pid": 1,
+                    "tid": t.stream,
+                    "ts": w.done * _US,
+                }
+            )
         prev = t.end
         for e, when in t.records:
-            ev.append({"ph": "X", "name": f"record e{e}", "cat": "event", "pid": 1, "tid": t.stream,
-                       "ts": prev * _US, "dur": max(0.0, when - prev) * _US})
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": f"record e{e}",
+                    "cat": "event",
+                    "pid": 1,
+                    "tid": t.stream,
+                    "ts": prev * _US,
+                    "dur": max(0.0, when - prev) * _US,
+                }
+            )
             prev = when
     return ev
 
 
 def _task_args(t: TaskResult) -> dict:
     return {
-        "op_type": t.work.op_type, "engine": t.work.engine, "task_type": t.task_type,
-        "block_dim": t.work.block_dim, "cores": t.cores, "launch": t.launch,
-        "wait_us": t.wait * _US, "bound_us": t.bound_s * _US,
-        "cube_ratio": round(t.cube_ratio, 4), "vector_ratio": round(t.vector_ratio, 4),
-        "mte2_ratio": round(t.mte2_ratio, 4), "mte3_ratio": round(t.mte3_ratio, 4),
-        "hbm_read_bytes": t.hbm_read_bytes, "hbm_write_bytes": t.hbm_write_bytes,
+        "op_type": t.work.op_type,
+        "engine": t.work.engine,
+        "task_type": t.task_type,
+        "block_dim": t.work.block_dim,
+        "cores": t.cores,
+        "launch": t.launch,
+        "wait_us": t.wait * _US,
+        "bound_us": t.bound_s * _US,
+        "cube_ratio": round(t.cube_ratio, 4),
+        "vector_ratio": round(t.vector_ratio, 4),
+        "mte2_ratio": round(t.mte2_ratio, 4),
+        "mte3_ratio": round(t.mte3_ratio, 4),
+        "hbm_read_bytes": t.hbm_read_bytes,
+        "hbm_write_bytes": t.hbm_write_bytes,
         "l2_read_bytes": t.l2_read_bytes,
     }
 
@@ -104,9 +181,18 @@ def _core_events(result: SimResult) -> list[dict]:
         for g_start, g_end, _, cores in t.groups:
             for p, ids in cores.items():
                 for c in ids:
-                    ev.append({"ph": "X", "name": t.name, "cat": t.task_type, "pid": _PIDS[p], "tid": c,
-                               "ts": g_start * _US, "dur": max(0.0, g_end - g_start) * _US,
-                               "args": {"op_type": t.work.op_type, "stream": t.stream}})
+                    ev.append(
+                        {
+                            "ph": "X",
+                            "name": t.name,
+                            "cat": t.task_type,
+                            "pid": _PIDS[p],
+                            "tid": c,
+                            "ts": g_start * _US,
+                            "dur": max(0.0, g_end - g_start) * _US,
+                            "args": {"op_type": t.work.op_type, "stream": t.stream},
+                        }
+                    )
     return ev
 
 
@@ -114,18 +200,39 @@ def _memory_events(result: SimResult) -> list[dict]:
     """The HBM bandwidth counter."""
     ev = [_meta("process_name", 6, 0, "Memory"), _meta("process_sort_index", 6, 0, 6)]
     for time, bw in result.hbm_trace:
-        ev.append({"ph": "C", "name": "HBM bandwidth", "pid": 6, "tid": 0, "ts": time * _US,
-                   "args": {"GB/s": bw / 1e9}})
+        ev.append(
+            {"ph": "C", "name": "HBM bandwidth", "pid": 6, "tid": 0, "ts": time * _US, "args": {"GB/s": bw / 1e9}}
+        )
     return ev
 
 
 #: Columns of the op summary, after msprof's op_summary_*.csv (plus the model's own bytes and bound).
 OP_SUMMARY_COLUMNS = (
-    "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type", "Task Start Time(us)",
-    "Task Duration(us)", "Task Wait Time(us)", "Block Dim", "Cores Used", "Input Shapes",
-    "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
-    "aic_mac_ratio", "aiv_vec_ratio", "mte2_ratio", "mte3_ratio", "mte_ratio", "HBM Read Bytes",
-    "L2 Read Bytes", "HBM Write Bytes", "Bound(us)",
+    "Task ID",
+    "Stream ID",
+    "Op Name",
+    "OP Type",
+    "Task Type",
+    "Task Start Time(us)",
+    "Task Duration(us)",
+    "Task Wait Time(us)",
+    "Block Dim",
+    "Cores Used",
+    "Input Shapes",
+    "Input Data Types",
+    "Input Formats",
+    "Output Shapes",
+    "Output Data Types",
+    "Output Formats",
+    "aic_mac_ratio",
+    "aiv_vec_ratio",
+    "mte2_ratio",
+    "mte3_ratio",
+    "mte_ratio",
+    "HBM Read Bytes",
+    "L2 Read Bytes",
+    "HBM Write Bytes",
+    "Bound(us)",
 )
 
 
@@ -140,13 +247,33 @@ def op_summary_csv(result: SimResult) -> str:
     w.writerow(OP_SUMMARY_COLUMNS)
     for t in sorted(result.tasks, key=lambda x: (x.start, x.index)):
         ins, outs = t.work.inputs, t.work.outputs
-        w.writerow([
-            t.index, t.stream, t.name, t.work.op_type, t.task_type, f"{t.start * _US:.3f}",
-            f"{t.duration * _US:.3f}", f"{t.wait * _US:.3f}", t.work.block_dim, t.cores,
-            _shapes(ins), ";".join(x.dtype for x in ins), ";".join(x.fmt for x in ins),
-            _shapes(outs), ";".join(x.dtype for x in outs), ";".join(x.fmt for x in outs),
-            f"{t.cube_ratio:.4f}", f"{t.vector_ratio:.4f}", f"{t.mte2_ratio:.4f}",
-            f"{t.mte3_ratio:.4f}", f"{t.mte_ratio:.4f}", t.hbm_read_bytes, t.l2_read_bytes,
-            t.hbm_write_bytes, f"{t.bound_s * _US:.3f}",
-        ])
+        w.writerow(
+            [
+                t.index,
+                t.stream,
+                t.name,
+                t.work.op_type,
+                t.task_type,
+                f"{t.start * _US:.3f}",
+                f"{t.duration * _US:.3f}",
+                f"{t.wait * _US:.3f}",
+                t.work.block_dim,
+                t.cores,
+                _shapes(ins),
+                ";".join(x.dtype for x in ins),
+                ";".join(x.fmt for x in ins),
+                _shapes(outs),
+                ";".join(x.dtype for x in outs),
+                ";".join(x.fmt for x in outs),
+                f"{t.cube_ratio:.4f}",
+                f"{t.vector_ratio:.4f}",
+                f"{t.mte2_ratio:.4f}",
+                f"{t.mte3_ratio:.4f}",
+                f"{t.mte_ratio:.4f}",
+                t.hbm_read_bytes,
+                t.l2_read_bytes,
+                t.hbm_write_bytes,
+                f"{t.bound_s * _US:.3f}",
+            ]
+        )
     return buf.getvalue()

@@ -71,6 +71,7 @@ def check_alloc(shape: Iterable[Any], dtype: Any) -> None:
     size = math.prod(dims) * np.dtype(dtype).itemsize
     limit = max_tensor_bytes()
     if size > limit:
-        raise AllocationError(f"a tensor of shape {dims} and dtype {np.dtype(dtype)} needs {format_bytes(size)}, "
-                              f"more than the limit of {format_bytes(limit)} (--max-tensor-bytes)")
-
+        raise AllocationError(
+            f"a tensor of shape {dims} and dtype {np.dtype(dtype)} needs {format_bytes(size)}, "
+            f"more than the limit of {format_bytes(limit)} (--max-tensor-bytes)"
+        )

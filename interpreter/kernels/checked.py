@@ -17,12 +17,12 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.irdl import OptOperandDef, VarOperandDef
 
-from ge.ge_dialects.messages import one_line
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value, describe
 from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge.ge_dialects.ge.tensor_ops import ShapeError
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels import AllocationError, DataError, Kernel, check_alloc
 from ge.interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
 
@@ -77,8 +77,10 @@ def run_checked(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.nd
     relayout = not on_storage and not all(map(is_stored_logically, (*op.operand_types, *op.result_types)))
     out = _call(fn, op, values, relayout)
     results = out if isinstance(out, tuple) else (out,)
-    return tuple(_held(value, result, i, op, on_storage, relayout)
-                 for i, (value, result) in enumerate(zip(results[: len(op.results)], op.results)))
+    return tuple(
+        _held(value, result, i, op, on_storage, relayout)
+        for i, (value, result) in enumerate(zip(results[: len(op.results)], op.results))
+    )
 
 
 def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], relayout: bool) -> Any:
@@ -102,8 +104,10 @@ def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], relayout: bool) -> A
             raise  # the verifier checked a static op's shapes: a kernel refusing them is a compiler bug
         shapes = ", ".join(str(list(np.shape(v))) for v in values)
         reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise KernelError(f"{describe(op)}: operand shapes {shapes} do not fit together at run time, "
-                          f"in dims the graph leaves unknown ({reason})") from None
+        raise KernelError(
+            f"{describe(op)}: operand shapes {shapes} do not fit together at run time, "
+            f"in dims the graph leaves unknown ({reason})"
+        ) from None
 
 
 def _held(value: Any, result, i: int, op: ge.GeOp, on_storage: bool, relayout: bool) -> np.ndarray:
@@ -126,8 +130,10 @@ def _held(value: Any, result, i: int, op: ge.GeOp, on_storage: bool, relayout: b
         except LayoutError as e:
             raise KernelError(f"{describe(op)}: result #{i}: {e}") from None
         if not matches_storage(value, result.type):
-            raise KernelError(f"{describe(op)}: result #{i} is stored with shape {value.shape}, "
-                              f"{result.type} is stored as {list(storage_shape(result.type))}")
+            raise KernelError(
+                f"{describe(op)}: result #{i} is stored with shape {value.shape}, "
+                f"{result.type} is stored as {list(storage_shape(result.type))}"
+            )
     return value
 
 
@@ -148,8 +154,10 @@ def _has_unknown_dims(op: ge.GeOp) -> bool:
 def _has_unseen_integer_operands(op: ge.GeOp) -> bool:
     """Whether an integer operand (where shapes, axes and sizes come from) holds a value the verifier
     could not see: a graph input, a computed tensor, or a block argument of a lowered kernel."""
-    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType)
-               and constant_value(v) is None for v in op.operands)
+    return any(
+        isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType) and constant_value(v) is None
+        for v in op.operands
+    )
 
 
 def _logical(value: np.ndarray, operand) -> np.ndarray:

@@ -17,8 +17,9 @@ from ge.interpreter.layouts import from_storage, to_storage
 
 def trans_data(op, ins):
     src_type, dst_type = op.src.type, op.dst.type
-    logical = from_storage(ins["src"], origin_of(src_type), op.p("src_format"), src_type.element_type,
-                           shape_of(src_type))
+    logical = from_storage(
+        ins["src"], origin_of(src_type), op.p("src_format"), src_type.element_type, shape_of(src_type)
+    )
     return to_storage(logical, origin_of(dst_type), op.p("dst_format"), dst_type.element_type)
 
 

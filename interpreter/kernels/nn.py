@@ -82,9 +82,12 @@ def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.n
     else:
         extents = [window.extent(i) for i in range(spatial)]
         views = sliding_window_view(xp, extents, axis=tuple(range(2, 2 + spatial)))
-        index = (slice(None), slice(None),
-                 *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, window.strides)),
-                 *(slice(None, None, d) for d in window.dilations))
+        index = (
+            slice(None),
+            slice(None),
+            *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, window.strides)),
+            *(slice(None, None, d) for d in window.dilations),
+        )
         # (N, C, O..., K...) -> (N, C, K..., O...): the copy below lays out im2col rows.
         patches = views[index].transpose(0, 1, *range(2 + spatial, 2 + 2 * spatial), *range(2, 2 + spatial))
     return patches.reshape(n, groups, -1, int(np.prod(out)))
@@ -138,7 +141,8 @@ def _max_with_indices(xp, window: Window, out, explicit, shape, storage_order: i
         step *= spatial[i]
     base = sum(
         ((np.arange(o) * window.strides[i] - explicit[i][0]) * strides[i]).reshape(
-            [-1 if j == i else 1 for j in range(len(out))])
+            [-1 if j == i else 1 for j in range(len(out))]
+        )
         for i, o in enumerate(out)
     )
     y = indices = None
@@ -201,7 +205,8 @@ def batch_norm(op, ins):
     if not op.p("training_mode"):
         out = donated(op, ins, "X") if x is ins["X"] else None
         return _normalize(x, mean.reshape(channel), var.reshape(channel), eps, scale, bias, out).astype(
-            ins["X"].dtype, copy=False)
+            ins["X"].dtype, copy=False
+        )
     axes = (0, *range(2, x.ndim))
     batch_mean, batch_var = x.mean(axis=axes), x.var(axis=axes)
     y = _normalize(x, batch_mean.reshape(channel), batch_var.reshape(channel), eps, scale, bias)

@@ -31,8 +31,9 @@ def resize(op, ins):
     outside = np.zeros((1,) * x.ndim, dtype=bool)
     for axis, (out_len, scale, out_width), start, end in zip(axes, plans, starts, ends):
         in_len = x.shape[axis]
-        coords = _source_coordinates(op.p("coordinate_transformation_mode"), in_len, out_len, scale,
-                                     out_width, start, end)
+        coords = _source_coordinates(
+            op.p("coordinate_transformation_mode"), in_len, out_len, scale, out_width, start, end
+        )
         if mode == "nearest":
             work = np.take(work, _nearest_indices(coords, op.p("nearest_mode"), in_len), axis=axis)
         else:
@@ -53,8 +54,9 @@ def _axis_plans(op, ins, shape, axes) -> list[tuple[int, float, float]]:
     if scales is not None and scales.size > 0:
         factors = [float(np.float32(s)) for s in scales.reshape(-1)]
         return [(scaled_length(n, f), f, n * f) for n, f in zip(in_sizes, factors)]
-    out_sizes, shared = sizes_with_policy(in_sizes, [int(s) for s in sizes.reshape(-1)],
-                                          op.p("keep_aspect_ratio_policy"))
+    out_sizes, shared = sizes_with_policy(
+        in_sizes, [int(s) for s in sizes.reshape(-1)], op.p("keep_aspect_ratio_policy")
+    )
     plans = []
     for n, m in zip(in_sizes, out_sizes):
         scale = shared if shared is not None else m / n
@@ -70,8 +72,9 @@ def _roi(roi, count: int) -> tuple[list[float], list[float]]:
     return values[:count], values[count:]
 
 
-def _source_coordinates(transform: str, in_len: int, out_len: int, scale: float, out_width: float,
-                        start: float, end: float) -> np.ndarray:
+def _source_coordinates(
+    transform: str, in_len: int, out_len: int, scale: float, out_width: float, start: float, end: float
+) -> np.ndarray:
     """x_original for every output index x_resized, by the spec's formula for `transform`.
 
     The spec's length_resized is `in_len * scale`, fractional when scales are given (so

@@ -67,9 +67,7 @@ def split(op, ins):
 
 def slice_(op, ins):
     x = ins["data"]
-    bounds = slice_bounds(
-        x.shape, _ints(ins["starts"]), _ints(ins["ends"]), _ints(ins["axes"]), _ints(ins["steps"])
-    )
+    bounds = slice_bounds(x.shape, _ints(ins["starts"]), _ints(ins["ends"]), _ints(ins["axes"]), _ints(ins["steps"]))
     index = [slice(None)] * x.ndim
     for axis, (start, end, step) in bounds.items():
         # A negative-step end of -1 means "through element 0", which Python spells None.
@@ -80,7 +78,7 @@ def slice_(op, ins):
 def gather(op, ins):
     data, indices = ins["data"], ins["indices"]
     axis = normalize_axes([op.p("axis")], data.ndim)[0]
-    check_alloc([*data.shape[:axis], *np.shape(indices), *data.shape[axis + 1:]], data.dtype)
+    check_alloc([*data.shape[:axis], *np.shape(indices), *data.shape[axis + 1 :]], data.dtype)
     n = data.shape[axis]
     flat = np.asarray(indices).ravel()
     bad = flat[(flat < -n) | (flat >= n)]

@@ -95,8 +95,9 @@ class _Unit:
     size: int  # the largest member
 
 
-def _inplace_chains(pool: list[Buffer], sizes: dict[str, int], apart: frozenset[frozenset[str]] = frozenset()
-                    ) -> dict[str, str]:
+def _inplace_chains(
+    pool: list[Buffer], sizes: dict[str, int], apart: frozenset[frozenset[str]] = frozenset()
+) -> dict[str, str]:
     """buffer -> the buffer it overwrites: the first legal `inplace_of` candidate of each buffer (not
     one whose chain holds a buffer kept apart from it: a chain shares one offset)."""
     by_name = {b.name: b for b in pool}
@@ -254,7 +255,9 @@ def _order_by_size_then_start(units: list[_Unit]) -> list[int]:
 
 
 def _order_by_area(units: list[_Unit]) -> list[int]:
-    return sorted(range(len(units)), key=lambda i: (-units[i].size * (units[i].end - units[i].start + 1), units[i].start, i))
+    return sorted(
+        range(len(units)), key=lambda i: (-units[i].size * (units[i].end - units[i].start + 1), units[i].start, i)
+    )
 
 
 def _order_by_start(units: list[_Unit]) -> list[int]:
@@ -272,7 +275,10 @@ def _order_by_breadth(units: list[_Unit], profile: list[tuple[int, int]]) -> lis
     while (1 << k) <= len(times):
         prev, half = table[-1], 1 << (k - 1)
         table.append(
-            [prev[i] if breadth[prev[i]] >= breadth[prev[i + half]] else prev[i + half] for i in range(len(times) - (1 << k) + 1)]
+            [
+                prev[i] if breadth[prev[i]] >= breadth[prev[i + half]] else prev[i + half]
+                for i in range(len(times) - (1 << k) + 1)
+            ]
         )
         k += 1
     key = []
@@ -333,9 +339,18 @@ def plan_memory(
         for m in u.members:
             offsets[m.name] = o * alignment
     offsets = {b.name: offsets[b.name] for b in pool}
-    return MemoryPlan(offsets, peak * alignment, name, lower * alignment, no_reuse * alignment, chains,
-                      alignment, pinned, {h: p * alignment for h, p in candidates.items()},
-                      tuple(sorted(tuple(sorted(p)) for p in apart)))
+    return MemoryPlan(
+        offsets,
+        peak * alignment,
+        name,
+        lower * alignment,
+        no_reuse * alignment,
+        chains,
+        alignment,
+        pinned,
+        {h: p * alignment for h, p in candidates.items()},
+        tuple(sorted(tuple(sorted(p)) for p in apart)),
+    )
 
 
 def _check_buffers(buffers: Sequence[Buffer], alignment: int) -> None:
@@ -348,8 +363,9 @@ def _check_buffers(buffers: Sequence[Buffer], alignment: int) -> None:
         seen.add(b.name)
 
 
-def _plan_without_reuse(pool: list[Buffer], sizes: dict[str, int], alignment: int,
-                        pinned: tuple[str, ...]) -> MemoryPlan:
+def _plan_without_reuse(
+    pool: list[Buffer], sizes: dict[str, int], alignment: int, pinned: tuple[str, ...]
+) -> MemoryPlan:
     """Every buffer its own range, stacked in order of first use."""
     offsets, top = {}, 0
     for b in sorted(pool, key=lambda b: (b.start, b.end)):
@@ -357,12 +373,22 @@ def _plan_without_reuse(pool: list[Buffer], sizes: dict[str, int], alignment: in
         top += sizes[b.name]
     lower, _ = _live_profile(_make_units(pool, sizes, {}))
     no_reuse = sum(sizes.values())
-    return MemoryPlan(offsets, top * alignment, "no_reuse", lower * alignment, no_reuse * alignment, {},
-                      alignment, pinned, {"no_reuse": top * alignment})
+    return MemoryPlan(
+        offsets,
+        top * alignment,
+        "no_reuse",
+        lower * alignment,
+        no_reuse * alignment,
+        {},
+        alignment,
+        pinned,
+        {"no_reuse": top * alignment},
+    )
 
 
-def _best_placement(names: list[str], units: list[_Unit], profile: list[tuple[int, int]],
-                    adj: list[dict[int, tuple[int, int]]]) -> tuple[int, str, list[int], dict[str, int]]:
+def _best_placement(
+    names: list[str], units: list[_Unit], profile: list[tuple[int, int]], adj: list[dict[int, tuple[int, int]]]
+) -> tuple[int, str, list[int], dict[str, int]]:
     """Run each named heuristic; (peak, heuristic, unit offsets) of the smallest plan (ties to the earlier
     name), and the peak of every heuristic (all in alignment units)."""
     if not names:
@@ -441,8 +467,9 @@ def _check_inplace_pairs(plan: MemoryPlan, pool: list[Buffer], by_name: dict[str
         if inp not in b.inplace_of:
             raise PlanError(f"{out!r} overwrites {inp!r}, which is not in its inplace_of")
         if a.end != b.start:
-            raise PlanError(f"{out!r} overwrites {inp!r}, whose last use (task {a.end}) is not its definition "
-                            f"(task {b.start})")
+            raise PlanError(
+                f"{out!r} overwrites {inp!r}, whose last use (task {a.end}) is not its definition (task {b.start})"
+            )
         if _units(b.size, align) > _units(a.size, align):
             raise PlanError(f"{out!r} ({b.size} bytes) overwrites the smaller {inp!r} ({a.size} bytes)")
         if plan.offsets[out] != plan.offsets[inp]:
@@ -478,5 +505,6 @@ def _check_kept_apart(plan: MemoryPlan, by_name: dict[str, Buffer]) -> None:
             raise PlanError(f"keep-apart pair {x!r}, {y!r} names a missing buffer")
         ob, oc = plan.offsets[x], plan.offsets[y]
         if b.size and c.size and ob < oc + c.size and oc < ob + b.size:
-            raise PlanError(f"buffers {x!r} [{ob}, {ob + b.size}) and {y!r} [{oc}, {oc + c.size}) are kept apart "
-                            f"but share bytes")
+            raise PlanError(
+                f"buffers {x!r} [{ob}, {ob + b.size}) and {y!r} [{oc}, {oc + c.size}) are kept apart but share bytes"
+            )

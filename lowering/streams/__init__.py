@@ -66,9 +66,7 @@ class StreamPlan:
         return max(self.event_ids.values(), default=-1) + 1
 
 
-def plan_streams(
-    dag: Dag, max_streams: int | None = None, costs: Sequence[float] | None = None
-) -> StreamPlan:
+def plan_streams(dag: Dag, max_streams: int | None = None, costs: Sequence[float] | None = None) -> StreamPlan:
     """Assigns streams, inserts the events and gives them ids (program order = issue order)."""
     streams = assign_streams(dag, max_streams, costs)
     events = insert_events(dag, streams)

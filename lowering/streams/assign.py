@@ -170,9 +170,7 @@ def stream_times(
     return start, finish
 
 
-def estimate_makespan(
-    dag: Dag, streams: Sequence[int], costs: Sequence[float] | None = None
-) -> float:
+def estimate_makespan(dag: Dag, streams: Sequence[int], costs: Sequence[float] | None = None) -> float:
     """Finish time of the last task when each stream runs its tasks in program order
     (``stream_times``)."""
     return max(stream_times(dag, streams, costs)[1], default=0.0)
@@ -220,9 +218,7 @@ def assign_streams(
     return candidates[spans.index(min(spans))]
 
 
-def _pack_by_interval(
-    paths: list[list[int]], k: int, start: list[float], finish: list[float]
-) -> list[list[list[int]]]:
+def _pack_by_interval(paths: list[list[int]], k: int, start: list[float], finish: list[float]) -> list[list[list[int]]]:
     """Packs paths onto ``k`` streams by their ASAP time intervals (see the module docstring)."""
     order = sorted(range(len(paths)), key=lambda i: (start[paths[i][0]], paths[i][0]))
     groups: list[list[list[int]]] = []

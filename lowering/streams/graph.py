@@ -37,9 +37,7 @@ class Dag:
             if not (0 <= u < n and 0 <= v < n):
                 raise ValueError(f"edge ({u}, {v}) has a node outside 0..{n - 1}")
             if u >= v:
-                raise ValueError(
-                    f"edge ({u}, {v}) goes against the program order (edges need u < v)"
-                )
+                raise ValueError(f"edge ({u}, {v}) goes against the program order (edges need u < v)")
             unique.add((u, v))
         self.n = n
         self.edges: tuple[Edge, ...] = tuple(sorted(unique))
@@ -98,9 +96,7 @@ def transitive_closure(n: int, succ: Sequence[Sequence[int]]) -> list[int]:
     return reach
 
 
-def transitive_reduction(
-    n: int, succ: Sequence[Sequence[int]], reach: Sequence[int] | None = None
-) -> list[Edge]:
+def transitive_reduction(n: int, succ: Sequence[Sequence[int]], reach: Sequence[int] | None = None) -> list[Edge]:
     """The edges of the transitive reduction, sorted.
 
     Edge ``(u, v)`` is redundant iff another path ``u -> ... -> v`` exists; such a path starts

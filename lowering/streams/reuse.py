@@ -82,7 +82,7 @@ def overlapping_pairs(buffers: Sequence[PlacedBuffer]) -> list[tuple[PlacedBuffe
     by_offset = sorted(buffers, key=lambda b: (b.offset, b.writer))
     pairs = []
     for i, a in enumerate(by_offset):
-        for b in by_offset[i + 1:]:
+        for b in by_offset[i + 1 :]:
             if b.offset >= a.end:
                 break
             pairs.append((a, b) if (a.writer, a.value.index) < (b.writer, b.value.index) else (b, a))
@@ -95,13 +95,17 @@ def reuse_edges(kernels: Sequence[Operation]) -> list[ReuseEdge]:
     edges: dict[tuple[int, int], ReuseEdge] = {}
     for a, b in overlapping_pairs(placed_buffers(kernels)):
         if a.writer == b.writer:
-            raise ReuseError(f"task '{task_name(kernels[a.writer])}' writes results {a.value.index} and "
-                             f"{b.value.index} over the same bytes ({a.offset}..{a.end} and {b.offset}..{b.end})")
+            raise ReuseError(
+                f"task '{task_name(kernels[a.writer])}' writes results {a.value.index} and "
+                f"{b.value.index} over the same bytes ({a.offset}..{a.end} and {b.offset}..{b.end})"
+            )
         for x in a.accesses:
             if x == b.writer and a.offset == b.offset and b.size <= a.size:
                 continue  # in place: the writer of b reads a's elements before it overwrites them
             if x >= b.writer:
-                raise ReuseError(f"task '{task_name(kernels[x])}' reads {buffer_label(kernels, a)} at or after "
-                                 f"'{task_name(kernels[b.writer])}' overwrites it with {buffer_label(kernels, b)}")
+                raise ReuseError(
+                    f"task '{task_name(kernels[x])}' reads {buffer_label(kernels, a)} at or after "
+                    f"'{task_name(kernels[b.writer])}' overwrites it with {buffer_label(kernels, b)}"
+                )
             edges.setdefault((x, b.writer), ReuseEdge(x, b.writer, a, b))
     return [edges[key] for key in sorted(edges)]

@@ -72,8 +72,9 @@ class CostlyReuse:
     """How long the reuse would hold the later buffer's writer back in the reference schedule."""
 
 
-def costly_reuses(kernels: Sequence, names: dict[SSAValue, str], start: Sequence[float],
-                  finish: Sequence[float]) -> list[CostlyReuse]:
+def costly_reuses(
+    kernels: Sequence, names: dict[SSAValue, str], start: Sequence[float], finish: Sequence[float]
+) -> list[CostlyReuse]:
     """The overlapping buffer pairs of the kernels' offsets whose ordering delays the reference
     schedule (`start`/`finish` per task), costliest first."""
     found: dict[tuple[str, str], float] = {}
@@ -114,9 +115,21 @@ class Tradeoff:
         return self.pool - self.base_pool
 
 
-def trade_reuse(kernels: Sequence, buffers: Sequence[Buffer], names: dict[SSAValue, str], write_offsets,
-                data_dag: Dag, limit: int | None, costs: Sequence[float], *, base_pool: int, budget: int,
-                alignment: int, rounds: int = 4, score: Callable[[Schedule], float] | None = None) -> Tradeoff:
+def trade_reuse(
+    kernels: Sequence,
+    buffers: Sequence[Buffer],
+    names: dict[SSAValue, str],
+    write_offsets,
+    data_dag: Dag,
+    limit: int | None,
+    costs: Sequence[float],
+    *,
+    base_pool: int,
+    budget: int,
+    alignment: int,
+    rounds: int = 4,
+    score: Callable[[Schedule], float] | None = None,
+) -> Tradeoff:
     """Searches plans that keep costly reuse pairs apart (module docstring). `write_offsets(plan)`
     puts a plan's offsets on the kernels; on return the kernels hold the chosen plan's offsets.
     `budget`: bytes the pool may grow by over `base_pool`. `score`: lower is better (default: the
@@ -140,7 +153,7 @@ def trade_reuse(kernels: Sequence, buffers: Sequence[Buffer], names: dict[SSAVal
             if candidate.peak <= base_pool + budget:
                 plan = candidate
                 break
-            new = new[:len(new) // 2]
+            new = new[: len(new) // 2]
         if plan is None:
             break
         kept.extend(new)

@@ -74,8 +74,9 @@ def stream_facts(fn: func.FuncOp) -> StreamFacts:
     succ: list[list[int]] = [[] for _ in walk.kernels]
     for u, v in stream_edges(walk.streams) + walk.events:
         succ[u].append(v)
-    return StreamFacts(walk.kernels, walk.streams, walk.events, transitive_closure(len(walk.kernels), succ),
-                       walk.task_after_wait)
+    return StreamFacts(
+        walk.kernels, walk.streams, walk.events, transitive_closure(len(walk.kernels), succ), walk.task_after_wait
+    )
 
 
 def _stream_count(fn: func.FuncOp, where: str) -> int:
@@ -110,8 +111,9 @@ class _StreamWalk:
         if s is None:
             raise StreamError(f"{where}: task '{op.task_name.data}' has no stream")
         if not 0 <= s < count:
-            raise StreamError(f"{where}: task '{op.task_name.data}' is on stream {s}, "
-                              f"not below {stream.COUNT_ATTR} = {count}")
+            raise StreamError(
+                f"{where}: task '{op.task_name.data}' is on stream {s}, not below {stream.COUNT_ATTR} = {count}"
+            )
         i = len(self.kernels)
         for w in self.pending.pop(s, []):
             self.events.append((self.record_task[w.record], i))
@@ -131,8 +133,10 @@ class _StreamWalk:
         if after is None or latest is None or self.kernels[latest] is not after:
             follows = f"'{after.properties['name'].data}'" if after is not None else "no task"
             latest_name = f"'{self.kernels[latest].task_name.data}'" if latest is not None else "none"
-            raise StreamError(f"{where}: {label} follows {follows}, but the latest task of stream "
-                              f"{op.stream_id} before it is {latest_name}")
+            raise StreamError(
+                f"{where}: {label} follows {follows}, but the latest task of stream "
+                f"{op.stream_id} before it is {latest_name}"
+            )
         self.record_task[op] = latest
 
     def wait(self, op: stream.WaitOp) -> None:
@@ -140,11 +144,14 @@ class _StreamWalk:
         where, count = self.where, self.count
         record = op.record
         if record is None or record not in self.record_task:
-            raise StreamError(f"{where}: stream.wait on {op.stream_id} waits for an event no earlier "
-                              f"stream.record of this function produces")
+            raise StreamError(
+                f"{where}: stream.wait on {op.stream_id} waits for an event no earlier "
+                f"stream.record of this function produces"
+            )
         if op.stream_id >= count:
-            raise StreamError(f"{where}: stream.wait on {op.stream_id} is on a stream not below "
-                              f"{stream.COUNT_ATTR} = {count}")
+            raise StreamError(
+                f"{where}: stream.wait on {op.stream_id} is on a stream not below {stream.COUNT_ATTR} = {count}"
+            )
         self.waits_of[record] += 1
         self.pending[op.stream_id].append(op)
 
@@ -153,13 +160,17 @@ class _StreamWalk:
         for s, waits in self.pending.items():
             if waits:
                 r = waits[0].record
-                raise StreamError(f"{self.where}: stream.wait on {s} for the event after "
-                                  f"'{self.kernels[self.record_task[r]].task_name.data}' "
-                                  f"has no task of stream {s} after it")
+                raise StreamError(
+                    f"{self.where}: stream.wait on {s} for the event after "
+                    f"'{self.kernels[self.record_task[r]].task_name.data}' "
+                    f"has no task of stream {s} after it"
+                )
         for r, i in self.record_task.items():
             if self.waits_of[r] != 1:
-                raise StreamError(f"{self.where}: stream.record {r.event_id} after '{self.kernels[i].task_name.data}' "
-                                  f"is waited {self.waits_of[r]} times; a flag-like event must be waited exactly once")
+                raise StreamError(
+                    f"{self.where}: stream.record {r.event_id} after '{self.kernels[i].task_name.data}' "
+                    f"is waited {self.waits_of[r]} times; a flag-like event must be waited exactly once"
+                )
 
 
 def _task(facts: StreamFacts, i: int) -> str:
@@ -172,8 +183,10 @@ def check_data_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
         for value in k.inputs:
             u = index.get(value.owner)
             if u is not None and not facts.ordered(u, v):
-                raise StreamError(f"{_where(fn)}: task {_task(facts, v)} reads the result of {_task(facts, u)} "
-                                  f"with no stream order or event between them")
+                raise StreamError(
+                    f"{_where(fn)}: task {_task(facts, v)} reads the result of {_task(facts, u)} "
+                    f"with no stream order or event between them"
+                )
 
 
 def check_reuse_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
@@ -185,7 +198,8 @@ def check_reuse_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
         if not facts.ordered(e.src, e.dst):
             raise StreamError(
                 f"{_where(fn)}: task {_task(facts, e.dst)} overwrites {buffer_label(facts.kernels, e.earlier)} "
-                f"while task {_task(facts, e.src)} may still access it: no stream order or event between them")
+                f"while task {_task(facts, e.src)} may still access it: no stream order or event between them"
+            )
 
 
 def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
@@ -202,20 +216,24 @@ def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
                 if wait is None:
                     raise StreamError(
                         f"{_where(fn)}: event id {op.event_id} is recorded after '{task_name(op.task)}' before the "
-                        f"wait of its previous record (after '{task_name(earlier.task)}') is issued")
+                        f"wait of its previous record (after '{task_name(earlier.task)}') is issued"
+                    )
                 next_task = facts.task_after_wait[wait]
                 if not facts.ordered(next_task, after):
                     raise StreamError(
                         f"{_where(fn)}: event id {op.event_id} is recorded after task {_task(facts, after)}, which is "
-                        f"not ordered after task {_task(facts, next_task)} that the previous wait on it precedes")
+                        f"not ordered after task {_task(facts, next_task)} that the previous wait on it precedes"
+                    )
             last[op.event_id] = (op, None)
         elif isinstance(op, stream.WaitOp):
             record = op.record
             current = last.get(record.event_id)
             if current is None or current[0] is not record:
-                raise StreamError(f"{_where(fn)}: stream.wait on {op.stream_id} waits for event id "
-                                  f"{record.event_id} after '{task_name(record.task)}', but a later record of "
-                                  f"that id is issued before the wait")
+                raise StreamError(
+                    f"{_where(fn)}: stream.wait on {op.stream_id} waits for event id "
+                    f"{record.event_id} after '{task_name(record.task)}', but a later record of "
+                    f"that id is issued before the wait"
+                )
             last[record.event_id] = (record, op)
 
 

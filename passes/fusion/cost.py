@@ -32,8 +32,9 @@ class CostModel:
         """A cross-stream join on the device: one event record and one wait."""
         return self.hardware.record_s + self.hardware.wait_s
 
-    def kernel_time(self, members: Sequence[Operation], inputs: Sequence[SSAValue],
-                    outputs: Sequence[SSAValue], engine: str) -> float:
+    def kernel_time(
+        self, members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], engine: str
+    ) -> float:
         """One kernel running `members` on `engine`, reading `inputs` and writing `outputs`."""
         block_dim, _ = geometry(members, outputs, engine, self.target)
         return work_time(ops_work(members, inputs, outputs, engine, block_dim), self.hardware)

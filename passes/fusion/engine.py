@@ -114,6 +114,7 @@ def is_one_of(op: Operation, classes: frozenset[type[Operation]]) -> bool:
 
 # -- growing a candidate -----------------------------------------------------------------------
 
+
 def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) -> Candidate:
     members = [anchor]
     tail = anchor.results[0] if anchor.results else None
@@ -131,9 +132,12 @@ def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) ->
         value, consumer = operand, anchor
         for step in rule.producers:
             owner = value.owner
-            if (owner not in position or not is_one_of(owner, step.ops)
-                    or any(u.operation is not consumer for r in owner.results for u in r.uses)
-                    or (step.when is not None and not step.when(owner, value))):
+            if (
+                owner not in position
+                or not is_one_of(owner, step.ops)
+                or any(u.operation is not consumer for r in owner.results for u in r.uses)
+                or (step.when is not None and not step.when(owner, value))
+            ):
                 break
             front.append(owner)
             consumer, value = owner, owner.operands[0]
@@ -143,15 +147,17 @@ def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) ->
     return candidate
 
 
-def _next_follower(step: Step, tail: SSAValue, members: list[Operation], position: dict[Operation, int],
-                   multi_output: bool) -> Operation | None:
+def _next_follower(
+    step: Step, tail: SSAValue, members: list[Operation], position: dict[Operation, int], multi_output: bool
+) -> Operation | None:
     """The first op (program order) that consumes `tail` and fits `step`; with other users of
     `tail` outside the group only when the rule allows extra outputs."""
     users = {u.operation for u in tail.uses} - set(members)
     if len(users) > 1 and not multi_output:
         return None
-    fitting = [u for u in users if u in position and is_one_of(u, step.ops)
-               and (step.when is None or step.when(u, tail))]
+    fitting = [
+        u for u in users if u in position and is_one_of(u, step.ops) and (step.when is None or step.when(u, tail))
+    ]
     return min(fitting, key=position.__getitem__) if fitting else None
 
 
@@ -166,6 +172,7 @@ def _outputs(members: list[Operation]) -> list[SSAValue]:
 
 
 # -- legality ----------------------------------------------------------------------------------
+
 
 def creates_cycle(candidate: Candidate, position: dict[Operation, int]) -> bool:
     """True when a path leaves the group and re-enters it (only ops before the last member can)."""
@@ -207,8 +214,10 @@ class Schedule:
         """Longest path through the group once its members run as one kernel."""
         inside = candidate.member_set()
         ready = max((self.finish.get(v.owner, 0.0) for v in candidate.external_inputs()), default=0.0)
-        after = max((self.tail.get(u.operation, 0.0) for v in candidate.outputs
-                     for u in v.uses if u.operation not in inside), default=0.0)
+        after = max(
+            (self.tail.get(u.operation, 0.0) for v in candidate.outputs for u in v.uses if u.operation not in inside),
+            default=0.0,
+        )
         return ready + group_time + after
 
 
@@ -225,13 +234,18 @@ def working_set_bytes(candidate: Candidate) -> int:
     over a row of scores)."""
     row_elems = max([1, *(op.reduced_row_elements() for op in candidate.members)])
     tensors = len(candidate.external_inputs()) + sum(len(op.results) for op in candidate.members)
-    itemsize = max(numpy_dtype(v.type.element_type).itemsize for op in candidate.members for v in op.results
-                   if isinstance(v.type, TensorType))
+    itemsize = max(
+        numpy_dtype(v.type.element_type).itemsize
+        for op in candidate.members
+        for v in op.results
+        if isinstance(v.type, TensorType)
+    )
     tile = max(row_elems * itemsize, 32)
     return 2 * tensors * math.ceil(tile / 32) * 32
 
 
 # -- applying ----------------------------------------------------------------------------------
+
 
 @dataclass
 class FusionEngine:
@@ -282,8 +296,12 @@ class FusionEngine:
         benefit = sum(self.time(op) for op in c.members) - fused_time
         through = schedule.path_through(c, fused_time)
         if through > schedule.length + self.cost.join_s * (1 + 1e-9):
-            return self._reject(c, f"would serialize a parallel branch on the critical path "
-                                   f"({schedule.length * 1e6:.2f} us -> {through * 1e6:.2f} us)", benefit)
+            return self._reject(
+                c,
+                f"would serialize a parallel branch on the critical path "
+                f"({schedule.length * 1e6:.2f} us -> {through * 1e6:.2f} us)",
+                benefit,
+            )
         ws = working_set_bytes(c)
         if ws > self.ub_bytes:
             return self._reject(c, f"working set {ws} B exceeds the UB ({self.ub_bytes} B)", benefit)
@@ -292,13 +310,13 @@ class FusionEngine:
         group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
         restore_order(group.parent_block())
         self.applied += 1
-        remarks.emit(PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel",
-                     benefit * 1e6)
+        remarks.emit(
+            PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
+        )
         return True
 
     def _reject(self, c: Candidate, reason: str, benefit: float | None = None) -> bool:
-        remarks.emit(PASS_NAME, "rejected", c.rule.name, c.members, reason,
-                     None if benefit is None else benefit * 1e6)
+        remarks.emit(PASS_NAME, "rejected", c.rule.name, c.members, reason, None if benefit is None else benefit * 1e6)
         return False
 
 

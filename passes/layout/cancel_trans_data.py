@@ -41,8 +41,10 @@ def _returns_to_layout(second: Operation) -> bool:
 
 def _other_type(m: Match) -> str:
     first, second = m.op("first"), m.root
-    return (f"{describe(first)} and {describe(second)} return to the layout of {m['source'].type} "
-            f"but as {second.dst.type}: their users would see another type")
+    return (
+        f"{describe(first)} and {describe(second)} return to the layout of {m['source'].type} "
+        f"but as {second.dst.type}: their users would see another type"
+    )
 
 
 def _cancelled(m: Match) -> str:
@@ -51,13 +53,21 @@ def _cancelled(m: Match) -> str:
 
 
 RULES: list[Rule] = [
-    Rule("cancel-pair",
-         Op(TransDataOp, Op(TransDataOp, "source", name="first", any_block=True), name="second",
-            where=_returns_to_layout),
-         lambda m, b: m["source"],
-         rejects=[Reject(_other_type, lambda m: m["source"].type != m.root.dst.type)],
-         says=_cancelled, shows=("first", "second"), private=False,
-         doc="trans_data(trans_data(x: A -> B): B -> A) -> x; the first stays while others read it"),
+    Rule(
+        "cancel-pair",
+        Op(
+            TransDataOp,
+            Op(TransDataOp, "source", name="first", any_block=True),
+            name="second",
+            where=_returns_to_layout,
+        ),
+        lambda m, b: m["source"],
+        rejects=[Reject(_other_type, lambda m: m["source"].type != m.root.dst.type)],
+        says=_cancelled,
+        shows=("first", "second"),
+        private=False,
+        doc="trans_data(trans_data(x: A -> B): B -> A) -> x; the first stays while others read it",
+    ),
 ]
 
 

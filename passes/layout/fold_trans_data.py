@@ -56,16 +56,25 @@ def _folded(m: Match, b: Builder) -> SSAValue:
 
 def _done(m: Match) -> str:
     before, after = m.notes["shapes"]
-    return (f"{m.root.p('src_format')} -> {m.root.p('dst_format')} done at compile time: "
-            f"{before} stored as {after}")
+    return f"{m.root.p('src_format')} -> {m.root.p('dst_format')} done at compile time: {before} stored as {after}"
 
 
 RULES: list[Rule] = [
-    Rule("fold", Op(TransDataOp, Op(ge.ConstantOp, name="const", any_block=True), name="trans"), _folded,
-         rejects=[Reject(lambda m: f"{describe(m.root)}: the value of weight '{m.op('const').weight_key}' "
-                                   "is not loaded",
-                         lambda m: m.const("const") is None, shows=("const", "trans"))],
-         says=_done, shows=("const",), doc="trans_data(constant) -> a constant of the result type"),
+    Rule(
+        "fold",
+        Op(TransDataOp, Op(ge.ConstantOp, name="const", any_block=True), name="trans"),
+        _folded,
+        rejects=[
+            Reject(
+                lambda m: f"{describe(m.root)}: the value of weight '{m.op('const').weight_key}' is not loaded",
+                lambda m: m.const("const") is None,
+                shows=("const", "trans"),
+            )
+        ],
+        says=_done,
+        shows=("const",),
+        doc="trans_data(constant) -> a constant of the result type",
+    ),
 ]
 
 

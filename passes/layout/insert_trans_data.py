@@ -79,17 +79,21 @@ def annotation(op: Operation) -> dict[str, str]:
     if attr is None:
         return {}
     if not isinstance(attr, DictionaryAttr) or not all(isinstance(v, StringAttr) for v in attr.data.values()):
-        raise DiagnosticException(f'{describe(op)}: {ANNOTATION} must be a dictionary of format strings, '
-                                  f'e.g. {{X = "NC1HWC0"}}')
+        raise DiagnosticException(
+            f'{describe(op)}: {ANNOTATION} must be a dictionary of format strings, e.g. {{X = "NC1HWC0"}}'
+        )
     formats = {k: v.data for k, v in attr.data.items()}
     known = set(operand_names(op)) | set(result_names(op))
     for name, fmt in formats.items():
         if name not in known:
-            raise DiagnosticException(f"{describe(op)}: {ANNOTATION} names '{name}', which is no operand "
-                                      f"or result of {op.name}")
+            raise DiagnosticException(
+                f"{describe(op)}: {ANNOTATION} names '{name}', which is no operand or result of {op.name}"
+            )
         if fmt not in STORAGE_FORMATS:
-            raise DiagnosticException(f"{describe(op)}: {ANNOTATION} asks for unknown format {fmt} for "
-                                      f"'{name}'; expected one of {', '.join(STORAGE_FORMATS)}")
+            raise DiagnosticException(
+                f"{describe(op)}: {ANNOTATION} asks for unknown format {fmt} for "
+                f"'{name}'; expected one of {', '.join(STORAGE_FORMATS)}"
+            )
     return formats
 
 
@@ -108,8 +112,9 @@ class _Materializer:
     made: dict[tuple[SSAValue, Attribute, Block | None], SSAValue]
     count: int = 0
 
-    def needed(self, op: Operation, index: int, value: SSAValue, formats: dict[str, str],
-               names: list[str]) -> Attribute:
+    def needed(
+        self, op: Operation, index: int, value: SSAValue, formats: dict[str, str], names: list[str]
+    ) -> Attribute:
         if isinstance(op, func.ReturnOp):
             fn = op.parent_op()
             if isinstance(fn, func.FuncOp):
@@ -134,8 +139,13 @@ class _Materializer:
         Rewriter.insert_op(trans, InsertPoint.before(op))
         self.made[key] = trans.dst
         self.count += 1
-        remarks.emit(self.pass_name, "applied", "insert", [op],
-                     f"{describe(op)} needs {trans.p('dst_format')}, its operand is stored in {trans.p('src_format')}")
+        remarks.emit(
+            self.pass_name,
+            "applied",
+            "insert",
+            [op],
+            f"{describe(op)} needs {trans.p('dst_format')}, its operand is stored in {trans.p('src_format')}",
+        )
         return trans.dst
 
     def run(self, op: Operation) -> None:

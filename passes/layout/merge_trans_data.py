@@ -54,25 +54,34 @@ def _index(items, item) -> int:
 def _earlier_twin(m: Match) -> SSAValue | None:
     """The result of the first TransData in program order converting the root's source alike."""
     op = m.root
-    twins = [u.operation for u in op.src.uses if isinstance(u.operation, TransDataOp)
-             and u.operation is not op and u.operation.dst.type == op.dst.type]
+    twins = [
+        u.operation
+        for u in op.src.uses
+        if isinstance(u.operation, TransDataOp) and u.operation is not op and u.operation.dst.type == op.dst.type
+    ]
     here = walk_position(op)
     earlier = [(position, t) for t in twins if (position := walk_position(t)) < here]
     return min(earlier, key=lambda e: e[0])[1].dst if earlier else None
 
 
 def _sibling_regions(m: Match) -> str:
-    return (f"{describe(m.op('first'))} and {describe(m.root)} convert one value alike, but in sibling "
-            f"regions (neither dominates the other's users)")
+    return (
+        f"{describe(m.op('first'))} and {describe(m.root)} convert one value alike, but in sibling "
+        f"regions (neither dominates the other's users)"
+    )
 
 
 RULES: list[Rule] = [
-    Rule("merge", Op(TransDataOp, "x", name="second"), lambda m, b: m["first"],
-         finds={"first": _earlier_twin},
-         rejects=[Reject(_sibling_regions, lambda m: not dominates(m.op("first"), m.root))],
-         says=lambda m: f"two {m.root.p('src_format')} -> {m.root.p('dst_format')} conversions of one value merged",
-         shows=("first", "second"),
-         doc="trans_data(x) twice, alike -> the first one (when it dominates the second)"),
+    Rule(
+        "merge",
+        Op(TransDataOp, "x", name="second"),
+        lambda m, b: m["first"],
+        finds={"first": _earlier_twin},
+        rejects=[Reject(_sibling_regions, lambda m: not dominates(m.op("first"), m.root))],
+        says=lambda m: f"two {m.root.p('src_format')} -> {m.root.p('dst_format')} conversions of one value merged",
+        shows=("first", "second"),
+        doc="trans_data(x) twice, alike -> the first one (when it dominates the second)",
+    ),
 ]
 
 

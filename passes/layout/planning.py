@@ -91,9 +91,15 @@ def _cannot_store(op: GeOp, names: list[str], storage: str) -> str | None:
 # -- anchor rules ----------------------------------------------------------------------------------
 
 
-def anchor(name: str, ops: tuple[type[GeOp], ...], storage: str, operands: tuple[str, ...],
-           results: tuple[str, ...], checks: tuple[LayoutCheck, ...] = (),
-           benefit: Callable[[GeOp], float] | None = None) -> Rule:
+def anchor(
+    name: str,
+    ops: tuple[type[GeOp], ...],
+    storage: str,
+    operands: tuple[str, ...],
+    results: tuple[str, ...],
+    checks: tuple[LayoutCheck, ...] = (),
+    benefit: Callable[[GeOp], float] | None = None,
+) -> Rule:
     """A rule putting `operands` and `results` of `ops` in `storage` when every check passes;
     `benefit` is what its remark reports (e.g. the Cube MACs a matmul runs in NZ)."""
 
@@ -103,8 +109,8 @@ def anchor(name: str, ops: tuple[type[GeOp], ...], storage: str, operands: tuple
     def refusal(reason: Callable[[Match], str | None]) -> Check:
         def why_not(m: Match) -> str | None:
             found = reason(m)
-            return None if found is None else (
-                f"{describe(m.root)}: {', '.join(placed(m))} not in {storage}: {found}")
+            return None if found is None else (f"{describe(m.root)}: {', '.join(placed(m))} not in {storage}: {found}")
+
         return Check(why_not)
 
     def build(m: Match, b) -> object:
@@ -113,10 +119,16 @@ def anchor(name: str, ops: tuple[type[GeOp], ...], storage: str, operands: tuple
 
     rejects = [refusal(lambda m, c=check: c(m.root, m.context.options)) for check in checks]
     rejects.append(refusal(lambda m: _cannot_store(m.root, placed(m), storage)))
-    return Rule(name, Op(ops), build, rejects=rejects, final=False,
-                benefit=None if benefit is None else (lambda m: benefit(m.root)),
-                says=lambda m: f"{describe(m.root)}: {', '.join(placed(m))} in {storage}",
-                doc=f"{', '.join(operands + results)} of {', '.join(c.name for c in ops)} in {storage}")
+    return Rule(
+        name,
+        Op(ops),
+        build,
+        rejects=rejects,
+        final=False,
+        benefit=None if benefit is None else (lambda m: benefit(m.root)),
+        says=lambda m: f"{describe(m.root)}: {', '.join(placed(m))} in {storage}",
+        doc=f"{', '.join(operands + results)} of {', '.join(c.name for c in ops)} in {storage}",
+    )
 
 
 # -- follow rules ----------------------------------------------------------------------------------
@@ -143,8 +155,9 @@ def _arrival(m: Match, operands: tuple[str, ...], results: tuple[str, ...]) -> _
         full = [n for n in candidates if shape_of(getattr(op, n).type) == out_shape]
         broadcast = [n for n in candidates if n not in full]
         arriving = [(n, s) for n in full if (s := planner.stored_otherwise(getattr(op, n))) is not None]
-        m.notes["arrival"] = None if not arriving else _Arrival(
-            arriving[0][0], arriving[0][1], full, broadcast, present, out_shape)
+        m.notes["arrival"] = (
+            None if not arriving else _Arrival(arriving[0][0], arriving[0][1], full, broadcast, present, out_shape)
+        )
     return m.notes["arrival"]
 
 
@@ -163,15 +176,23 @@ def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
         if all(d == 1 for d in shape):
             continue  # a scalar broadcasts in every format
         if fits is None or not fits(shape, a.out_shape):
-            return (f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
-                    f"{a.storage} cannot (only scalars and {what})")
+            return (
+                f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
+                f"{a.storage} cannot (only scalars and {what})"
+            )
         if planner.stored_otherwise(getattr(op, n)) is not None:
             return f"broadcast operand '{n}' is stored in {planner.storage(getattr(op, n))}"
     return None
 
 
-def follow(name: str, ops: tuple[type[GeOp], ...], formats: tuple[str, ...], operands: tuple[str, ...],
-           results: tuple[str, ...], checks: tuple[LayoutCheck, ...] = ()) -> Rule:
+def follow(
+    name: str,
+    ops: tuple[type[GeOp], ...],
+    formats: tuple[str, ...],
+    operands: tuple[str, ...],
+    results: tuple[str, ...],
+    checks: tuple[LayoutCheck, ...] = (),
+) -> Rule:
     """A rule letting `ops` compute in a format among `formats` that one of their full-shape
     `operands` arrives in; `operands` of another shape broadcast."""
 
@@ -184,8 +205,12 @@ def follow(name: str, ops: tuple[type[GeOp], ...], formats: tuple[str, ...], ope
         def why_not(m: Match) -> str | None:
             a = seen(m)
             found = reason(m, a)
-            return None if found is None else (
-                f"{describe(m.root)} does not carry {a.storage} from '{a.operand}': {found}")
+            return (
+                None
+                if found is None
+                else (f"{describe(m.root)} does not carry {a.storage} from '{a.operand}': {found}")
+            )
+
         return Check(why_not)
 
     def arriving(m: Match) -> SSAValue | None:
@@ -197,12 +222,23 @@ def follow(name: str, ops: tuple[type[GeOp], ...], formats: tuple[str, ...], ope
         m.context.assign(m.root, {n: a.storage for n in a.full + a.results}, a.results)
         return IN_PLACE
 
-    rejects = [refusal(lambda m, a: None if a.storage in formats else
-                       f"{name} does not carry {a.storage} (operand '{a.operand}')")]
+    rejects = [
+        refusal(
+            lambda m, a: None if a.storage in formats else f"{name} does not carry {a.storage} (operand '{a.operand}')"
+        )
+    ]
     rejects += [refusal(lambda m, a, c=check: c(m.root, m.context.options)) for check in checks]
-    rejects += [refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)),
-                refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),
-                refusal(lambda m, a: _cannot_store(m.root, a.full + a.results, a.storage))]
-    return Rule(name, Op(ops), build, rejects=rejects, finds={"arriving": arriving},
-                says=lambda m: f"{describe(m.root)} carries {seen(m).storage} from '{seen(m).operand}'",
-                doc=f"{', '.join(c.name for c in ops)} carry {' or '.join(formats)}")
+    rejects += [
+        refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)),
+        refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),
+        refusal(lambda m, a: _cannot_store(m.root, a.full + a.results, a.storage)),
+    ]
+    return Rule(
+        name,
+        Op(ops),
+        build,
+        rejects=rejects,
+        finds={"arriving": arriving},
+        says=lambda m: f"{describe(m.root)} carries {seen(m).storage} from '{seen(m).operand}'",
+        doc=f"{', '.join(c.name for c in ops)} carry {' or '.join(formats)}",
+    )

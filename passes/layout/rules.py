@@ -152,16 +152,37 @@ _IMAGE_POOLS = (ge.MaxPoolOp, ge.AvgPoolOp, ge.GlobalAvgPoolOp)
 
 ANCHORS: tuple[Rule, ...] = (
     anchor("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
-    anchor("conv-weight-fractal-z", (ge.ConvOp,), FRACTAL_Z, ("W",), (), (
-        is_constant("W"),
-        prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)"),
-    )),
+    anchor(
+        "conv-weight-fractal-z",
+        (ge.ConvOp,),
+        FRACTAL_Z,
+        ("W",),
+        (),
+        (
+            is_constant("W"),
+            prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)"),
+        ),
+    ),
     anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
     anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
-    anchor("matmul-fractal-nz", (ge.MatMulOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
-           (nz_enabled, cube_type("A"), cube_dims), benefit=cube_macs),
-    anchor("gemm-fractal-nz", (ge.GemmOp,), FRACTAL_NZ, ("A", "B"), ("Y",),
-           (nz_enabled, cube_type("A"), cube_dims), benefit=cube_macs),
+    anchor(
+        "matmul-fractal-nz",
+        (ge.MatMulOp,),
+        FRACTAL_NZ,
+        ("A", "B"),
+        ("Y",),
+        (nz_enabled, cube_type("A"), cube_dims),
+        benefit=cube_macs,
+    ),
+    anchor(
+        "gemm-fractal-nz",
+        (ge.GemmOp,),
+        FRACTAL_NZ,
+        ("A", "B"),
+        ("Y",),
+        (nz_enabled, cube_type("A"), cube_dims),
+        benefit=cube_macs,
+    ),
 )
 
 _UNARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.UnaryElementwiseOp))
@@ -173,10 +194,10 @@ FOLLOWERS: tuple[Rule, ...] = (
     follow("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
     follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
     follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
-    follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",),
-           (last_axis("axis", "input"),)),
-    follow("layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",),
-           (last_axis("axis", "X"),)),
+    follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",), (last_axis("axis", "input"),)),
+    follow(
+        "layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (last_axis("axis", "X"),)
+    ),
 )
 
 RULES: tuple[Rule, ...] = ANCHORS + FOLLOWERS

@@ -22,6 +22,18 @@ from ge.passes.rewrite.engine import (
 from ge.passes.rewrite.pattern import ABSENT, Const, Either, Op
 
 __all__ = [
-    "ABSENT", "IN_PLACE", "Builder", "Check", "Const", "Either", "Match", "Op", "Reject", "Rule", "Walk",
-    "apply_rules", "copy_props", "rewrite_patterns",
+    "ABSENT",
+    "IN_PLACE",
+    "Builder",
+    "Check",
+    "Const",
+    "Either",
+    "Match",
+    "Op",
+    "Reject",
+    "Rule",
+    "Walk",
+    "apply_rules",
+    "copy_props",
+    "rewrite_patterns",
 ]

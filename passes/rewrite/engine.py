@@ -106,8 +106,14 @@ class Builder:
         self.match = match
         self.ops: list[Operation] = []
 
-    def op(self, cls: type[GeOp], operands: dict[str, Any], props: dict[str, Any] | None = None,
-           num_results: int | None = None, name: str | None = None) -> GeOp:
+    def op(
+        self,
+        cls: type[GeOp],
+        operands: dict[str, Any],
+        props: dict[str, Any] | None = None,
+        num_results: int | None = None,
+        name: str | None = None,
+    ) -> GeOp:
         """A new ge op with inferred types, named after the root unless `name` is given."""
         op = cls.create(operands, props, num_results, name=name or location_name(self.match.root))
         self.ops.append(op)
@@ -287,8 +293,14 @@ def _erase_dead(ops: Iterable[Operation], rewriter: PatternRewriter) -> None:
 class RulePattern(RewritePattern):
     """The rules of one root op class, tried in table order."""
 
-    def __init__(self, root: type[Operation], rules: Sequence[Rule], pass_name: str,
-                 refused: set[tuple[str, Operation]], context: Any = None):
+    def __init__(
+        self,
+        root: type[Operation],
+        rules: Sequence[Rule],
+        pass_name: str,
+        refused: set[tuple[str, Operation]],
+        context: Any = None,
+    ):
         self.root, self.rules, self.pass_name, self.refused = root, tuple(rules), pass_name, refused
         self.context = context
 
@@ -318,8 +330,7 @@ class RulePattern(RewritePattern):
         if refusal is not None and (rule.name, root) not in self.refused:
             self.refused.add((rule.name, root))
             m, failure = refusal
-            remarks.emit(self.pass_name, "rejected", rule.name, _shown(m, failure.shows), failure.reason,
-                         m.benefit)
+            remarks.emit(self.pass_name, "rejected", rule.name, _shown(m, failure.shows), failure.reason, m.benefit)
         return False
 
 
@@ -333,8 +344,9 @@ def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None)
     return [RulePattern(cls, rs, pass_name, refused, context) for cls, rs in by_root.items()]
 
 
-def apply_rules(module: ModuleOp, rules: Sequence[Rule], pass_name: str, *, walk: Walk = "users-first",
-                context: Any = None) -> None:
+def apply_rules(
+    module: ModuleOp, rules: Sequence[Rule], pass_name: str, *, walk: Walk = "users-first", context: Any = None
+) -> None:
     """Rewrites `module` with `rules`; `context` is what the rules' functions see as `m.context`.
 
     walk="users-first" (the default) repeats until nothing changes, visiting users before their

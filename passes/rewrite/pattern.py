@@ -75,10 +75,18 @@ class Op:
     where: Callable[[Operation], bool] | None
     any_block: bool
 
-    def __init__(self, classes, *operands: Pattern | None, name: str | None = None, result: int = 0,
-                 one_use: bool = False, props: Mapping[str, Any] | None = None,
-                 where: Callable[[Operation], bool] | None = None, any_block: bool = False,
-                 **named: Pattern | None):
+    def __init__(
+        self,
+        classes,
+        *operands: Pattern | None,
+        name: str | None = None,
+        result: int = 0,
+        one_use: bool = False,
+        props: Mapping[str, Any] | None = None,
+        where: Callable[[Operation], bool] | None = None,
+        any_block: bool = False,
+        **named: Pattern | None,
+    ):
         set_ = object.__setattr__
         set_(self, "classes", classes if isinstance(classes, tuple) else (classes,))
         set_(self, "operands", operands)

@@ -76,11 +76,20 @@ def _divides_by_zero(m: Match) -> bool:
 
 
 RULES: list[Rule] = [
-    Rule("attention", _PATTERN, _build, rejects=[
-        Reject("softmax is not over the last axis", _softmax_not_last),
-        Reject("the scale is not a constant scalar", lambda m: _scale_at(m) is not None and m.scalar("scale") is None),
-        Reject("the scale divides by 0", _divides_by_zero),
-        Reject("the masked fill value is not a constant scalar",
-               lambda m: "mask_where" in m and m.scalar("fill") is None),
-    ]),
+    Rule(
+        "attention",
+        _PATTERN,
+        _build,
+        rejects=[
+            Reject("softmax is not over the last axis", _softmax_not_last),
+            Reject(
+                "the scale is not a constant scalar", lambda m: _scale_at(m) is not None and m.scalar("scale") is None
+            ),
+            Reject("the scale divides by 0", _divides_by_zero),
+            Reject(
+                "the masked fill value is not a constant scalar",
+                lambda m: "mask_where" in m and m.scalar("fill") is None,
+            ),
+        ],
+    ),
 ]

@@ -98,8 +98,11 @@ def _returns_to_source(op: Operation) -> bool:
 
 def _composes(op: Operation) -> bool:
     inner = op.operands[0].owner
-    return (isinstance(inner, CastOp) and not _returns_to_source(op)
-            and composable(elem(inner.input), elem(op.operands[0]), elem(op.results[0])))
+    return (
+        isinstance(inner, CastOp)
+        and not _returns_to_source(op)
+        and composable(elem(inner.input), elem(op.operands[0]), elem(op.results[0]))
+    )
 
 
 def _steps(m: Match) -> str:
@@ -118,21 +121,39 @@ def _one_cast(m: Match, b):
 
 
 NOOP_CAST = Rule(
-    "noop", Op(CastOp, "x", where=_keeps_type), _input,
-    says=lambda m: f"the value already is {type_name(elem(m['x']))}", doc="a cast to the type it has")
+    "noop",
+    Op(CastOp, "x", where=_keeps_type),
+    _input,
+    says=lambda m: f"the value already is {type_name(elem(m['x']))}",
+    doc="a cast to the type it has",
+)
 
 RULES: list[Rule] = [
     NOOP_CAST,
-    Rule("symmetric-pair", Op(CastOp, Op(CastOp, "x", name="inner", any_block=True), name="cast",
-                              where=_returns_to_source), _input,
-         rejects=[Reject(lambda m: f"{type_name(elem(m['x']))} -> {type_name(elem(m['inner']))} "
-                                   "changes the value's meaning",
-                         lambda m: changes_meaning(elem(m["x"]), elem(m["inner"])))],
-         says=lambda m: f"{_steps(m)} is the original value", shows=("inner", "cast"), private=False,
-         doc="cast(cast(x: A -> B): B -> A) -> x unless A -> B changes what the value means"),
-    Rule("compose", Op(CastOp, Op(CastOp, "x", name="inner", any_block=True), name="cast", where=_composes),
-         _one_cast, says=lambda m: f"{_steps(m)} is one cast", shows=("inner", "cast"), private=False,
-         doc="cast(cast(x: A -> B): B -> C) -> cast(x: A -> C) when the middle step cannot matter"),
+    Rule(
+        "symmetric-pair",
+        Op(CastOp, Op(CastOp, "x", name="inner", any_block=True), name="cast", where=_returns_to_source),
+        _input,
+        rejects=[
+            Reject(
+                lambda m: f"{type_name(elem(m['x']))} -> {type_name(elem(m['inner']))} changes the value's meaning",
+                lambda m: changes_meaning(elem(m["x"]), elem(m["inner"])),
+            )
+        ],
+        says=lambda m: f"{_steps(m)} is the original value",
+        shows=("inner", "cast"),
+        private=False,
+        doc="cast(cast(x: A -> B): B -> A) -> x unless A -> B changes what the value means",
+    ),
+    Rule(
+        "compose",
+        Op(CastOp, Op(CastOp, "x", name="inner", any_block=True), name="cast", where=_composes),
+        _one_cast,
+        says=lambda m: f"{_steps(m)} is one cast",
+        shows=("inner", "cast"),
+        private=False,
+        doc="cast(cast(x: A -> B): B -> C) -> cast(x: A -> C) when the middle step cannot matter",
+    ),
 ]
 
 SIMPLIFY_NOOP_CAST = dataclasses.replace(NOOP_CAST, name="noop-cast", says=None)

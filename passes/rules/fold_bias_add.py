@@ -52,14 +52,31 @@ def _fold_into_gemm(m: Match, b):
 
 
 RULES: list[Rule] = [
-    Rule("conv-bias-add", Op(ge.AddOp, Op(ge.ConvOp, "x", "w", name="conv"), Const("bias")), _fold_into_conv,
-         rejects=[Reject(lambda m: f"the bias of shape {list(m.const('bias').shape)} is not per output channel",
-                         lambda m: _channel_bias(m) is None),
-                  Reject("the conv's bias is not constant",
-                         lambda m: m.op("conv").B is not None and constant_array(m.op("conv").B) is None)]),
-    Rule("gemm-bias-add", Op(ge.AddOp, Op(ge.GemmOp, "a", "b", name="gemm"), Const("bias")), _fold_into_gemm,
-         rejects=[Reject("broadcasting the bias changes the result type",
-                         lambda m: m.root.results[0].type != m["gemm"].type),
-                  Reject("the gemm's C is not constant",
-                         lambda m: m.op("gemm").C is not None and constant_array(m.op("gemm").C) is None)]),
+    Rule(
+        "conv-bias-add",
+        Op(ge.AddOp, Op(ge.ConvOp, "x", "w", name="conv"), Const("bias")),
+        _fold_into_conv,
+        rejects=[
+            Reject(
+                lambda m: f"the bias of shape {list(m.const('bias').shape)} is not per output channel",
+                lambda m: _channel_bias(m) is None,
+            ),
+            Reject(
+                "the conv's bias is not constant",
+                lambda m: m.op("conv").B is not None and constant_array(m.op("conv").B) is None,
+            ),
+        ],
+    ),
+    Rule(
+        "gemm-bias-add",
+        Op(ge.AddOp, Op(ge.GemmOp, "a", "b", name="gemm"), Const("bias")),
+        _fold_into_gemm,
+        rejects=[
+            Reject("broadcasting the bias changes the result type", lambda m: m.root.results[0].type != m["gemm"].type),
+            Reject(
+                "the gemm's C is not constant",
+                lambda m: m.op("gemm").C is not None and constant_array(m.op("gemm").C) is None,
+            ),
+        ],
+    ),
 ]

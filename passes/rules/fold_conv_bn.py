@@ -48,14 +48,21 @@ def _fold(m: Match, b):
     weight = (w.astype(np.float64) * factor.reshape(-1, *[1] * (w.ndim - 1))).astype(w.dtype)
     new_bias = ((conv_b - mean) * factor + bias).astype(w.dtype)
     stem = _stem(m)
-    operands = {"X": m["x"], "W": b.const(weight, f"{stem}.bn_folded.weight"),
-                "B": b.const(new_bias, f"{stem}.bn_folded.bias")}
+    operands = {
+        "X": m["x"],
+        "W": b.const(weight, f"{stem}.bn_folded.weight"),
+        "B": b.const(new_bias, f"{stem}.bn_folded.bias"),
+    }
     return b.op(ge.ConvOp, operands, copy_props(conv), name=location_name(conv)).results[0]
 
 
 _training = Reject("batch_norm is in training mode (training_mode = 1)", lambda m: m.root.p("training_mode"))
 
 RULES: list[Rule] = [
-    Rule("conv-bn", Op(ge.BatchNormOp, Op(ge.ConvOp, "x", "w", name="conv"), *_STATS), _fold,
-         rejects=[_training, Reject(_missing_constant, _missing_constant)]),
+    Rule(
+        "conv-bn",
+        Op(ge.BatchNormOp, Op(ge.ConvOp, "x", "w", name="conv"), *_STATS),
+        _fold,
+        rejects=[_training, Reject(_missing_constant, _missing_constant)],
+    ),
 ]

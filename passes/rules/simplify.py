@@ -81,17 +81,39 @@ def _operand(m: Match, b):
 RULES: list[Rule] = [
     Rule("identity", Op(ge.IdentityOp, "x"), _operand, doc="ge.identity -> its operand"),
     SIMPLIFY_NOOP_CAST,
-    Rule("noop-reshape", Op(SHAPE_OPS, "x", where=_keeps_static_type), _operand,
-         doc="reshape/flatten/squeeze/unsqueeze/expand whose result type is its operand's"),
+    Rule(
+        "noop-reshape",
+        Op(SHAPE_OPS, "x", where=_keeps_static_type),
+        _operand,
+        doc="reshape/flatten/squeeze/unsqueeze/expand whose result type is its operand's",
+    ),
     Rule("identity-transpose", Op(ge.TransposeOp, "x", where=_identity_perm), _operand),
-    Rule("transpose-pair", Op(ge.TransposeOp, Op(ge.TransposeOp, "x", name="inner")), _compose_transposes,
-         doc="transpose(transpose(x, p1), p2) -> transpose(x, p1[p2]) (or x)"),
-    Rule("reshape-chain", Op(ge.ReshapeOp, Op(ge.ReshapeOp, "x", name="inner"), "shape"), _merge_reshapes,
-         rejects=[Reject("the outer shape copies (0) dims of the inner result and the result shape is not static",
-                         lambda m: not _outer_shape_reusable(m) and None in shape_of(m.root.results[0].type))]),
-    Rule("inference-dropout", Op(ge.DropoutOp, "x"), _operand,
-         rejects=[Reject("training_mode is not a constant", lambda m: _training(m) is None),
-                  Reject("dropout is in training mode", lambda m: _training(m))]),
+    Rule(
+        "transpose-pair",
+        Op(ge.TransposeOp, Op(ge.TransposeOp, "x", name="inner")),
+        _compose_transposes,
+        doc="transpose(transpose(x, p1), p2) -> transpose(x, p1[p2]) (or x)",
+    ),
+    Rule(
+        "reshape-chain",
+        Op(ge.ReshapeOp, Op(ge.ReshapeOp, "x", name="inner"), "shape"),
+        _merge_reshapes,
+        rejects=[
+            Reject(
+                "the outer shape copies (0) dims of the inner result and the result shape is not static",
+                lambda m: not _outer_shape_reusable(m) and None in shape_of(m.root.results[0].type),
+            )
+        ],
+    ),
+    Rule(
+        "inference-dropout",
+        Op(ge.DropoutOp, "x"),
+        _operand,
+        rejects=[
+            Reject("training_mode is not a constant", lambda m: _training(m) is None),
+            Reject("dropout is in training mode", lambda m: _training(m)),
+        ],
+    ),
     Rule("mul-one", Op(ge.MulOp, "x", Const(value=1.0, tol=0.0)), _operand, rejects=[_keeps_shape]),
     Rule("div-one", Op(ge.DivOp, "x", Const(value=1.0, tol=0.0)), _operand, rejects=[_keeps_shape]),
     Rule("add-zero", Op(ge.AddOp, "x", Const(value=0.0, tol=0.0)), _operand, rejects=[_keeps_shape]),

@@ -8,11 +8,11 @@ import sys
 import pytest
 from onnx import TensorProto
 
-from ge.tools import ge_bench_measure as ge_bench
-from ge.tools.ge_bench_measure import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
 from ge.frontend.models import GraphBuilder
 from ge.target import load_target
 from ge.tools import ge_bench as cli
+from ge.tools import ge_bench_measure as ge_bench
+from ge.tools.ge_bench_measure import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
 
 
 def tiny(batch: int):
@@ -103,12 +103,15 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "ge.tools.ge_bench", *args], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--models", "resnet51"], "--models: unknown model 'resnet51'"),
-    (["--sweep", "nope"], "--sweep: unknown model 'nope'"),
-    (["--sensitivity", "--sensitivity-models", "x"], "--sensitivity-models: unknown model 'x'"),
-    (["--targets", "ascend999"], "--targets: unknown target 'ascend999'"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--models", "resnet51"], "--models: unknown model 'resnet51'"),
+        (["--sweep", "nope"], "--sweep: unknown model 'nope'"),
+        (["--sensitivity", "--sensitivity-models", "x"], "--sensitivity-models: unknown model 'x'"),
+        (["--targets", "ascend999"], "--targets: unknown target 'ascend999'"),
+    ],
+)
 def test_bad_options_are_one_line_errors(args, needle):
     result = run_cli(*args)
     assert result.returncode == 1
@@ -120,12 +123,29 @@ def test_bad_options_are_one_line_errors(args, needle):
 def test_cli_prints_and_writes_the_tables(compiled, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(ge_bench.MODELS, "tiny", (tiny, 1))
     out = tmp_path / "bench.md"
-    cli.main(["--models", "tiny", "--targets", "ascend910b", "--no-max-batch", "--sweep", "",
-              "--sensitivity", "--sensitivity-models", "tiny", "--markdown", str(out)])
+    cli.main(
+        [
+            "--models",
+            "tiny",
+            "--targets",
+            "ascend910b",
+            "--no-max-batch",
+            "--sweep",
+            "",
+            "--sensitivity",
+            "--sensitivity-models",
+            "tiny",
+            "--markdown",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     text = out.read_text()
-    for title in ("O0 per-op against O3 graph sink", "The compiler's share and the launch mode's share",
-                  "Sensitivity to the assumed constants"):
+    for title in (
+        "O0 per-op against O3 graph sink",
+        "The compiler's share and the launch mode's share",
+        "Sensitivity to the assumed constants",
+    ):
         assert f"## {title}" in printed and f"## {title}" in text
     assert "launch mode, O3 (op -> graph)" in text
     assert "Reasoning (an assumption, marked as" in text

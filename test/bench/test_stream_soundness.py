@@ -86,20 +86,39 @@ def cli(*args):
 
 def test_the_command_prints_both_tables_and_writes_markdown(tmp_path):
     out = tmp_path / "tables.md"
-    r = cli("--models", "gpt2", "--levels", "0", "--streams", "4", "--seeds", "2", "--mutation-levels", "0",
-            "--plans", "reuse", "--buffers", "2", "--markdown", str(out))
+    r = cli(
+        "--models",
+        "gpt2",
+        "--levels",
+        "0",
+        "--streams",
+        "4",
+        "--seeds",
+        "2",
+        "--mutation-levels",
+        "0",
+        "--plans",
+        "reuse",
+        "--buffers",
+        "2",
+        "--markdown",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "Mutations" in r.stdout and "Soundness matrix" in r.stdout and "UNDETECTED" not in r.stdout
     text = out.read_text()
     assert text.count("### ") == 2 and "| gpt2 | O0 | 4 |" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--models", "gpt3"), "--models 'gpt3': unknown gpt3"),
-    (("--levels", "x"), "--levels 'x': expected comma-separated integers"),
-    (("--plans", "reuse,none"), "--plans 'reuse,none': unknown none"),
-    (("--markdown", "/no/such/dir/x.md"), "--markdown /no/such/dir/x.md: no such directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--models", "gpt3"), "--models 'gpt3': unknown gpt3"),
+        (("--levels", "x"), "--levels 'x': expected comma-separated integers"),
+        (("--plans", "reuse,none"), "--plans 'reuse,none': unknown none"),
+        (("--markdown", "/no/such/dir/x.md"), "--markdown /no/such/dir/x.md: no such directory"),
+    ],
+)
 def test_a_bad_option_is_one_line_and_exit_1(args, message):
     r = cli(*args)
     lines = r.stderr.strip().splitlines()
@@ -108,8 +127,10 @@ def test_a_bad_option_is_one_line_and_exit_1(args, message):
 
 def test_a_kernel_refusing_clobbered_data_counts_as_caught(gpt2, monkeypatch):
     """A moved buffer can clobber an index tensor (BERT's Gather then refuses it): a detection."""
+
     def refuse(*args, **kwargs):
         raise bench.KernelError("ge.gather '/g': index -4813099698461714789 is out of range")
+
     monkeypatch.setattr(bench, "run_in_arena", refuse)
     error, why = bench.run_seed(gpt2, bench.lowered(gpt2, 0, 1, "reuse"), 0)
     assert error == float("inf") and why.startswith("KernelError: ge.gather '/g'")

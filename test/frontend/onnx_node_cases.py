@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from onnx_oracle import assert_output_matches
 
 from ge.frontend.onnx_importer import import_model, load_onnx
 from ge.frontend.onnx_ops import MIN_OPSET, ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
 from ge.interpreter.runner import run
-from onnx_oracle import assert_output_matches
 
 #: The operators the foundation issue lists; a case counts for the op its single node runs,
 #: or for "(expanded)" when it is a function body made only of supported operators.
@@ -71,11 +71,16 @@ def _write_case(case, folder: Path) -> None:
     for i, (inputs, outputs) in enumerate(case.data_sets):
         data = folder / f"test_data_set_{i}"
         data.mkdir(exist_ok=True)
-        for kind, values, infos in (("input", inputs, case.model.graph.input),
-                                    ("output", outputs, case.model.graph.output)):
+        for kind, values, infos in (
+            ("input", inputs, case.model.graph.input),
+            ("output", outputs, case.model.graph.output),
+        ):
             for j, value in enumerate(values):
-                proto = value if isinstance(value, onnx.TensorProto) else numpy_helper.from_array(
-                    np.asarray(value), infos[j].name)
+                proto = (
+                    value
+                    if isinstance(value, onnx.TensorProto)
+                    else numpy_helper.from_array(np.asarray(value), infos[j].name)
+                )
                 (data / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
 
 
@@ -157,7 +162,7 @@ def table() -> int:
         try:
             check(case)
             passed[case.op] += 1
-        except Exception as e:  # noqa: BLE001 - the table reports every failure
+        except Exception as e:
             failures.append(f"{case.name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     print("| op | passed | total | outside scope: dtype ge lacks or opset < 13 (refused at import) |")
     print("|---|---|---|---|")
@@ -165,8 +170,10 @@ def table() -> int:
         print(f"| {op} | {passed[op]} | {total[op]} | {unsupported[op]} |")
     p, t, u = sum(passed.values()), sum(total.values()), sum(unsupported.values())
     print(f"| **all** | **{p}** | **{t}** | {u} |")
-    print(f"\npassed {p}/{t} = {100 * p / max(t, 1):.1f}% of cases in ge's types; "
-          f"{p}/{t + u} = {100 * p / max(t + u, 1):.1f}% of all cases of the listed ops")
+    print(
+        f"\npassed {p}/{t} = {100 * p / max(t, 1):.1f}% of cases in ge's types; "
+        f"{p}/{t + u} = {100 * p / max(t + u, 1):.1f}% of all cases of the listed ops"
+    )
     for f in failures:
         print("FAIL", f)
     return 0

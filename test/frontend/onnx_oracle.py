@@ -18,8 +18,9 @@ NARROW_DTYPES = {numpy_dtype(t) for t in NARROW_TYPES}
 ONNX_TYPES = {dtype: onnx_type for onnx_type, dtype in ONNX_DTYPES.items()}
 
 
-def node_model(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int,
-               constants: Collection[str] = (), **attrs) -> onnx.ModelProto:
+def node_model(
+    op_type: str, inputs: dict[str, np.ndarray | None], outputs: int, constants: Collection[str] = (), **attrs
+) -> onnx.ModelProto:
     """A one-node model. None inputs are left out (empty name), as ONNX marks absent optionals;
     inputs named in `constants` become initializers, the rest graph inputs."""
     names = [n if v is not None else "" for n, v in inputs.items()]
@@ -27,9 +28,13 @@ def node_model(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int,
         names.pop()
     out_names = [f"out{i}" for i in range(outputs)]
     graph = helper.make_graph(
-        [helper.make_node(op_type, names, out_names, **attrs)], "g",
-        [helper.make_tensor_value_info(n, ONNX_TYPES[v.dtype], v.shape)
-         for n, v in inputs.items() if v is not None and n not in constants],
+        [helper.make_node(op_type, names, out_names, **attrs)],
+        "g",
+        [
+            helper.make_tensor_value_info(n, ONNX_TYPES[v.dtype], v.shape)
+            for n, v in inputs.items()
+            if v is not None and n not in constants
+        ],
         [onnx.ValueInfoProto(name=n) for n in out_names],
         initializer=[onnx.numpy_helper.from_array(inputs[n], n) for n in constants],
     )
@@ -47,12 +52,10 @@ def assert_output_matches(name: str, got: np.ndarray, want: np.ndarray, rtol: fl
     elif want.dtype.kind in "iub":
         np.testing.assert_array_equal(got, want, err_msg=name)
     else:
-        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
-                                   rtol=rtol, atol=atol, err_msg=name)
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, err_msg=name)
 
 
-def compare_with_onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-                             rtol: float, atol: float):
+def compare_with_onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray], rtol: float, atol: float):
     """Imports and runs `model` with ge and with onnxruntime; returns the ge module."""
     import onnxruntime as ort
 

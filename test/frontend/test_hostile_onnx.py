@@ -38,8 +38,9 @@ def model(nodes, inputs, outputs, initializers=(), opset=17):
 
 
 def relu(x_shape=(2, 4)):
-    return model([helper.make_node("Relu", ["x"], ["y"], name="/relu")], [vi("x", list(x_shape))],
-                 [vi("y", list(x_shape))])
+    return model(
+        [helper.make_node("Relu", ["x"], ["y"], name="/relu")], [vi("x", list(x_shape))], [vi("y", list(x_shape))]
+    )
 
 
 def single(op_type, shape=(2, 4), out_shape=None, inputs=("x",), initializers=(), **attrs):
@@ -96,8 +97,10 @@ def nested_model_bytes(depth: int) -> bytes:
 @contextmanager
 def deadline(seconds=20):
     """Fails instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
+
     def expire(*_):
         raise TimeoutError("blocked")
+
     old = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
@@ -146,9 +149,12 @@ def test_the_unmutated_models_import(tmp_path, capsys):
     assert "ge.relu" in assert_imports(tmp_path, capsys, relu())
     assert "ge.softmax" in assert_imports(tmp_path, capsys, single("Softmax", axis=1))
     assert "ge.transpose" in assert_imports(tmp_path, capsys, single("Transpose", out_shape=(4, 2), perm=[1, 0]))
-    conv = model([helper.make_node("Conv", ["x", "w"], ["y"], name="/conv", strides=[1, 1])],
-                 [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 4, 4])],
-                 [numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")])
+    conv = model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv", strides=[1, 1])],
+        [vi("x", [1, 1, 4, 4])],
+        [vi("y", [1, 1, 4, 4])],
+        [numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")],
+    )
     assert "ge.conv" in assert_imports(tmp_path, capsys, conv)
     assert "ge.relu" in assert_imports(tmp_path, capsys, relu(("batch", 4)))  # a named dim is dynamic
 
@@ -165,20 +171,26 @@ def test_negative_dim_of_an_initializer(tmp_path, capsys):
     assert_refused(tmp_path, capsys, m, "initializer 'w'", "dim #0 is -4")
 
 
-@pytest.mark.parametrize("op_type, attrs, out_shape, needle", [
-    ("Softmax", {"axis": 1.5}, None, "attribute 'axis' is FLOAT, the operator expects INT"),
-    ("Transpose", {"perm": "10"}, (4, 2), "attribute 'perm' is STRING, the operator expects INTS"),
-    ("Transpose", {"perm": [1.0, 0.0]}, (4, 2), "attribute 'perm' is FLOATS, the operator expects INTS"),
-])
+@pytest.mark.parametrize(
+    "op_type, attrs, out_shape, needle",
+    [
+        ("Softmax", {"axis": 1.5}, None, "attribute 'axis' is FLOAT, the operator expects INT"),
+        ("Transpose", {"perm": "10"}, (4, 2), "attribute 'perm' is STRING, the operator expects INTS"),
+        ("Transpose", {"perm": [1.0, 0.0]}, (4, 2), "attribute 'perm' is FLOATS, the operator expects INTS"),
+    ],
+)
 def test_attribute_of_the_wrong_type(tmp_path, capsys, op_type, attrs, out_shape, needle):
     line = assert_refused(tmp_path, capsys, single(op_type, out_shape=out_shape, **attrs), needle)
     assert f"node '/n' ({op_type}, opset 17)" in line
 
 
 def test_conv_strides_as_floats(tmp_path, capsys):
-    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="/conv", strides=[1.0, 1.0])],
-              [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 4, 4])],
-              [numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")])
+    m = model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv", strides=[1.0, 1.0])],
+        [vi("x", [1, 1, 4, 4])],
+        [vi("y", [1, 1, 4, 4])],
+        [numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")],
+    )
     assert_refused(tmp_path, capsys, m, "node '/conv' (Conv", "'strides' is FLOATS, the operator expects INTS")
 
 
@@ -199,13 +211,19 @@ def test_attribute_given_twice(tmp_path, capsys):
 def test_attribute_string_not_utf8(tmp_path, capsys):
     m = model(
         [helper.make_node("Gelu", ["x"], ["y"], name="/gelu", approximate=b"\xff\xfe")],
-        [vi("x", [2])], [vi("y", [2])], opset=20)
+        [vi("x", [2])],
+        [vi("y", [2])],
+        opset=20,
+    )
     assert_refused(tmp_path, capsys, m, "node '/gelu'", "attribute 'approximate': string is not valid UTF-8")
 
 
 def test_two_nodes_writing_one_tensor(tmp_path, capsys):
-    m = model([helper.make_node("Relu", ["x"], ["y"], name="/a"), helper.make_node("Sigmoid", ["x"], ["y"], name="/b")],
-              [vi("x", [2])], [vi("y", [2])])
+    m = model(
+        [helper.make_node("Relu", ["x"], ["y"], name="/a"), helper.make_node("Sigmoid", ["x"], ["y"], name="/b")],
+        [vi("x", [2])],
+        [vi("y", [2])],
+    )
     assert_refused(tmp_path, capsys, m, "node '/b' (Sigmoid", "tensor 'y' is already defined by node '/a'")
 
 
@@ -234,8 +252,12 @@ def test_initializer_given_twice(tmp_path, capsys):
 
 
 def test_unknown_data_types(tmp_path, capsys):
-    assert_refused(tmp_path, capsys, model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], 999)],
-                                           [vi("y", [2])]), "input 'x' has data type 999")
+    assert_refused(
+        tmp_path,
+        capsys,
+        model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], 999)], [vi("y", [2])]),
+        "input 'x' has data type 999",
+    )
     w = numpy_helper.from_array(np.zeros(2, np.float32), "w")
     w.data_type = 999
     m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2])], [vi("y", [2])], [w])
@@ -253,14 +275,20 @@ def test_raw_data_of_the_wrong_length(tmp_path, capsys):
 
 
 def test_names_with_line_breaks_stay_on_one_line(tmp_path, capsys):
-    m = model([helper.make_node("Relu", ["x"], ["y"], name="/a\nb"), helper.make_node("Relu", ["x"], ["y"], name="/c")],
-              [vi("x", [2])], [vi("y", [2])])
+    m = model(
+        [helper.make_node("Relu", ["x"], ["y"], name="/a\nb"), helper.make_node("Relu", ["x"], ["y"], name="/c")],
+        [vi("x", [2])],
+        [vi("y", [2])],
+    )
     assert_refused(tmp_path, capsys, m, "tensor 'y' is already defined by node '/a\\nb'")
 
 
 def test_input_used_before_it_is_defined(tmp_path, capsys):
-    m = model([helper.make_node("Relu", ["t"], ["y"], name="/b"), helper.make_node("Relu", ["x"], ["t"], name="/a")],
-              [vi("x", [2])], [vi("y", [2])])
+    m = model(
+        [helper.make_node("Relu", ["t"], ["y"], name="/b"), helper.make_node("Relu", ["x"], ["t"], name="/a")],
+        [vi("x", [2])],
+        [vi("y", [2])],
+    )
     assert_refused(tmp_path, capsys, m, "node '/b'", "input #0 't' is not defined before the node")
 
 
@@ -270,8 +298,9 @@ def test_opset_outside_the_supported_range(tmp_path, capsys, opset):
     TypeError (an internal error); the version is checked before any schema is looked up."""
     from ge.frontend.onnx_ops import MAX_OPSET, MIN_OPSET
 
-    assert_refused(tmp_path, capsys, relu_at(opset), f"opset {opset} is not supported "
-                                                     f"(supported: {MIN_OPSET} to {MAX_OPSET})")
+    assert_refused(
+        tmp_path, capsys, relu_at(opset), f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})"
+    )
     assert "ge.relu" in assert_imports(tmp_path, capsys, relu_at(MAX_OPSET))
 
 
@@ -288,8 +317,9 @@ def test_a_node_name_that_is_not_utf8(tmp_path, capsys):
     data = m.SerializeToString()
     assert_imports(tmp_path, capsys, data)
     (tmp_path / "out.mlir").unlink()
-    assert_refused(tmp_path, capsys, data.replace(b"/reXlu", b"/re\xfflu"),
-                   "graph.node[0].name (b'/re\\xfflu') is not UTF-8 text")
+    assert_refused(
+        tmp_path, capsys, data.replace(b"/reXlu", b"/re\xfflu"), "graph.node[0].name (b'/re\\xfflu') is not UTF-8 text"
+    )
 
 
 # -- size limits -----------------------------------------------------------------------------------
@@ -297,8 +327,11 @@ def test_max_tensor_bytes_keyword():
     w = numpy_helper.from_array(np.zeros(64, np.float32), "w")  # 256 bytes
     m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [64])], [vi("y", [64])], [w])
     import_model(m, max_tensor_bytes=256)
-    with pytest.raises(OnnxImportError, match=r"initializer 'w' has 64 elements \(256 bytes\), "
-                                              r"more than max-tensor-bytes=255"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"initializer 'w' has 64 elements \(256 bytes\), "
+        r"more than max-tensor-bytes=255",
+    ):
         import_model(m, max_tensor_bytes=255)
 
 
@@ -306,8 +339,11 @@ def test_max_tensor_bytes_of_a_node_result():
     """A result the model would make too large is refused even with no declared output shape."""
     shape = numpy_helper.from_array(np.array([1 << 20, 1 << 20], np.int64), "shape")
     m = model([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="/fill")], [], [vi("y", None)], [shape])
-    with pytest.raises(OnnxImportError, match=r"node '/fill' \(ConstantOfShape, opset 17\): result #0 has "
-                                              r"1099511627776 elements"):
+    with pytest.raises(
+        OnnxImportError,
+        match=r"node '/fill' \(ConstantOfShape, opset 17\): result #0 has "
+        r"1099511627776 elements",
+    ):
         import_model(m)
     shape = numpy_helper.from_array(np.array([1 << 10, 1 << 10], np.int64), "shape")
     m = model([helper.make_node("ConstantOfShape", ["shape"], ["y"], name="/fill")], [], [vi("y", None)], [shape])
@@ -357,6 +393,7 @@ def test_float_zero_by_zero_folds_to_nan_without_warnings(tmp_path, capsys):
     assert "ge.div" not in text
     module, _ = import_model(m)
     from ge.ge_dialects.ge.base import constant_value
+
     ret = list(module.walk())[-1]
     value = constant_value(ret.operands[0])
     assert np.isnan(value[0]) and np.isposinf(value[1])
@@ -374,15 +411,18 @@ def test_external_data_control(tmp_path, capsys, weights_bin):
     assert "ge.add" in assert_imports(tmp_path, capsys, external_model("w.bin", offset=0, length=16))
 
 
-@pytest.mark.parametrize("offset, length, needle", [
-    (8, None, "external data needs bytes 8 to 24 of w.bin, which has 16 bytes"),
-    (None, 100, "external data length 100 does not match its dims [4] of FLOAT (16 bytes)"),
-    (-4, None, "external data offset '-4' is not a non-negative integer"),
-    ("1.5", None, "external data offset '1.5' is not a non-negative integer"),
-    (None, -1, "external data length '-1' is not a non-negative integer"),
-    (None, "abc", "external data length 'abc' is not a non-negative integer"),
-    ("", None, "external data offset '' is not a non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "offset, length, needle",
+    [
+        (8, None, "external data needs bytes 8 to 24 of w.bin, which has 16 bytes"),
+        (None, 100, "external data length 100 does not match its dims [4] of FLOAT (16 bytes)"),
+        (-4, None, "external data offset '-4' is not a non-negative integer"),
+        ("1.5", None, "external data offset '1.5' is not a non-negative integer"),
+        (None, -1, "external data length '-1' is not a non-negative integer"),
+        (None, "abc", "external data length 'abc' is not a non-negative integer"),
+        ("", None, "external data offset '' is not a non-negative integer"),
+    ],
+)
 def test_external_data_range(tmp_path, capsys, weights_bin, offset, length, needle):
     assert_refused(tmp_path, capsys, external_model("w.bin", offset, length), "initializer 'w'", needle)
 
@@ -407,9 +447,8 @@ def test_external_data_fifo_does_not_block(tmp_path, capsys):
 
 def test_model_file_fifo_does_not_block(tmp_path, capsys):
     os.mkfifo(tmp_path / "m.onnx")
-    with deadline():
-        with pytest.raises(SystemExit) as e:
-            ge_translate.main(["--import-onnx", str(tmp_path / "m.onnx")])
+    with deadline(), pytest.raises(SystemExit) as e:
+        ge_translate.main(["--import-onnx", str(tmp_path / "m.onnx")])
     assert e.value.code == 1
     assert "is not a regular file" in capsys.readouterr().err
 
@@ -468,8 +507,16 @@ def test_bf16_and_float8_as_torch_writes_them(tmp_path):
     bf16 = np.array([1.0, 2.0, -0.5], ml_dtypes.bfloat16)
     f8 = np.array([1.0, 2.0], ml_dtypes.float8_e4m3fn)
     e5 = np.array([4.0], ml_dtypes.float8_e5m2)
-    store = WeightStore(write_safetensors(tmp_path / "w.safetensors", {
-        "b": ("BF16", [3], bf16.tobytes()), "f": ("F8_E4M3", [2], f8.tobytes()), "e": ("F8_E5M2", [1], e5.tobytes())}))
+    store = WeightStore(
+        write_safetensors(
+            tmp_path / "w.safetensors",
+            {
+                "b": ("BF16", [3], bf16.tobytes()),
+                "f": ("F8_E4M3", [2], f8.tobytes()),
+                "e": ("F8_E5M2", [1], e5.tobytes()),
+            },
+        )
+    )
     assert store["b"].dtype == ml_dtypes.bfloat16 and store["b"].tolist() == bf16.tolist()
     assert store["f"].dtype == ml_dtypes.float8_e4m3fn and store["f"].tolist() == [1.0, 2.0]
     assert store["e"].dtype == ml_dtypes.float8_e5m2 and store.spec("e") == (np.dtype(ml_dtypes.float8_e5m2), (1,))
@@ -482,15 +529,18 @@ def test_unsupported_safetensors_dtype(tmp_path, dtype):
         WeightStore(path)
 
 
-@pytest.mark.parametrize("metadata, needle", [
-    ({"ge.bf16": "not json"}, "metadata ge.bf16 is not a JSON list of tensor names"),
-    ({"ge.bf16": "5"}, "metadata ge.bf16 is not a JSON list of tensor names"),
-    ({"ge.bf16": '["other"]'}, "metadata names tensor 'other', which the file does not hold"),
-    ({"ge.dtypes": "[1]"}, "metadata ge.dtypes is not a JSON object of dtype names"),
-    ({"ge.dtypes": '{"w": "float128"}'}, "gives tensor 'w' dtype 'float128'"),
-    ({"ge.dtypes": '{"w": "int4"}'}, "tensor 'w' is tagged int4 but stored as U16"),
-    ({"ge.bf16": 5}, "__metadata__ is not an object of strings"),
-])
+@pytest.mark.parametrize(
+    "metadata, needle",
+    [
+        ({"ge.bf16": "not json"}, "metadata ge.bf16 is not a JSON list of tensor names"),
+        ({"ge.bf16": "5"}, "metadata ge.bf16 is not a JSON list of tensor names"),
+        ({"ge.bf16": '["other"]'}, "metadata names tensor 'other', which the file does not hold"),
+        ({"ge.dtypes": "[1]"}, "metadata ge.dtypes is not a JSON object of dtype names"),
+        ({"ge.dtypes": '{"w": "float128"}'}, "gives tensor 'w' dtype 'float128'"),
+        ({"ge.dtypes": '{"w": "int4"}'}, "tensor 'w' is tagged int4 but stored as U16"),
+        ({"ge.bf16": 5}, "__metadata__ is not an object of strings"),
+    ],
+)
 def test_bad_sidecar_metadata(tmp_path, metadata, needle):
     path = write_safetensors(tmp_path / "w.safetensors", {"w": ("U16", [1], b"\0\0")}, metadata)
     with pytest.raises(SidecarError) as e:
@@ -504,14 +554,17 @@ def test_legacy_bf16_tag_still_reads(tmp_path):
     assert WeightStore(path)["w"].tolist() == [1.0, 3.0]
 
 
-@pytest.mark.parametrize("header, needle", [
-    (b"[1, 2]", "header is not a JSON object"),
-    (b"{not json", "header is not JSON"),
-    (b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 400]}}', "not a range inside"),
-    (b'{"w": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}}', "not a list of dims >= 0"),
-    (b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 16]}}', "needs 8 bytes, data_offsets give 16"),
-    (b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}, "w": {}}', "key 'w' appears twice"),
-])
+@pytest.mark.parametrize(
+    "header, needle",
+    [
+        (b"[1, 2]", "header is not a JSON object"),
+        (b"{not json", "header is not JSON"),
+        (b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 400]}}', "not a range inside"),
+        (b'{"w": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}}', "not a list of dims >= 0"),
+        (b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 16]}}', "needs 8 bytes, data_offsets give 16"),
+        (b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}, "w": {}}', "key 'w' appears twice"),
+    ],
+)
 def test_bad_sidecar_header(tmp_path, header, needle):
     header += b" " * (-len(header) % 8)
     path = tmp_path / "w.safetensors"
@@ -543,10 +596,12 @@ def test_sidecar_fifo_does_not_block(tmp_path):
 
 def test_sidecar_fifo_through_ge_run(tmp_path, capsys):
     os.mkfifo(tmp_path / "w.safetensors")
-    (tmp_path / "m.mlir").write_text('builtin.module attributes {ge.weights = "w.safetensors"} {\n'
-                                     '  func.func @main() -> tensor<4xf32> {\n'
-                                     '    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>\n'
-                                     '    func.return %w : tensor<4xf32>\n  }\n}\n')
+    (tmp_path / "m.mlir").write_text(
+        'builtin.module attributes {ge.weights = "w.safetensors"} {\n'
+        "  func.func @main() -> tensor<4xf32> {\n"
+        '    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>\n'
+        "    func.return %w : tensor<4xf32>\n  }\n}\n"
+    )
     with deadline(), pytest.raises(SystemExit) as e:
         ge_run.main([str(tmp_path / "m.mlir"), "--random-inputs", "0"])
     lines = capsys.readouterr().err.strip().splitlines()
@@ -555,8 +610,10 @@ def test_sidecar_fifo_through_ge_run(tmp_path, capsys):
 
 def test_every_ge_dtype_round_trips_through_a_sidecar(tmp_path):
     """Narrow types of more than 32 elements (weights, not inline) are written and read back."""
-    weights = {str(dtype): np.arange(40).astype(np.float32).astype(dtype).reshape(5, 8)
-               for dtype in (*SAFETENSORS_DTYPES.values(), *TAGGED_DTYPES.values())}
+    weights = {
+        str(dtype): np.arange(40).astype(np.float32).astype(dtype).reshape(5, 8)
+        for dtype in (*SAFETENSORS_DTYPES.values(), *TAGGED_DTYPES.values())
+    }
     weights["scalar"] = np.array(2.5, np.float32)
     save(tmp_path / "w.safetensors", weights)
     store = WeightStore(tmp_path / "w.safetensors")
@@ -565,6 +622,7 @@ def test_every_ge_dtype_round_trips_through_a_sidecar(tmp_path):
         assert store[key].dtype == array.dtype and store[key].shape == array.shape, key
         assert store[key].tobytes() == array.tobytes(), key
     from safetensors import safe_open  # the reference reader accepts the file too
+
     with safe_open(str(tmp_path / "w.safetensors"), framework="np") as f:
         assert f.get_slice("bfloat16").get_dtype() == "BF16"
         np.testing.assert_array_equal(f.get_tensor("float32"), weights["float32"])
@@ -586,4 +644,6 @@ def test_narrow_weights_through_ge_translate(tmp_path, capsys):
 
 def test_external_data_location_with_nul(tmp_path, capsys, weights_bin):
     """Found by the contract fuzzer: a NUL in the location reached os.open (ValueError, exit 2)."""
-    assert_refused(tmp_path, capsys, external_model("w.bin\x00.txt"), "external data of 'w'", "contains a NUL character")
+    assert_refused(
+        tmp_path, capsys, external_model("w.bin\x00.txt"), "external data of 'w'", "contains a NUL character"
+    )

@@ -6,9 +6,9 @@ import onnx
 import pytest
 
 from ge.frontend import models
+from ge.interpreter.runner import run
 from ge.tools.ge_run import load_program
 from ge.tools.ge_translate import translate_onnx
-from ge.interpreter.runner import run
 
 ort = pytest.importorskip("onnxruntime")
 

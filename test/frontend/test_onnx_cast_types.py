@@ -9,11 +9,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
+from onnx_oracle import assert_output_matches, node_model
 
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
 from ge.interpreter.runner import run
-from onnx_oracle import assert_output_matches, node_model
 
 FLOAT8 = ["FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ"]
 NARROW = [*FLOAT8, "FLOAT8E8M0", "FLOAT4E2M1", "INT4", "UINT4", "INT2", "UINT2"]
@@ -41,7 +41,8 @@ def cast_model(x: np.ndarray, to: str, **attrs) -> onnx.ModelProto:
     """A one-node Cast with a graph input, at opset 24 (round_mode's first opset)."""
     onnx_type = {v: k for k, v in ONNX_DTYPES.items()}[x.dtype]
     graph = helper.make_graph(
-        [helper.make_node("Cast", ["x"], ["y"], to=getattr(TensorProto, to), **attrs)], "g",
+        [helper.make_node("Cast", ["x"], ["y"], to=getattr(TensorProto, to), **attrs)],
+        "g",
         [helper.make_tensor_value_info("x", onnx_type, x.shape)],
         [helper.make_tensor_value_info("y", getattr(TensorProto, to), x.shape)],
     )
@@ -61,10 +62,12 @@ def check_against_reference(x: np.ndarray, to: str, **attrs) -> None:
 
 def float_inputs() -> np.ndarray:
     """Every float16 (as float32), the float32 extremes, and random float32 bit patterns."""
-    halves = np.arange(2 ** 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-    extremes = np.array([np.finfo(np.float32).max, -np.finfo(np.float32).max, np.finfo(np.float32).tiny,
-                         1e-45, -1e-45, 0.0, -0.0], dtype=np.float32)
-    random = np.random.default_rng(0).integers(0, 2 ** 32, 4096, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    halves = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float32)
+    extremes = np.array(
+        [np.finfo(np.float32).max, -np.finfo(np.float32).max, np.finfo(np.float32).tiny, 1e-45, -1e-45, 0.0, -0.0],
+        dtype=np.float32,
+    )
+    random = np.random.default_rng(0).integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32).view(np.float32)
     return np.concatenate([halves, extremes, random])
 
 
@@ -73,7 +76,7 @@ def float_inputs() -> np.ndarray:
 def test_float_to_float8(to, saturate):
     x = float_inputs()
     check_against_reference(x, to, saturate=saturate)
-    check_against_reference(np.arange(2 ** 16, dtype=np.uint16).view(np.float16), to, saturate=saturate)
+    check_against_reference(np.arange(2**16, dtype=np.uint16).view(np.float16), to, saturate=saturate)
     check_against_reference(x.astype(np.float64) * 1.0000001, to, saturate=saturate)
 
 
@@ -82,7 +85,7 @@ def test_float_to_float8(to, saturate):
 def test_float_to_e8m0(round_mode, saturate):
     x = np.abs(float_inputs())  # negative inputs are undefined
     check_against_reference(x, "FLOAT8E8M0", saturate=saturate, round_mode=round_mode)
-    halves = np.arange(2 ** 15, dtype=np.uint16).view(np.float16)
+    halves = np.arange(2**15, dtype=np.uint16).view(np.float16)
     check_against_reference(halves, "FLOAT8E8M0", saturate=saturate, round_mode=round_mode)
 
 
@@ -122,8 +125,8 @@ NARROW_PAIRS = [
     ("FLOAT8E4M3FN", [448, -448, 0.5, np.nan], "FLOAT8E4M3FNUZ", [240, -240, 0.5, np.nan], {}),
     ("FLOAT8E4M3FN", [448, -448, 0.5, np.nan], "FLOAT8E4M3FNUZ", [np.nan, np.nan, 0.5, np.nan], {"saturate": 0}),
     ("FLOAT8E5M2", [57344, -np.inf, 0.75, 2], "FLOAT8E4M3FN", [448, -448, 0.75, 2], {}),
-    ("FLOAT8E8M0", [1, 2, 1024, 2 ** -10], "FLOAT4E2M1", [1, 2, 6, 0], {}),
-    ("FLOAT8E8M0", [1, 2 ** 20, 2 ** -16, 2 ** -18], "FLOAT8E5M2", [1, 57344, 2 ** -16, 0], {}),
+    ("FLOAT8E8M0", [1, 2, 1024, 2**-10], "FLOAT4E2M1", [1, 2, 6, 0], {}),
+    ("FLOAT8E8M0", [1, 2**20, 2**-16, 2**-18], "FLOAT8E5M2", [1, 57344, 2**-16, 0], {}),
     ("FLOAT4E2M1", [6, -0.5, 1.5, 3], "FLOAT8E8M0", [8, 0.5, 2, 4], {}),
     ("INT4", [-8, -1, 3, 7], "FLOAT8E4M3FN", [-8, -1, 3, 7], {}),
 ]

@@ -1,7 +1,6 @@
 """The ONNX backend node tests of every supported operator (see onnx_node_cases.py)."""
 
 import pytest
-
 from onnx_node_cases import check, check_unsupported, collect
 
 CASES = collect()

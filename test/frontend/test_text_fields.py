@@ -19,8 +19,12 @@ from ge.tools.common import UserError, import_onnx_file
 
 def _relu_model(**node_fields) -> onnx.ModelProto:
     node = helper.make_node("Relu", ["x"], ["y"], name=node_fields.pop("name", "/relu"), **node_fields)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TP.FLOAT, [2])],
-                              [helper.make_tensor_value_info("y", TP.FLOAT, [2])])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TP.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TP.FLOAT, [2])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -30,17 +34,28 @@ def _with_bad_byte(model: onnx.ModelProto, marker: bytes) -> bytes:
     data = model.SerializeToString()
     assert data.count(marker) == 1
     middle = len(marker) // 2
-    return data.replace(marker, marker[:middle] + b"\xff" + marker[middle + 1:])
+    return data.replace(marker, marker[:middle] + b"\xff" + marker[middle + 1 :])
 
 
-@pytest.mark.parametrize("build, marker, field", [
-    (lambda: _relu_model(name="/fc/Add"), b"/fc/Add", "graph.node[0].name (b'/fc\\xffAdd')"),
-    (lambda: _relu_model(), b"Relu", "graph.node[0].op_type (b'Re\\xffu')"),
-    (lambda: _relu_model(body=helper.make_graph(
-        [helper.make_node("Identity", ["a"], ["b"], name="/inner")], "body",
-        [helper.make_tensor_value_info("a", TP.FLOAT, [2])], [helper.make_tensor_value_info("b", TP.FLOAT, [2])])),
-     b"/inner", "graph.node[0].attribute[0].g.node[0].name (b'/in\\xffer')"),
-])
+@pytest.mark.parametrize(
+    "build, marker, field",
+    [
+        (lambda: _relu_model(name="/fc/Add"), b"/fc/Add", "graph.node[0].name (b'/fc\\xffAdd')"),
+        (lambda: _relu_model(), b"Relu", "graph.node[0].op_type (b'Re\\xffu')"),
+        (
+            lambda: _relu_model(
+                body=helper.make_graph(
+                    [helper.make_node("Identity", ["a"], ["b"], name="/inner")],
+                    "body",
+                    [helper.make_tensor_value_info("a", TP.FLOAT, [2])],
+                    [helper.make_tensor_value_info("b", TP.FLOAT, [2])],
+                )
+            ),
+            b"/inner",
+            "graph.node[0].attribute[0].g.node[0].name (b'/in\\xffer')",
+        ),
+    ],
+)
 def test_non_utf8_text_is_refused_at_load(tmp_path, build, marker, field):
     path = tmp_path / "m.onnx"
     path.write_bytes(_with_bad_byte(build(), marker))

@@ -60,8 +60,11 @@ SENTINEL = b"sentinel: a file that existed before the run\n"
 
 #: tool -> (module, function, what it writes: "ir" for IR text, "run" for ge-run's files); the
 #: harness's own tests add fake tools here.
-TOOLS = {"ge-opt": ("ge.tools.ge_opt", "main", "ir"), "ge-translate": ("ge.tools.ge_translate", "main", "ir"),
-         "ge-run": ("ge.tools.ge_run", "main", "run")}
+TOOLS = {
+    "ge-opt": ("ge.tools.ge_opt", "main", "ir"),
+    "ge-translate": ("ge.tools.ge_translate", "main", "ir"),
+    "ge-run": ("ge.tools.ge_run", "main", "run"),
+}
 
 
 class Symlink(str):
@@ -181,8 +184,10 @@ def _fork_and_run(case: Case, folder: Path, work: Path, time_limit: float, memor
     if killed:
         return {"killed": True}
     if not chunks:
-        return {"died": os.WIFSIGNALED(status) and signal.Signals(os.WTERMSIG(status)).name or
-                f"exit status {os.waitstatus_to_exitcode(status)} without a result"}
+        return {
+            "died": (os.WIFSIGNALED(status) and signal.Signals(os.WTERMSIG(status)).name)
+            or f"exit status {os.waitstatus_to_exitcode(status)} without a result"
+        }
     return pickle.loads(b"".join(chunks))
 
 
@@ -218,7 +223,7 @@ def _child(case: Case, folder: Path, work: Path, time_limit: float, memory_mb: i
                 exit_code = _exit_code(e, err)
             except _Timeout as e:
                 escaped = e
-            except BaseException as e:  # noqa: BLE001 - escaping main is what we look for
+            except BaseException as e:
                 escaped = e
         if exit_code == 0 and not timed_out:
             check = check_outputs(case, folder, out.getvalue())
@@ -287,7 +292,7 @@ def _short(filename: str) -> str:
     if path.is_relative_to(ROOT):
         return str(path.relative_to(ROOT))
     parts = path.parts
-    return "/".join(parts[parts.index("site-packages") + 1:]) if "site-packages" in parts else path.name
+    return "/".join(parts[parts.index("site-packages") + 1 :]) if "site-packages" in parts else path.name
 
 
 # ------------------------------------------------------------------------ outputs after an exit 0
@@ -305,7 +310,7 @@ def check_outputs(case: Case, folder: Path, stdout: str) -> str | None:
         return _check_run_outputs(case, folder)
     except _Timeout:
         raise
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         return f"checking the outputs raised {type(e).__name__}: {_first_line(e)}"
 
 
@@ -366,18 +371,21 @@ def _classify(case: Case, reply: dict, before: dict, after: dict, folder: Path, 
     if "harness_error" in reply:
         raise RuntimeError(f"fuzz harness failed in the child:\n{reply['harness_error']}")
     if reply.get("killed"):
-        return Result("hang", None, "", "killed after the time limit (stuck outside Python)", "hang @ ?",
-                      seconds, ["hang"])
+        return Result(
+            "hang", None, "", "killed after the time limit (stuck outside Python)", "hang @ ?", seconds, ["hang"]
+        )
     if "died" in reply:
-        return Result("crash", None, "", f"the child died: {reply['died']}", f"crash {reply['died']}",
-                      seconds, ["crash"])
+        return Result(
+            "crash", None, "", f"the child died: {reply['died']}", f"crash {reply['died']}", seconds, ["crash"]
+        )
     code, stderr = reply["exit_code"], reply["stderr"]
     problems: list[tuple[str, str, str]] = []  # (outcome, detail, signature)
     lines = [line for line in stderr.splitlines() if line.strip()]
 
     if reply["timed_out"]:
-        problems.append(("hang", f"over the time limit ({reply.get('escaped', '')})",
-                         "hang: " + reply.get("signature", "?")))
+        problems.append(
+            ("hang", f"over the time limit ({reply.get('escaped', '')})", "hang: " + reply.get("signature", "?"))
+        )
     elif "escaped" in reply:
         problems.append(("traceback", reply["escaped"], reply["signature"]))
     elif "Traceback (most recent call last)" in stderr:
@@ -388,11 +396,16 @@ def _classify(case: Case, reply: dict, before: dict, after: dict, folder: Path, 
         expected = f"{tool}: error: " if code == 1 else f"{tool}: internal error: "
         error_lines = [line for line in lines if line.startswith(f"{tool}: ")]
         others = [line for line in lines if not line.startswith(f"{tool}: ")]
-        shape_ok = (len(error_lines) == 1 and lines[-1] == error_lines[0] and error_lines[0].startswith(expected)
-                    and (not others or case.lenient_stderr()))
+        shape_ok = (
+            len(error_lines) == 1
+            and lines[-1] == error_lines[0]
+            and error_lines[0].startswith(expected)
+            and (not others or case.lenient_stderr())
+        )
         if not shape_ok:
-            problems.append(("bad-message", f"exit {code} with stderr {stderr[-300:]!r}",
-                             f"exit {code}: " + _message_shape(lines)))
+            problems.append(
+                ("bad-message", f"exit {code} with stderr {stderr[-300:]!r}", f"exit {code}: " + _message_shape(lines))
+            )
 
     changed, left = _file_changes(case, before, after, code == 0)
     if changed:
@@ -415,8 +428,11 @@ def _classify(case: Case, reply: dict, before: dict, after: dict, folder: Path, 
 def _file_changes(case: Case, before: dict, after: dict, succeeded: bool) -> tuple[list[str], list[str]]:
     """(files that changed but may not, files that appeared but may not)."""
     outputs = set(case.outputs)
-    changed = [name for name, data in before.items()
-               if (name not in outputs or not succeeded) and after.get(name, b"<gone>") != data]
+    changed = [
+        name
+        for name, data in before.items()
+        if (name not in outputs or not succeeded) and after.get(name, b"<gone>") != data
+    ]
     appeared = [name for name in after if name not in before]
     left = [name for name in appeared if not succeeded or name not in outputs or _TEMP_NAME.search(name)]
     if succeeded:  # a successful run must not leave its temporaries either

@@ -13,13 +13,49 @@ from .byte_mutations import mutate_bytes
 from .contract import OUTSIDE, Symlink
 from .seeds import Corpus, IrSeed
 
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[%@^#!][\w$.\-]*|\d+(?:\.\d+)?(?:e[-+]?\d+)?x?|[A-Za-z_][\w.$]*|->|\s+|.',
-                    re.S)
-_NUMBERS = ["0", "-1", "1e309", "nan", "inf", "-0.0", "99999999999999999999", "0x7FFFFFFF", "2147483648",
-            "9223372036854775808", "1.5", "-99999", "0x", "1e-400", "0.0000000001"]
+_TOKEN = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"|[%@^#!][\w$.\-]*|\d+(?:\.\d+)?(?:e[-+]?\d+)?x?|[A-Za-z_][\w.$]*|->|\s+|.', re.S
+)
+_NUMBERS = [
+    "0",
+    "-1",
+    "1e309",
+    "nan",
+    "inf",
+    "-0.0",
+    "99999999999999999999",
+    "0x7FFFFFFF",
+    "2147483648",
+    "9223372036854775808",
+    "1.5",
+    "-99999",
+    "0x",
+    "1e-400",
+    "0.0000000001",
+]
 _DIMS = ["0x", "?x", "1000000x", "99999999999x", "-1x", "", "1x1x", "2x", "65536x65536x"]
-_TYPES = ["f32", "f16", "bf16", "f64", "i64", "i32", "i8", "i1", "i4", "ui8", "f8E4M3FN", "index", "complex<f32>",
-          "none", "tensor<f32>", "!ge.foo", "memref<2xf32>", "f80", "i0", "i99999"]
+_TYPES = [
+    "f32",
+    "f16",
+    "bf16",
+    "f64",
+    "i64",
+    "i32",
+    "i8",
+    "i1",
+    "i4",
+    "ui8",
+    "f8E4M3FN",
+    "index",
+    "complex<f32>",
+    "none",
+    "tensor<f32>",
+    "!ge.foo",
+    "memref<2xf32>",
+    "f80",
+    "i0",
+    "i99999",
+]
 _STRINGS = ['"../../etc/passwd"', '"/tmp/x"', '""', '"\\00"', '"名"', '"' + "a" * 3000 + '"', '"\\"', '"x\\ny"']
 
 
@@ -29,8 +65,9 @@ _OP_NAMES: dict[int, list[str]] = {}
 def _op_names(corpus: Corpus) -> list[str]:
     """The op names the IR seeds use (computed once per corpus)."""
     if id(corpus) not in _OP_NAMES:
-        _OP_NAMES[id(corpus)] = sorted({t for s in corpus.ir for t in _tokens(s.text)
-                                        if re.match(r"^(ge|fused|task|stream)\.\w", t)})
+        _OP_NAMES[id(corpus)] = sorted(
+            {t for s in corpus.ir for t in _tokens(s.text) if re.match(r"^(ge|fused|task|stream)\.\w", t)}
+        )
     return _OP_NAMES[id(corpus)]
 
 
@@ -42,9 +79,24 @@ def mutate_ir(text: str, rng: random.Random, corpus: Corpus) -> tuple[str, str]:
     """One token- or line-level mutation of IR text."""
     tokens = _tokens(text)
     solid = [i for i, t in enumerate(tokens) if not t.isspace()]
-    kind = rng.choices(["delete", "duplicate", "swap", "number", "dim", "type", "ssa", "op", "string",
-                        "splice", "lines", "nesting", "unicode"],
-                       [2, 1.5, 1.5, 3, 3, 2.5, 2, 2, 1, 1.5, 2, 0.5, 0.5])[0]
+    kind = rng.choices(
+        [
+            "delete",
+            "duplicate",
+            "swap",
+            "number",
+            "dim",
+            "type",
+            "ssa",
+            "op",
+            "string",
+            "splice",
+            "lines",
+            "nesting",
+            "unicode",
+        ],
+        [2, 1.5, 1.5, 3, 3, 2.5, 2, 2, 1, 1.5, 2, 0.5, 0.5],
+    )[0]
     if not solid:
         return text + "}", "ir:append"
     if kind == "delete":
@@ -56,8 +108,14 @@ def mutate_ir(text: str, rng: random.Random, corpus: Corpus) -> tuple[str, str]:
         i, j = rng.choice(solid), rng.choice(solid)
         tokens[i], tokens[j] = tokens[j], tokens[i]
     elif kind in ("number", "dim", "type", "ssa", "op", "string"):
-        pattern = {"number": r"^-?\d+(\.\d+)?(e[-+]?\d+)?$", "dim": r"^\d+x$", "type": r"^(f|i|ui|bf|si)\d+$",
-                   "ssa": r"^%", "op": r"^(ge|fused|task|stream|func|builtin)\.\w", "string": r'^"'}[kind]
+        pattern = {
+            "number": r"^-?\d+(\.\d+)?(e[-+]?\d+)?$",
+            "dim": r"^\d+x$",
+            "type": r"^(f|i|ui|bf|si)\d+$",
+            "ssa": r"^%",
+            "op": r"^(ge|fused|task|stream|func|builtin)\.\w",
+            "string": r'^"',
+        }[kind]
         where = [i for i in solid if re.match(pattern, tokens[i])]
         if not where:
             return mutate_ir(text, rng, corpus) if rng.random() < 0.8 else (text, f"ir:{kind}-none")
@@ -137,8 +195,8 @@ def mutated_sidecar(seed: IrSeed, rng: random.Random) -> tuple[dict[str, bytes],
         damaged, what = mutate_bytes(data, rng)
         return {seed.sidecar_name: damaged}, f"sidecar:{what}"
     header_len = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + header_len])
-    body = data[8 + header_len:]
+    header = json.loads(data[8 : 8 + header_len])
+    body = data[8 + header_len :]
     key = rng.choice([k for k in header if k != "__metadata__"] or ["__metadata__"])
     entry = header.get(key, {})
     what = rng.choice(["offsets", "dtype", "shape", "header-length", "metadata"])
@@ -160,5 +218,6 @@ def hostile_ir_reference(text: str, rng: random.Random) -> tuple[str, str]:
     path = rng.choice(["../w.safetensors", "/etc/hostname", "", "sub/../../x.safetensors", ".", "名.safetensors"])
     if 'ge.weights = "' in text:
         return re.sub(r'ge\.weights = "[^"]*"', f'ge.weights = "{path}"', text, count=1), f"sidecar-ref:{path!r}"
-    return text.replace("builtin.module {", f'builtin.module attributes {{ge.weights = "{path}"}} {{', 1), \
-        f"sidecar-ref-added:{path!r}"
+    return text.replace(
+        "builtin.module {", f'builtin.module attributes {{ge.weights = "{path}"}} {{', 1
+    ), f"sidecar-ref-added:{path!r}"

@@ -12,6 +12,7 @@ import numpy as np
 
 from .byte_mutations import mutate_bytes
 
+
 def _zip(members: dict[str, bytes]) -> bytes:
     """A zip of these members with a fixed timestamp, so that a case's bytes depend on its seed only."""
     buffer = io.BytesIO()
@@ -50,13 +51,22 @@ def hostile_inputs(valid: dict[str, np.ndarray] | None, rng: random.Random) -> t
         return _npz(arrays), f"npz:keys-{action}"
     if kind == "shape":
         value = arrays.get(name, np.zeros(2, np.float32))
-        arrays[name] = rng.choice([value[None], value.reshape(-1), np.zeros((0,) + value.shape[1:], value.dtype),
-                                   np.array(0, value.dtype), np.zeros(value.shape + (2,), value.dtype), value.T])
+        arrays[name] = rng.choice(
+            [
+                value[None],
+                value.reshape(-1),
+                np.zeros((0,) + value.shape[1:], value.dtype),
+                np.array(0, value.dtype),
+                np.zeros(value.shape + (2,), value.dtype),
+                value.T,
+            ]
+        )
         return _npz(arrays), "npz:shape"
     if kind == "dtype":
         value = arrays.get(name, np.zeros(2, np.float32))
-        dtype = rng.choice([np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_, np.complex64, "<U3",
-                            "V4", [("a", "<f4")]])
+        dtype = rng.choice(
+            [np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_, np.complex64, "<U3", "V4", [("a", "<f4")]]
+        )
         try:
             arrays[name] = value.astype(dtype)
         except (TypeError, ValueError):
@@ -80,8 +90,7 @@ def hostile_inputs(valid: dict[str, np.ndarray] | None, rng: random.Random) -> t
     if kind == "bytes":
         return mutate_bytes(_npz(arrays), rng)[0], "npz:bytes"
     if kind == "zip":
-        return _zip({rng.choice(["x.txt", f"{name}.npy", "../evil.npy", "dir/"]): b"not an array"}), \
-            "npz:zip-member"
+        return _zip({rng.choice(["x.txt", f"{name}.npy", "../evil.npy", "dir/"]): b"not an array"}), "npz:zip-member"
     if kind == "npy":
         return _npy(arrays.get(name, np.zeros(2, np.float32))), "npz:plain-npy"
     if kind == "object":

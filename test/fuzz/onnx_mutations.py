@@ -20,15 +20,77 @@ from .contract import OUTSIDE, Symlink
 from .seeds import Corpus
 
 HUGE_INTS = [-1, 0, 1, 2**31 - 1, 2**31, 2**32 + 1, 2**40, 2**62, 2**63 - 1, -(2**63)]
-HOSTILE_NAMES = ["", "x", "../../etc/passwd", "/abs/path", "名前", "a" * 5000, "with space", "quote\"d",
-                 "new\nline", "nul\x00byte", "%0", "@main", "}", "\u202eevil", "loc(\"x\")"]
-HOSTILE_PATHS = ["../weights.bin", "/etc/hostname", "", ".", "sub/../../weights.bin", "missing.bin",
-                 "sub/../weights.bin", "weights.bin/..", "名.bin", "./weights.bin", "//weights.bin",
-                 "C:\\weights.bin", "weights.bin\x00.txt"]
-ONNX_OPS = ["Add", "Relu", "Conv", "MatMul", "Gemm", "Reshape", "Softmax", "Transpose", "Gather", "Concat",
-            "Slice", "Split", "LayerNormalization", "Where", "Cast", "Shape", "Unsqueeze", "Squeeze", "Range",
-            "MaxPool", "BatchNormalization", "Resize", "If", "Loop", "Scan", "NonZero", "Foo", "", "relu",
-            "Constant", "ConstantOfShape", "Expand", "Tile", "Pad", "Einsum", "TopK", "ReduceMean"]
+HOSTILE_NAMES = [
+    "",
+    "x",
+    "../../etc/passwd",
+    "/abs/path",
+    "名前",
+    "a" * 5000,
+    "with space",
+    'quote"d',
+    "new\nline",
+    "nul\x00byte",
+    "%0",
+    "@main",
+    "}",
+    "\u202eevil",
+    'loc("x")',
+]
+HOSTILE_PATHS = [
+    "../weights.bin",
+    "/etc/hostname",
+    "",
+    ".",
+    "sub/../../weights.bin",
+    "missing.bin",
+    "sub/../weights.bin",
+    "weights.bin/..",
+    "名.bin",
+    "./weights.bin",
+    "//weights.bin",
+    "C:\\weights.bin",
+    "weights.bin\x00.txt",
+]
+ONNX_OPS = [
+    "Add",
+    "Relu",
+    "Conv",
+    "MatMul",
+    "Gemm",
+    "Reshape",
+    "Softmax",
+    "Transpose",
+    "Gather",
+    "Concat",
+    "Slice",
+    "Split",
+    "LayerNormalization",
+    "Where",
+    "Cast",
+    "Shape",
+    "Unsqueeze",
+    "Squeeze",
+    "Range",
+    "MaxPool",
+    "BatchNormalization",
+    "Resize",
+    "If",
+    "Loop",
+    "Scan",
+    "NonZero",
+    "Foo",
+    "",
+    "relu",
+    "Constant",
+    "ConstantOfShape",
+    "Expand",
+    "Tile",
+    "Pad",
+    "Einsum",
+    "TopK",
+    "ReduceMean",
+]
 
 
 # ------------------------------------------------------------------------------ ONNX mutations
@@ -80,8 +142,7 @@ def _hostile_attribute(rng: random.Random, name: str) -> AttributeProto:
     if kind == "int":
         return helper.make_attribute(name, rng.choice(HUGE_INTS))
     if kind == "ints":
-        return helper.make_attribute(name, [rng.choice(HUGE_INTS) for _ in range(rng.choice([0, 1, 2, 4, 9]))]
-                                     or [0])
+        return helper.make_attribute(name, [rng.choice(HUGE_INTS) for _ in range(rng.choice([0, 1, 2, 4, 9]))] or [0])
     if kind == "float":
         return helper.make_attribute(name, rng.choice([float("nan"), float("inf"), -1e30, 0.0, -0.0]))
     if kind == "floats":
@@ -89,8 +150,9 @@ def _hostile_attribute(rng: random.Random, name: str) -> AttributeProto:
     if kind == "string":
         return helper.make_attribute(name, rng.choice(HOSTILE_NAMES) or "x")
     if kind == "tensor":
-        return helper.make_attribute(name, numpy_helper.from_array(np.zeros(rng.choice([(0,), (2, 3), ()]),
-                                                                               np.float32)))
+        return helper.make_attribute(
+            name, numpy_helper.from_array(np.zeros(rng.choice([(0,), (2, 3), ()]), np.float32))
+        )
     if kind == "graph":
         return helper.make_attribute(name, _small_graph(rng, depth=rng.choice([0, 1, 3])))
     attr = AttributeProto()
@@ -121,9 +183,32 @@ def m_attribute(model, rng, files):
     if attrs and choice < 0.65:
         node.attribute.append(rng.choice(attrs))
         return "attr:duplicate"
-    known = ["axis", "axes", "perm", "to", "kernel_shape", "strides", "pads", "dilations", "group", "epsilon",
-             "value", "split", "num_outputs", "keepdims", "alpha", "beta", "transA", "transB", "mode",
-             "allowzero", "then_branch", "body", "unknown_attr", ""]
+    known = [
+        "axis",
+        "axes",
+        "perm",
+        "to",
+        "kernel_shape",
+        "strides",
+        "pads",
+        "dilations",
+        "group",
+        "epsilon",
+        "value",
+        "split",
+        "num_outputs",
+        "keepdims",
+        "alpha",
+        "beta",
+        "transA",
+        "transB",
+        "mode",
+        "allowzero",
+        "then_branch",
+        "body",
+        "unknown_attr",
+        "",
+    ]
     node.attribute.append(_hostile_attribute(rng, rng.choice(known)))
     return "attr:add"
 
@@ -238,8 +323,9 @@ def m_external_data(model, rng, files):
     location = "weights.bin" if rng.random() < 0.35 else rng.choice(HOSTILE_PATHS)
     entries = {"location": location}
     if padding or rng.random() < 0.6:
-        entries["offset"] = rng.choice([str(padding)] * 3 + ["-1", "abc", "1.5", str(2**63), str(2**64 + 3),
-                                                              str(len(data) * 10), ""])
+        entries["offset"] = rng.choice(
+            [str(padding)] * 3 + ["-1", "abc", "1.5", str(2**63), str(2**64 + 3), str(len(data) * 10), ""]
+        )
     if rng.random() < 0.6:
         entries["length"] = rng.choice([str(len(data))] * 3 + ["-5", "0", str(2**62), "x", str(len(data) + 1)])
     if rng.random() < 0.15:
@@ -261,8 +347,9 @@ def m_opset(model, rng, files):
         del model.opset_import[:]
         return "opset:none"
     if choice < 0.8:
-        model.opset_import.append(helper.make_opsetid(rng.choice(["", "ai.onnx", "com.microsoft"]),
-                                                      rng.choice([1, 13, 99])))
+        model.opset_import.append(
+            helper.make_opsetid(rng.choice(["", "ai.onnx", "com.microsoft"]), rng.choice([1, 13, 99]))
+        )
         return "opset:extra"
     model.ir_version = rng.choice([0, 1, 3, 11, 99, -1])
     return f"ir-version:{model.ir_version}"
@@ -306,11 +393,17 @@ def m_graph_io(model, rng, files):
 def _small_graph(rng: random.Random, depth: int) -> onnx.GraphProto:
     nodes = [helper.make_node("Identity", ["a"], ["b"], name="inner")]
     if depth > 0:
-        nodes.append(helper.make_node("If", ["cond"], ["c"], name=f"if{depth}",
-                                      then_branch=_small_graph(rng, depth - 1),
-                                      else_branch=_small_graph(rng, depth - 1)))
-    return helper.make_graph(nodes, f"sub{depth}", [],
-                             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+        nodes.append(
+            helper.make_node(
+                "If",
+                ["cond"],
+                ["c"],
+                name=f"if{depth}",
+                then_branch=_small_graph(rng, depth - 1),
+                else_branch=_small_graph(rng, depth - 1),
+            )
+        )
+    return helper.make_graph(nodes, f"sub{depth}", [], [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
 
 
 def m_nested_graph(model, rng, files):
@@ -330,8 +423,9 @@ def m_nested_graph(model, rng, files):
 
 
 def m_function(model, rng, files):
-    fn = helper.make_function("local", "MyFn", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
-                              [helper.make_opsetid("", 17)])
+    fn = helper.make_function(
+        "local", "MyFn", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])], [helper.make_opsetid("", 17)]
+    )
     model.functions.append(fn)
     model.opset_import.append(helper.make_opsetid("local", 1))
     node = _pick(rng, model.graph.node)
@@ -364,8 +458,17 @@ def m_names(model, rng, files):
 
 
 ONNX_MUTATIONS: list[tuple[Callable, float]] = [
-    (m_dim, 3), (m_elem_type, 2), (m_attribute, 3), (m_node_io, 3), (m_nodes, 3), (m_initializer, 2),
-    (m_external_data, 2), (m_opset, 1.5), (m_graph_io, 1.5), (m_nested_graph, 1), (m_function, 0.5),
+    (m_dim, 3),
+    (m_elem_type, 2),
+    (m_attribute, 3),
+    (m_node_io, 3),
+    (m_nodes, 3),
+    (m_initializer, 2),
+    (m_external_data, 2),
+    (m_opset, 1.5),
+    (m_graph_io, 1.5),
+    (m_nested_graph, 1),
+    (m_function, 0.5),
     (m_names, 1.5),
 ]
 

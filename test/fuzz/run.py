@@ -28,9 +28,9 @@ if __package__ in (None, ""):  # run as a script: make `fuzz` and the project im
     _TEST = Path(__file__).resolve().parents[1]
     sys.path[:0] = [str(_TEST), str(_TEST.parent)]
 
-from fuzz.contract import INTERNAL, OUTCOMES, OUTSIDE, SENTINEL, VIOLATIONS, Case, Result, lay_files, run_case  # noqa: E402
-from fuzz.seeds import corpus  # noqa: E402
-from fuzz.strategies import TOOLS, make_case  # noqa: E402
+from fuzz.contract import INTERNAL, OUTCOMES, OUTSIDE, SENTINEL, VIOLATIONS, Case, Result, lay_files, run_case
+from fuzz.seeds import corpus
+from fuzz.strategies import TOOLS, make_case
 
 EXAMPLES_PER_SIGNATURE = 3
 
@@ -58,16 +58,23 @@ class ToolReport:
 
 def warm_up() -> None:
     """Imports what the tools import, once, so that each forked case starts warm."""
-    import ge.tools.ge_opt  # noqa: F401
-    import ge.tools.ge_run  # noqa: F401
+    import ge.frontend.onnx_importer
+    import ge.tools.ge_opt
+    import ge.tools.ge_run
     import ge.tools.ge_translate  # noqa: F401
-    import ge.frontend.onnx_importer  # noqa: F401
 
     corpus()
 
 
-def fuzz(tool: str, n: int, seed: int = 0, start: int = 0, time_limit: float = 10.0, memory_mb: int = 2048,
-         progress: bool = False) -> ToolReport:
+def fuzz(
+    tool: str,
+    n: int,
+    seed: int = 0,
+    start: int = 0,
+    time_limit: float = 10.0,
+    memory_mb: int = 2048,
+    progress: bool = False,
+) -> ToolReport:
     warm_up()
     report = ToolReport(tool)
     began = time.monotonic()
@@ -76,8 +83,9 @@ def fuzz(tool: str, n: int, seed: int = 0, start: int = 0, time_limit: float = 1
         report.add(index, case, run_case(case, time_limit, memory_mb))
         if progress and (index - start + 1) % 100 == 0:
             rate = (index - start + 1) / (time.monotonic() - began)
-            print(f"  {tool}: {index - start + 1}/{n} ({rate:.1f}/s) {dict(report.counts)}", file=sys.stderr,
-                  flush=True)
+            print(
+                f"  {tool}: {index - start + 1}/{n} ({rate:.1f}/s) {dict(report.counts)}", file=sys.stderr, flush=True
+            )
     report.seconds = time.monotonic() - began
     return report
 
@@ -88,11 +96,19 @@ def table(reports: list[ToolReport]) -> str:
     rows = [["tool", "inputs", *columns, "violations", "s/input"]]
     for r in reports:
         total = sum(r.counts.values())
-        rows.append([r.tool, str(total), *(str(r.counts[c]) for c in columns), str(r.violations),
-                     f"{r.seconds / max(total, 1):.3f}"])
+        rows.append(
+            [
+                r.tool,
+                str(total),
+                *(str(r.counts[c]) for c in columns),
+                str(r.violations),
+                f"{r.seconds / max(total, 1):.3f}",
+            ]
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
+    lines = [
+        "  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -104,13 +120,15 @@ def signature_lines(report: ToolReport) -> list[str]:
         case, result = report.examples[indices[0]]
         lines.append(f"  {len(indices):5d}  {outcome:11s} {signature}")
         lines.append(f"         first: case {indices[0]} ({case.origin[:150]})")
-        lines.append(f"         {' '.join(shlex.quote(a) for a in [case.tool, *case.argv])[:150]}: "
-                     f"{result.detail[:200]!r}")
+        lines.append(
+            f"         {' '.join(shlex.quote(a) for a in [case.tool, *case.argv])[:150]}: {result.detail[:200]!r}"
+        )
     return lines
 
 
-def save_examples(report: ToolReport, folder: Path, seed: int, minimize: bool, time_limit: float,
-                  memory_mb: int) -> None:
+def save_examples(
+    report: ToolReport, folder: Path, seed: int, minimize: bool, time_limit: float, memory_mb: int
+) -> None:
     for index, (case, result) in sorted(report.examples.items()):
         if minimize:
             case = minimized(case, result, time_limit, memory_mb)
@@ -127,7 +145,8 @@ def save_examples(report: ToolReport, folder: Path, seed: int, minimize: bool, t
             f"tool: {case.tool}\ncase: {index} (--seed {seed})\norigin: {case.origin}\n"
             f"outputs existed before: {case.sentinels} {case.outputs}\noutcome: {result.outcome} "
             f"{result.problems}\nexit code: {result.exit_code}\nsignature: {result.signature}\n"
-            f"detail: {result.detail}\n--- stderr ---\n{result.stderr}")
+            f"detail: {result.detail}\n--- stderr ---\n{result.stderr}"
+        )
 
 
 def minimized(case: Case, result: Result, time_limit: float, memory_mb: int, budget: int = 60) -> Case:
@@ -143,9 +162,15 @@ def minimized(case: Case, result: Result, time_limit: float, memory_mb: int, bud
     while chunk >= 1 and budget > 0:
         i = 0
         while i < len(lines) and budget > 0:
-            trial = lines[:i] + lines[i + chunk:]
-            candidate = Case(case.tool, {**case.files, name: "".join(trial).encode()}, case.argv, case.outputs,
-                             case.sentinels, case.origin + " (minimized)")
+            trial = lines[:i] + lines[i + chunk :]
+            candidate = Case(
+                case.tool,
+                {**case.files, name: "".join(trial).encode()},
+                case.argv,
+                case.outputs,
+                case.sentinels,
+                case.origin + " (minimized)",
+            )
             budget -= 1
             again = run_case(candidate, time_limit, memory_mb)
             if (again.outcome, again.signature) == (result.outcome, result.signature):
@@ -176,10 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         for tool in tools:
             case = make_case(corpus(), tool, args.only, args.seed)
             result = run_case(case, args.time_limit, args.memory_mb)
-            print(f"{tool} case {args.only}: {case.origin}\n  argv: {case.argv}\n  files: "
-                  f"{ {k: len(v) for k, v in case.files.items()} }\n  outcome: {result.outcome} {result.problems} "
-                  f"exit {result.exit_code} in {result.seconds:.2f} s\n  signature: {result.signature}\n"
-                  f"  detail: {result.detail}\n--- stderr ---\n{result.stderr}")
+            print(
+                f"{tool} case {args.only}: {case.origin}\n  argv: {case.argv}\n  files: "
+                f"{ {k: len(v) for k, v in case.files.items()} }\n  outcome: {result.outcome} {result.problems} "
+                f"exit {result.exit_code} in {result.seconds:.2f} s\n  signature: {result.signature}\n"
+                f"  detail: {result.detail}\n--- stderr ---\n{result.stderr}"
+            )
         return 0
 
     reports = []
@@ -188,8 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         reports.append(report)
         if args.save:
             save_examples(report, args.save, args.seed, args.minimize, args.time_limit, args.memory_mb)
-    print(f"seed {args.seed}, cases {args.start}..{args.start + args.n - 1} per tool, "
-          f"time limit {args.time_limit} s, memory cap +{args.memory_mb} MiB")
+    print(
+        f"seed {args.seed}, cases {args.start}..{args.start + args.n - 1} per tool, "
+        f"time limit {args.time_limit} s, memory cap +{args.memory_mb} MiB"
+    )
     print(table(reports))
     for report in reports:
         if report.signatures:

@@ -90,28 +90,49 @@ def _tiny_models() -> dict[str, onnx.ModelProto]:
     bias = numpy_helper.from_array(np.arange(8, dtype=np.float32), "b")
     shape = numpy_helper.from_array(np.array([4, -1], np.int64), "shape")
     return {
-        "relu": model([helper.make_node("Relu", ["x"], ["y"], name="/relu")],
-                      [vi("x", f32, [2, 4])], [vi("y", f32, [2, 4])]),
+        "relu": model(
+            [helper.make_node("Relu", ["x"], ["y"], name="/relu")], [vi("x", f32, [2, 4])], [vi("y", f32, [2, 4])]
+        ),
         "matmul_add": model(
-            [helper.make_node("MatMul", ["x", "w"], ["h"], name="/fc/MatMul"),
-             helper.make_node("Add", ["h", "b"], ["y"], name="/fc/Add")],
-            [vi("x", f32, ["batch", 16])], [vi("y", f32, ["batch", 8])], [weight, bias],
-            value_info=[vi("h", f32, ["batch", 8])]),
+            [
+                helper.make_node("MatMul", ["x", "w"], ["h"], name="/fc/MatMul"),
+                helper.make_node("Add", ["h", "b"], ["y"], name="/fc/Add"),
+            ],
+            [vi("x", f32, ["batch", 16])],
+            [vi("y", f32, ["batch", 8])],
+            [weight, bias],
+            value_info=[vi("h", f32, ["batch", 8])],
+        ),
         "reshape_softmax": model(
-            [helper.make_node("Reshape", ["x", "shape"], ["r"], name="/reshape"),
-             helper.make_node("Softmax", ["r"], ["y"], name="/softmax", axis=-1)],
-            [vi("x", f32, [2, 2, 4])], [vi("y", f32, [4, 4])], [shape]),
+            [
+                helper.make_node("Reshape", ["x", "shape"], ["r"], name="/reshape"),
+                helper.make_node("Softmax", ["r"], ["y"], name="/softmax", axis=-1),
+            ],
+            [vi("x", f32, [2, 2, 4])],
+            [vi("y", f32, [4, 4])],
+            [shape],
+        ),
         "constant_mul": model(
-            [helper.make_node("Constant", [], ["c"], name="/c",
-                              value=numpy_helper.from_array(np.full((4,), 0.5, np.float32))),
-             helper.make_node("Mul", ["x", "c"], ["m"], name="/mul"),
-             helper.make_node("Transpose", ["m"], ["y"], name="/t", perm=[1, 0])],
-            [vi("x", f32, [3, 4])], [vi("y", f32, [4, 3])], opset=13),
+            [
+                helper.make_node(
+                    "Constant", [], ["c"], name="/c", value=numpy_helper.from_array(np.full((4,), 0.5, np.float32))
+                ),
+                helper.make_node("Mul", ["x", "c"], ["m"], name="/mul"),
+                helper.make_node("Transpose", ["m"], ["y"], name="/t", perm=[1, 0]),
+            ],
+            [vi("x", f32, [3, 4])],
+            [vi("y", f32, [4, 3])],
+            opset=13,
+        ),
         "conv_pool": model(
-            [helper.make_node("Conv", ["x", "cw"], ["c"], name="/conv", pads=[1, 1, 1, 1], strides=[1, 1]),
-             helper.make_node("MaxPool", ["c"], ["y"], name="/pool", kernel_shape=[2, 2], strides=[2, 2])],
-            [vi("x", f32, [1, 2, 6, 6])], [vi("y", f32, [1, 3, 3, 3])],
-            [numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "cw")]),
+            [
+                helper.make_node("Conv", ["x", "cw"], ["c"], name="/conv", pads=[1, 1, 1, 1], strides=[1, 1]),
+                helper.make_node("MaxPool", ["c"], ["y"], name="/pool", kernel_shape=[2, 2], strides=[2, 2]),
+            ],
+            [vi("x", f32, [1, 2, 6, 6])],
+            [vi("y", f32, [1, 3, 3, 3])],
+            [numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "cw")],
+        ),
     }
 
 
@@ -167,8 +188,9 @@ def lit_chunks() -> list[IrSeed]:
                 module = parse_module(text, "seed")
             except (UserError, Exception):
                 continue
-            seeds.append(IrSeed(f"{path.relative_to(ROOT)}#{index}", text.strip() + "\n",
-                                inputs=_signature_inputs(module)))
+            seeds.append(
+                IrSeed(f"{path.relative_to(ROOT)}#{index}", text.strip() + "\n", inputs=_signature_inputs(module))
+            )
     return seeds
 
 
@@ -184,11 +206,12 @@ def _signature_inputs(module) -> dict[str, np.ndarray] | None:
 
 def _imported(name: str, model: onnx.ModelProto, inline_limit: int) -> IrSeed:
     """The model as ge-translate writes it: the text and (when weights are large) its sidecar."""
+    from xdsl.dialects.builtin import StringAttr
+
     from ge.frontend.models import random_inputs
     from ge.frontend.onnx_importer import import_model
     from ge.frontend.sidecar import SIDECAR_ATTR, save
     from ge.tools.common import print_module
-    from xdsl.dialects.builtin import StringAttr
 
     module, weights = import_model(model, inline_limit)
     sidecar = None
@@ -197,8 +220,9 @@ def _imported(name: str, model: onnx.ModelProto, inline_limit: int) -> IrSeed:
         with tempfile.TemporaryDirectory() as tmp:
             save(Path(tmp) / "w.safetensors", weights)
             sidecar = (Path(tmp) / "w.safetensors").read_bytes()
-    return IrSeed(f"onnx:{name}", print_module(module), sidecar, "model.safetensors" if sidecar else None,
-                  random_inputs(model, 0))
+    return IrSeed(
+        f"onnx:{name}", print_module(module), sidecar, "model.safetensors" if sidecar else None, random_inputs(model, 0)
+    )
 
 
 def _lowered(seed: IrSeed) -> IrSeed | None:
@@ -212,8 +236,13 @@ def _lowered(seed: IrSeed) -> IrSeed | None:
         if seed.sidecar:
             (Path(tmp) / seed.sidecar_name).write_bytes(seed.sidecar)
         out = Path(tmp) / "lowered.mlir"
-        argv = [str(Path(tmp) / "model.mlir"), "-p", "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams",
-                "-o", str(out)]
+        argv = [
+            str(Path(tmp) / "model.mlir"),
+            "-p",
+            "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams",
+            "-o",
+            str(out),
+        ]
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             try:
                 ge_opt.main(argv)
@@ -221,9 +250,13 @@ def _lowered(seed: IrSeed) -> IrSeed | None:
                 if e.code not in (0, None):
                     return None
         sidecar = out.with_suffix(".safetensors")
-        return IrSeed(f"lowered:{seed.name}", out.read_text(),
-                      sidecar.read_bytes() if sidecar.exists() else None,
-                      sidecar.name if sidecar.exists() else None, seed.inputs)
+        return IrSeed(
+            f"lowered:{seed.name}",
+            out.read_text(),
+            sidecar.read_bytes() if sidecar.exists() else None,
+            sidecar.name if sidecar.exists() else None,
+            seed.inputs,
+        )
 
 
 @functools.cache
@@ -234,5 +267,4 @@ def corpus() -> Corpus:
     lowered = [s for s in (_lowered(seed) for seed in imported[:5]) if s is not None]
     from ge.frontend.models import random_inputs
 
-    return Corpus(models, ir, lowered, lit_pipelines(),
-                  {name: random_inputs(m, 0) for name, m in models.items()})
+    return Corpus(models, ir, lowered, lit_pipelines(), {name: random_inputs(m, 0) for name, m in models.items()})

@@ -16,6 +16,7 @@ from .npz_inputs import hostile_inputs
 from .onnx_mutations import mutated_onnx
 from .seeds import Corpus
 
+
 def _output_flags(rng: random.Random, tool: str) -> tuple[list[str], list[str]]:
     """(argv part, outputs it names incl. the sidecar) for an IR-writing tool."""
     choice = rng.random()
@@ -40,14 +41,40 @@ def translate_case(corpus: Corpus, rng: random.Random) -> Case:
     return Case("ge-translate", files, argv, outputs, rng.random() < 0.5, origin)
 
 
-_GE_OPTIONS = ["ge.oo.level=O1", "ge.oo.level=O3", "precision_mode=force_fp16", "ge.exec.precision_mode=allow_mix_precision",
-               "ge.socVersion=Ascend910", "ge.socVersion=Ascend910B", "ge.exec.disableReuseMemory=1",
-               "ge.enableSingleStream=true", "ge.streamNum=3", "ge.streamNum=-1", "ge.streamNum=99999999999999",
-               "=", "ge.oo.level=", "nonsense", "ge.socVersion=../../x", "precision_mode=名"]
-_EXTRA_PIPELINES = ["ge-optimize", "ge-optimize{level=1}", "ge-optimize{level=2}", "ge-optimize{level=99}",
-                    "ge-optimize{level=-1}", "lower-to-tasks,plan-memory,lower-to-streams{streams=4}",
-                    "lower-to-tasks,plan-memory,lower-to-streams{streams=0}", "fuse-ops{", "{}", ",", "nope",
-                    "fold-constants{max-elements=-1}", "ge-optimize,ge-optimize", "cse,dce,canonicalize"]
+_GE_OPTIONS = [
+    "ge.oo.level=O1",
+    "ge.oo.level=O3",
+    "precision_mode=force_fp16",
+    "ge.exec.precision_mode=allow_mix_precision",
+    "ge.socVersion=Ascend910",
+    "ge.socVersion=Ascend910B",
+    "ge.exec.disableReuseMemory=1",
+    "ge.enableSingleStream=true",
+    "ge.streamNum=3",
+    "ge.streamNum=-1",
+    "ge.streamNum=99999999999999",
+    "=",
+    "ge.oo.level=",
+    "nonsense",
+    "ge.socVersion=../../x",
+    "precision_mode=名",
+]
+_EXTRA_PIPELINES = [
+    "ge-optimize",
+    "ge-optimize{level=1}",
+    "ge-optimize{level=2}",
+    "ge-optimize{level=99}",
+    "ge-optimize{level=-1}",
+    "lower-to-tasks,plan-memory,lower-to-streams{streams=4}",
+    "lower-to-tasks,plan-memory,lower-to-streams{streams=0}",
+    "fuse-ops{",
+    "{}",
+    ",",
+    "nope",
+    "fold-constants{max-elements=-1}",
+    "ge-optimize,ge-optimize",
+    "cse,dce,canonicalize",
+]
 
 
 def opt_case(corpus: Corpus, rng: random.Random) -> Case:

@@ -20,8 +20,10 @@ from fuzz.run import fuzz, signature_lines, table
 from fuzz.seeds import corpus
 from fuzz.strategies import TOOLS, make_case
 
-GOOD_IR = 'builtin.module {\n  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n' \
-          '    func.return %x : tensor<2xf32>\n  }\n}\n'
+GOOD_IR = (
+    "builtin.module {\n  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "    func.return %x : tensor<2xf32>\n  }\n}\n"
+)
 
 
 # ------------------------------------------------------------------------------- fake tools
@@ -97,14 +99,27 @@ def fake_tool(monkeypatch):
     return run
 
 
-@pytest.mark.parametrize("what, sentinels, outcome", [
-    ("ok", False, "ok"), ("ok", True, "ok"), ("user", True, "user-error"), ("internal", False, "internal"),
-    ("raise", False, "traceback"), ("printed-traceback", False, "traceback"), ("exit3", False, "bad-exit"),
-    ("two-lines", False, "bad-message"), ("no-prefix", False, "bad-message"),
-    ("internal-as-1", False, "bad-message"), ("die", False, "crash"), ("clobber", True, "clobbered"),
-    ("clobber", False, "partial"), ("leave-temp", False, "partial"), ("bad-ir", False, "bad-output"),
-    ("touch-input", False, "clobbered"),
-])
+@pytest.mark.parametrize(
+    "what, sentinels, outcome",
+    [
+        ("ok", False, "ok"),
+        ("ok", True, "ok"),
+        ("user", True, "user-error"),
+        ("internal", False, "internal"),
+        ("raise", False, "traceback"),
+        ("printed-traceback", False, "traceback"),
+        ("exit3", False, "bad-exit"),
+        ("two-lines", False, "bad-message"),
+        ("no-prefix", False, "bad-message"),
+        ("internal-as-1", False, "bad-message"),
+        ("die", False, "crash"),
+        ("clobber", True, "clobbered"),
+        ("clobber", False, "partial"),
+        ("leave-temp", False, "partial"),
+        ("bad-ir", False, "bad-output"),
+        ("touch-input", False, "clobbered"),
+    ],
+)
 def test_checker_classifies(fake_tool, what, sentinels, outcome):
     result = fake_tool(what, sentinels)
     assert result.outcome == outcome, (result, result.stderr)
@@ -155,8 +170,9 @@ def test_cases_are_the_same_in_another_process():
     exec(_CASE_DIGEST.replace("print(", "here['digest'] = ("), {"here": here})
     test_dir = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(test_dir), str(test_dir.parent)]))
-    other = subprocess.run([sys.executable, "-c", _CASE_DIGEST], capture_output=True, text=True, env=env,
-                           check=True).stdout.strip()
+    other = subprocess.run(
+        [sys.executable, "-c", _CASE_DIGEST], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
     assert other == here["digest"]
 
 
@@ -168,8 +184,6 @@ def test_seeds_cover_the_sources():
 
 # --------------------------------------------------------------------------- the real tools
 FUZZ_N = int(os.environ.get("GE_FUZZ_N", "60"))
-
-
 
 
 @pytest.mark.parametrize("tool", TOOLS)

@@ -28,16 +28,31 @@ from ge.interpreter.runner import input_names, main_function, run
 from ge.tools.common import UserError, make_context, parse_module, print_module
 
 FLOAT_DTYPES = {
-    "f16": (np.float16, 16), "bf16": (ml_dtypes.bfloat16, 16), "f32": (np.float32, 32),
-    "f64": (np.float64, 64), "f8E4M3FN": (ml_dtypes.float8_e4m3fn, 8),
-    "f8E4M3FNUZ": (ml_dtypes.float8_e4m3fnuz, 8), "f8E5M2": (ml_dtypes.float8_e5m2, 8),
-    "f8E5M2FNUZ": (ml_dtypes.float8_e5m2fnuz, 8), "f8E8M0FNU": (ml_dtypes.float8_e8m0fnu, 8),
+    "f16": (np.float16, 16),
+    "bf16": (ml_dtypes.bfloat16, 16),
+    "f32": (np.float32, 32),
+    "f64": (np.float64, 64),
+    "f8E4M3FN": (ml_dtypes.float8_e4m3fn, 8),
+    "f8E4M3FNUZ": (ml_dtypes.float8_e4m3fnuz, 8),
+    "f8E5M2": (ml_dtypes.float8_e5m2, 8),
+    "f8E5M2FNUZ": (ml_dtypes.float8_e5m2fnuz, 8),
+    "f8E8M0FNU": (ml_dtypes.float8_e8m0fnu, 8),
     "f4E2M1FN": (ml_dtypes.float4_e2m1fn, 4),
 }
 INT_DTYPES = {
-    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8,
-    "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64, "i4": ml_dtypes.int4,
-    "ui4": ml_dtypes.uint4, "i2": ml_dtypes.int2, "ui2": ml_dtypes.uint2, "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "i4": ml_dtypes.int4,
+    "ui4": ml_dtypes.uint4,
+    "i2": ml_dtypes.int2,
+    "ui2": ml_dtypes.uint2,
+    "i1": np.bool_,
 }
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -67,8 +82,7 @@ def test_every_float_bit_pattern_round_trips(name, data):
     size = int(np.prod(shape))
     # bias towards a few patterns so splats and repeated NaNs appear
     pattern = st.integers(0, (1 << width) - 1)
-    patterns = data.draw(st.one_of(st.lists(pattern, min_size=size, max_size=size),
-                                   pattern.map(lambda p: [p] * size)))
+    patterns = data.draw(st.one_of(st.lists(pattern, min_size=size, max_size=size), pattern.map(lambda p: [p] * size)))
     array = np.array(patterns, f"u{np.dtype(dtype).itemsize}").view(dtype).reshape(shape)
     text, again, back = round_trip(array)
     assert again == text
@@ -84,8 +98,7 @@ def test_every_integer_round_trips(name, data):
     info = ml_dtypes.iinfo(dtype) if dtype != np.bool_ else None
     low, high = (0, 1) if info is None else (int(info.min), int(info.max))
     shape = tuple(data.draw(shapes))
-    values = data.draw(st.lists(st.integers(low, high), min_size=int(np.prod(shape)),
-                                max_size=int(np.prod(shape))))
+    values = data.draw(st.lists(st.integers(low, high), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
     wide = np.uint64 if dtype == np.uint64 else np.int64
     array = np.array(values, wide).astype(dtype).reshape(shape)
     text, again, back = round_trip(array)
@@ -130,9 +143,12 @@ ONNX_NAME = "/层/relu"
 def special_model(path):
     init = numpy_helper.from_array(np.array([np.nan, np.inf, -np.inf, 1], np.float32), "c")
     graph = helper.make_graph(
-        [helper.make_node("Add", ["xü", "c"], ["y"], name=ONNX_NAME)], "g",
+        [helper.make_node("Add", ["xü", "c"], ["y"], name=ONNX_NAME)],
+        "g",
         [helper.make_tensor_value_info("xü", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [init])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [init],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -155,10 +171,10 @@ def test_onnx_nan_inf_and_unicode_names_survive_the_text(tmp_path):
 
 
 def test_unicode_names_read_back_as_strings():
-    text = '''func.func @main(%x: tensor<2xf32> {ge.name = "xü"}) -> tensor<2xf32> {
+    text = """func.func @main(%x: tensor<2xf32> {ge.name = "xü"}) -> tensor<2xf32> {
       %0 = ge.relu %x : (tensor<2xf32>) -> tensor<2xf32> loc("/层/relu")
       func.return %0 : tensor<2xf32>
-    }'''
+    }"""
     module = parse_module(print_module(parse_module(text, "t.mlir")), "t.mlir")
     fn = main_function(module)
     assert input_names(fn) == ["xü"]
@@ -194,21 +210,33 @@ def test_tensor_size_limit_is_settable():
     text = "func.func @main() {\n  %0 = ge.constant dense<1.0> : tensor<1000xf32>\n  func.return\n}"
     parse_module(text, "t.mlir")
     with tensor_byte_limit(3999):
-        with pytest.raises(UserError, match=r"t.mlir:2:33: tensor<1000xf32> holds 4000 bytes, more than the "
-                                            r"limit of 3999 bytes"):
+        with pytest.raises(
+            UserError,
+            match=r"t.mlir:2:33: tensor<1000xf32> holds 4000 bytes, more than the "
+            r"limit of 3999 bytes",
+        ):
             parse_module(text, "t.mlir")
     assert max_tensor_bytes() == 4 << 30
     with pytest.raises(ValueError), tensor_byte_limit(-1):
         pass
 
 
-@pytest.mark.parametrize("text, place", [
-    ("builtin.module {" * 5000 + "}" * 5000, "t.mlir:1:"),
-    ("func.func @f() -> tensor<1xf32> {\n %0 = ge.constant dense<" + "[" * 50000 + "1.0" + "]" * 50000
-     + "> : tensor<1xf32>\n func.return %0 : tensor<1xf32>\n}", "t.mlir:2:"),
-    ("func.func @f(%a: " + "(" * 50000 + "f32" + ")" * 50000 + ") { func.return }", "t.mlir:1:"),
-    ("func.func @f() attributes {a = " + "[" * 50000 + "]" * 50000 + "} { func.return }", "t.mlir:1:"),
-])
+@pytest.mark.parametrize(
+    "text, place",
+    [
+        ("builtin.module {" * 5000 + "}" * 5000, "t.mlir:1:"),
+        (
+            "func.func @f() -> tensor<1xf32> {\n %0 = ge.constant dense<"
+            + "[" * 50000
+            + "1.0"
+            + "]" * 50000
+            + "> : tensor<1xf32>\n func.return %0 : tensor<1xf32>\n}",
+            "t.mlir:2:",
+        ),
+        ("func.func @f(%a: " + "(" * 50000 + "f32" + ")" * 50000 + ") { func.return }", "t.mlir:1:"),
+        ("func.func @f() attributes {a = " + "[" * 50000 + "]" * 50000 + "} { func.return }", "t.mlir:1:"),
+    ],
+)
 def test_deep_nesting_is_one_line(text, place):
     with pytest.raises(UserError) as info:
         parse_module(text, "t.mlir")
@@ -224,10 +252,12 @@ def test_deep_nesting_through_ge_opt_is_one_line(tmp_path):
     assert r.stderr.count("\n") == 1 and "n.mlir:1:" in r.stderr and "nesting too deep" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("body, needle", [
-    ("%0 = func.call @main(%x) : (tensor<2xf32>) -> tensor<2xf32>",
-     "t.mlir:2:3: @main calls itself"),
-])
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ("%0 = func.call @main(%x) : (tensor<2xf32>) -> tensor<2xf32>", "t.mlir:2:3: @main calls itself"),
+    ],
+)
 def test_recursive_call_is_refused(body, needle):
     text = f"func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {{\n  {body}\n  func.return %0 : tensor<2xf32>\n}}"
     with pytest.raises(UserError, match=needle):
@@ -247,16 +277,26 @@ def test_calls_without_a_cycle_are_accepted():
     parse_module(text, "t.mlir")
 
 
-@pytest.mark.parametrize("line, needle", [
-    ("%ü = ge.constant dense<1.0> : tensor<f32>",
-     "t.mlir:2:3: a name after '%' must be a number or start with a letter"),
-    ("%0 = ge.constant dense<300> : tensor<i8>", "t.mlir:2:26: 300 is out of range for type i8"),
-    ("%0 = ge.constant dense<[1, 99999999999999999999]> : tensor<2xi64>",
-     "t.mlir:2:30: 99999999999999999999 is out of range for type i64"),
-    ("%0 = ge.constant dense<0x1FFFF> : tensor<f16>", "t.mlir:2:26: 0x1FFFF has more than the 16 bits of f16"),
-    ("%0 = ge.constant dense<true> : tensor<f32>", "t.mlir:2:26: 'true' is not a value of f32"),
-    ("%0 = ge.constant dense<[1.0, nan]> : tensor<2xf32>", "t.mlir:2:32: expected a number, true or false in the dense literal, got 'nan'"),
-])
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        (
+            "%ü = ge.constant dense<1.0> : tensor<f32>",
+            "t.mlir:2:3: a name after '%' must be a number or start with a letter",
+        ),
+        ("%0 = ge.constant dense<300> : tensor<i8>", "t.mlir:2:26: 300 is out of range for type i8"),
+        (
+            "%0 = ge.constant dense<[1, 99999999999999999999]> : tensor<2xi64>",
+            "t.mlir:2:30: 99999999999999999999 is out of range for type i64",
+        ),
+        ("%0 = ge.constant dense<0x1FFFF> : tensor<f16>", "t.mlir:2:26: 0x1FFFF has more than the 16 bits of f16"),
+        ("%0 = ge.constant dense<true> : tensor<f32>", "t.mlir:2:26: 'true' is not a value of f32"),
+        (
+            "%0 = ge.constant dense<[1.0, nan]> : tensor<2xf32>",
+            "t.mlir:2:32: expected a number, true or false in the dense literal, got 'nan'",
+        ),
+    ],
+)
 def test_mistakes_name_their_place(line, needle):
     text = f"func.func @main() {{\n  {line}\n  func.return\n}}"
     with pytest.raises(UserError) as info:
@@ -287,13 +327,17 @@ def test_unclosed_string_is_refused_fast():
     assert str(info.value) == "t.mlir:2:58: string literal is not closed before the end of its line"
 
 
-@pytest.mark.parametrize("text, message", [
-    ('func.func @main() attributes {a = "abc', "t.mlir:1:35: string literal is not closed before the end of the file"),
-    ('func.func @main() attributes {a = "a\\qb"} { func.return }',
-     "t.mlir:1:37: invalid escape in string literal"),
-    ('func.func @main() attributes {a = "a\\4"} { func.return }',
-     "t.mlir:1:37: invalid escape in string literal"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            'func.func @main() attributes {a = "abc',
+            "t.mlir:1:35: string literal is not closed before the end of the file",
+        ),
+        ('func.func @main() attributes {a = "a\\qb"} { func.return }', "t.mlir:1:37: invalid escape in string literal"),
+        ('func.func @main() attributes {a = "a\\4"} { func.return }', "t.mlir:1:37: invalid escape in string literal"),
+    ],
+)
 def test_bad_string_literals_name_their_place(text, message):
     with pytest.raises(UserError) as info:
         parse_module(text, "t.mlir")
@@ -309,21 +353,27 @@ def test_string_escapes_still_read():
 
 
 # -- number types outside ge's element types are refused where they are written ------------------
-@pytest.mark.parametrize("line, word, message", [
-    # fuzz ge-opt 007371: xDSL packs no integer wider than 64 bits (NotImplementedError)
-    ("%0 = ge.constant dense<1> : tensor<2xi99999>", "i99999", "type i99999 is not supported"),
-    # fuzz ge-run 005496: the same in a dense array
-    ("%0 = ge.constant {a = array<i99999: 1, 2>} dense<1.0> : tensor<2xf32>",
-     "i99999", "type i99999 is not supported"),
-    # fuzz ge-opt 005671 / 003604: xDSL cannot pack or print f80 (NotImplementedError)
-    ("%0 = ge.constant dense<1.0> : tensor<2xf80>", "f80", "type f80 is not supported"),
-    ("%0 = ge.constant {a = 1.0 : f80} dense<1.0> : tensor<2xf32>", "f80", "type f80 is not supported"),
-    # fuzz ge-opt 005750: a real literal for a complex tensor made xDSL assert
-    ("%0 = ge.constant dense<1.0> : tensor<2xcomplex<f32>>", "complex", "complex types are not supported"),
-    # held by xDSL but by no ge op or kernel (was refused by the verifier, now where it is written)
-    ("%0 = ge.cast %x {to = 1 : i64} : (tensor<2xi3>) -> tensor<2xf32>", "i3", "type i3 is not supported"),
-    ("%0 = ge.constant dense<1> : tensor<2xindex>", "index", "type index is not supported"),
-])
+@pytest.mark.parametrize(
+    "line, word, message",
+    [
+        # fuzz ge-opt 007371: xDSL packs no integer wider than 64 bits (NotImplementedError)
+        ("%0 = ge.constant dense<1> : tensor<2xi99999>", "i99999", "type i99999 is not supported"),
+        # fuzz ge-run 005496: the same in a dense array
+        (
+            "%0 = ge.constant {a = array<i99999: 1, 2>} dense<1.0> : tensor<2xf32>",
+            "i99999",
+            "type i99999 is not supported",
+        ),
+        # fuzz ge-opt 005671 / 003604: xDSL cannot pack or print f80 (NotImplementedError)
+        ("%0 = ge.constant dense<1.0> : tensor<2xf80>", "f80", "type f80 is not supported"),
+        ("%0 = ge.constant {a = 1.0 : f80} dense<1.0> : tensor<2xf32>", "f80", "type f80 is not supported"),
+        # fuzz ge-opt 005750: a real literal for a complex tensor made xDSL assert
+        ("%0 = ge.constant dense<1.0> : tensor<2xcomplex<f32>>", "complex", "complex types are not supported"),
+        # held by xDSL but by no ge op or kernel (was refused by the verifier, now where it is written)
+        ("%0 = ge.cast %x {to = 1 : i64} : (tensor<2xi3>) -> tensor<2xf32>", "i3", "type i3 is not supported"),
+        ("%0 = ge.constant dense<1> : tensor<2xindex>", "index", "type index is not supported"),
+    ],
+)
 def test_unsupported_number_types_are_refused_where_written(line, word, message):
     text = f"func.func @main(%x: tensor<2xf32>) {{\n  {line}\n  func.return\n}}"
     with pytest.raises(UserError) as info:
@@ -335,6 +385,7 @@ def test_unsupported_number_types_are_refused_where_written(line, word, message)
 
 def test_every_element_type_still_reads():
     from ge.ge_dialects.ge.types import ELEMENT_TYPES
+
     for name in ELEMENT_TYPES:
         text = f"func.func @main(%x: tensor<2x{name}>) -> tensor<2x{name}> {{\n  func.return %x : tensor<2x{name}>\n}}"
         parse_module(text, "t.mlir")
@@ -346,6 +397,7 @@ def _ssa_module(build):
     xDSL's parser scopes names and IsolatedFromAbove refuses cross-region uses before we see them)."""
     from xdsl.dialects.builtin import TensorType, f32
     from xdsl.ir import Block, Region
+
     from ge.ge_dialects.ge.elementwise import ReluOp
 
     t = TensorType(f32, [2])
@@ -365,19 +417,24 @@ def test_ssa_order_accepts_earlier_values_and_block_arguments_in_nested_regions(
         first = relu(block.args[0])
         inner = Block()
         inner.add_op(relu(first.results[0]))  # an earlier value of the enclosing block
-        inner.add_op(relu(block.args[0]))     # an argument of the enclosing block
+        inner.add_op(relu(block.args[0]))  # an argument of the enclosing block
         block.add_ops([first, relu(first.results[0], [Region(inner)])])
+
     assert first_bad_use(_ssa_module(build)) is None
 
 
-@pytest.mark.parametrize("case, reason", [
-    ("later_in_block", "before its definition"),
-    ("own_result", "before its definition"),
-    ("own_result_in_body", "before its definition"),
-    ("from_a_sibling_region", "outside the region that defines it"),
-])
+@pytest.mark.parametrize(
+    "case, reason",
+    [
+        ("later_in_block", "before its definition"),
+        ("own_result", "before its definition"),
+        ("own_result_in_body", "before its definition"),
+        ("from_a_sibling_region", "outside the region that defines it"),
+    ],
+)
 def test_ssa_order_refuses(case, reason):
     from ge.ge_dialects.ssa_order import first_bad_use
+
     found = {}
 
     def build(block, relu, Region, Block):
@@ -419,4 +476,5 @@ def test_ssa_order_leaves_uses_across_blocks_of_one_region_alone():
         entry.add_op(defined)
         successor.add_op(relu(defined.results[0]))
         block.add_op(relu(block.args[0], [Region([entry, successor])]))
+
     assert first_bad_use(_ssa_module(build)) is None

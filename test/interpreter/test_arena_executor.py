@@ -18,8 +18,15 @@ import pytest
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
-from ge.interpreter.arena_executor import (POISON, ArenaError, _Arena, from_device_bytes, random_order, run_in_arena,
-                                       to_device_bytes)
+from ge.interpreter.arena_executor import (
+    POISON,
+    ArenaError,
+    _Arena,
+    from_device_bytes,
+    random_order,
+    run_in_arena,
+    to_device_bytes,
+)
 from ge.interpreter.device import ScheduleError, simulate
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import main_function, run
@@ -28,7 +35,6 @@ from ge.interpreter.stream_program import stream_program
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
-
 
 
 def at_resolution(model: onnx.ModelProto, size: int) -> onnx.ModelProto:
@@ -149,7 +155,9 @@ def test_a_deadlock_names_the_blocked_streams():
     tasks = list(program.tasks)
     tasks[a.index] = dataclasses.replace(a, waits=("x",), records=("y",))
     tasks[b.index] = dataclasses.replace(b, waits=("y",), records=("x",))
-    with pytest.raises(ScheduleError, match=r"deadlock after 0 tasks: stream 0 at '.*' waits x; stream 1 at '.*' waits y"):
+    with pytest.raises(
+        ScheduleError, match=r"deadlock after 0 tasks: stream 0 at '.*' waits x; stream 1 at '.*' waits y"
+    ):
         random_order(dataclasses.replace(program, tasks=tuple(tasks)), 0)
 
 
@@ -180,8 +188,10 @@ def test_a_result_bigger_than_its_plan_is_an_arena_error():
     t = next(t for t in program.tasks if t.offsets and t.offsets[0] >= 0)
     tasks = list(program.tasks)
     tasks[t.index] = dataclasses.replace(t, sizes=(t.sizes[0] - 4,) + t.sizes[1:])
-    with pytest.raises(ArenaError, match=f"task '{t.name}' result #0 is stored in {t.sizes[0]} bytes but plan-memory "
-                                         f"reserved {t.sizes[0] - 4}"):
+    with pytest.raises(
+        ArenaError,
+        match=f"task '{t.name}' result #0 is stored in {t.sizes[0]} bytes but plan-memory reserved {t.sizes[0] - 4}",
+    ):
         run_in_arena(module, graph("gpt2")[1], program=dataclasses.replace(program, tasks=tuple(tasks)))
 
 
@@ -191,8 +201,9 @@ def test_an_offset_past_the_pool_is_an_arena_error():
     t = next(t for t in program.tasks if t.offsets and t.offsets[0] >= 0)
     tasks = list(program.tasks)
     tasks[t.index] = dataclasses.replace(t, offsets=(program.pool - 4,) + t.offsets[1:])
-    with pytest.raises(ArenaError, match=f"task '{t.name}' result #0: {t.sizes[0]} bytes at offset {program.pool - 4} "
-                                         "end past the"):
+    with pytest.raises(
+        ArenaError, match=f"task '{t.name}' result #0: {t.sizes[0]} bytes at offset {program.pool - 4} end past the"
+    ):
         run_in_arena(module, graph("gpt2")[1], program=dataclasses.replace(program, tasks=tuple(tasks)))
 
 
@@ -235,14 +246,18 @@ def test_deleting_any_event_is_caught_by_the_executor_and_counted_for_the_simula
             caught += 1
             seeds_needed.append(seed + 1)
         mutated = list(target_tasks)
-        mutated[index] = dataclasses.replace(mutated[index], waits=tuple(e for e in mutated[index].waits if e != sim_event))
+        mutated[index] = dataclasses.replace(
+            mutated[index], waits=tuple(e for e in mutated[index].waits if e != sim_event)
+        )
         try:
             simulate(mutated, "ascend910b", "graph")
         except ScheduleError:
             by_simulator += 1
     with capsys.disabled():
-        print(f"\nGPT-2 events deleted: {len(events)}; caught by the arena executor {caught} "
-              f"(seeds needed {seeds_needed}); by the simulator {by_simulator}")
+        print(
+            f"\nGPT-2 events deleted: {len(events)}; caught by the arena executor {caught} "
+            f"(seeds needed {seeds_needed}); by the simulator {by_simulator}"
+        )
     assert caught == len(events)
     assert by_simulator >= 1
 
@@ -257,8 +272,7 @@ def live_pairs(program):
             if v in producer:
                 last_read[v] = t.index
     buffers = [(t.index, i, v) for t in program.tasks for i, v in enumerate(t.outputs) if t.offsets[i] >= 0]
-    return [((ti, i), (uj, j)) for ti, i, v in buffers for uj, j, w in buffers
-            if uj < ti < last_read.get(w, -1)]
+    return [((ti, i), (uj, j)) for ti, i, v in buffers for uj, j, w in buffers if uj < ti < last_read.get(w, -1)]
 
 
 def moved(program, buffer, onto):
@@ -266,7 +280,7 @@ def moved(program, buffer, onto):
     tasks = list(program.tasks)
     t = tasks[ti]
     off = tasks[uj].offsets[j]
-    offsets = t.offsets[:i] + (off,) + t.offsets[i + 1:]
+    offsets = t.offsets[:i] + (off,) + t.offsets[i + 1 :]
     tasks[ti] = dataclasses.replace(t, offsets=offsets)
     pool = max(program.pool, off + t.sizes[i])
     return dataclasses.replace(program, tasks=tuple(tasks), pool=pool)
@@ -280,8 +294,9 @@ def test_moving_a_buffer_onto_a_live_one_gives_wrong_outputs(capsys):
     pairs = live_pairs(program)
     rng = np.random.default_rng(0)
     sample = [pairs[i] for i in sorted(rng.choice(len(pairs), min(12, len(pairs)), replace=False))]
-    caught = sum(1 for buffer, onto in sample if seeds_to_catch("gpt2", module, moved(program, buffer, onto), 3)[0]
-                 is not None)
+    caught = sum(
+        1 for buffer, onto in sample if seeds_to_catch("gpt2", module, moved(program, buffer, onto), 3)[0] is not None
+    )
     with capsys.disabled():
         print(f"\nGPT-2 buffers moved onto a live one: {len(sample)} (of {len(pairs)} pairs); caught {caught}")
     assert caught == len(sample)
@@ -305,9 +320,14 @@ def streamed(tmp_path_factory):
     onnx.save(TINY["gpt2"](), folder / "gpt2.onnx")
     r = run_module("ge.tools.ge_translate", "--import-onnx", folder / "gpt2.onnx", "-o", folder / "gpt2.mlir")
     assert r.returncode == 0, r.stderr
-    r = run_module("ge.tools.ge_opt", folder / "gpt2.mlir", "-p",
-                   "ge-optimize{level=0},lower-to-tasks,plan-memory{reuse=false},lower-to-streams{streams=4}",
-                   "-o", folder / "streams.mlir")
+    r = run_module(
+        "ge.tools.ge_opt",
+        folder / "gpt2.mlir",
+        "-p",
+        "ge-optimize{level=0},lower-to-tasks,plan-memory{reuse=false},lower-to-streams{streams=4}",
+        "-o",
+        folder / "streams.mlir",
+    )
     assert r.returncode == 0, r.stderr
     return folder
 
@@ -333,8 +353,10 @@ def delete_first_event(text: str) -> str:
     lines = text.splitlines()
     first = next(i for i, line in enumerate(lines) if " = stream.record " in line)
     event = lines[first].split()[0]
-    return "\n".join(line for i, line in enumerate(lines)
-                     if i != first and line.split()[:2] != ["stream.wait", event]) + "\n"
+    return (
+        "\n".join(line for i, line in enumerate(lines) if i != first and line.split()[:2] != ["stream.wait", event])
+        + "\n"
+    )
 
 
 def test_ge_run_with_an_event_deleted_is_refused_or_caught(streamed):
@@ -356,13 +378,19 @@ def test_a_padded_storage_format_fits_its_planned_bytes():
     """An NC1HWC0 value with C=3 is stored padded to C0 (2048 bytes in f32, 768 logical): plan-memory
     reserves the stored bytes, so the conv's input and output do not overwrite each other."""
     from onnx import TensorProto, helper, numpy_helper
+
     rng = np.random.default_rng(0)
     w = numpy_helper.from_array(rng.standard_normal((16, 3, 3, 3)).astype(np.float32), "w")
     conv = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["c"], name="/conv", pads=[1, 1, 1, 1]),
-         helper.make_node("Relu", ["c"], ["y"], name="/relu")], "conv",
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="/conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"], name="/relu"),
+        ],
+        "conv",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])], initializer=[w])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])],
+        initializer=[w],
+    )
     module, weights = import_model(helper.make_model(conv, opset_imports=[helper.make_opsetid("", 17)]))
     attach_weights(module, weights)
     inputs = {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)}
@@ -374,8 +402,9 @@ def test_a_padded_storage_format_fits_its_planned_bytes():
     assert relative_error(reference["y"], run_in_arena(module, inputs, seed=0)["y"]) <= 1e-4
 
 
-@pytest.mark.parametrize("dtype, packed", [(ml_dtypes.int4, 4), (ml_dtypes.uint4, 4), (ml_dtypes.int2, 2),
-                                           (ml_dtypes.float4_e2m1fn, 4)])
+@pytest.mark.parametrize(
+    "dtype, packed", [(ml_dtypes.int4, 4), (ml_dtypes.uint4, 4), (ml_dtypes.int2, 2), (ml_dtypes.float4_e2m1fn, 4)]
+)
 def test_sub_byte_values_are_packed_in_the_arena(dtype, packed):
     """Seven int4 elements take 4 bytes on the device (what plan-memory reserves), and read back unchanged."""
     values = np.arange(7).astype(dtype)

@@ -154,9 +154,12 @@ _dims = st.integers(1, 40)
 
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.tuples(st.integers(1, 3), _dims, st.integers(1, 5), st.integers(1, 5)),
-       dtype=st.sampled_from(DTYPES), storage=st.sampled_from(["NC1HWC0", "FRACTAL_Z", "NHWC"]),
-       origin=st.sampled_from(["NCHW", "ND", "NHWC"]))
+@given(
+    shape=st.tuples(st.integers(1, 3), _dims, st.integers(1, 5), st.integers(1, 5)),
+    dtype=st.sampled_from(DTYPES),
+    storage=st.sampled_from(["NC1HWC0", "FRACTAL_Z", "NHWC"]),
+    origin=st.sampled_from(["NCHW", "ND", "NHWC"]),
+)
 def test_image_round_trip(shape, dtype, storage, origin):
     x = _values(shape, dtype)
     stored = to_storage(x, origin, storage, dtype)
@@ -209,8 +212,10 @@ func.func @main(%x: tensor<1x3x6x6xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x
 
 def test_interpreter_runs_stored_layouts():
     rng = np.random.default_rng(1)
-    inputs = {"arg0": rng.standard_normal((1, 3, 6, 6), np.float32),
-              "arg1": rng.standard_normal((4, 3, 3, 3), np.float32)}
+    inputs = {
+        "arg0": rng.standard_normal((1, 3, 6, 6), np.float32),
+        "arg1": rng.standard_normal((4, 3, 3, 3), np.float32),
+    }
     want = run(_module(CONV_PLAIN), inputs)["result0"]
     got = run(_module(CONV_IN_NC1HWC0), inputs)["result0"]
     np.testing.assert_array_equal(got, want)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx_oracle import compare_with_onnxruntime, node_model
 
 from ge.frontend.onnx_importer import import_model
 from ge.interpreter.runner import run
-from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -22,15 +22,24 @@ def rand(*shape: int, dtype=np.float32) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
-def compare(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1,
-            rtol: float = 1e-4, atol: float = 1e-5, **attrs) -> None:
+def compare(
+    op_type: str,
+    inputs: dict[str, np.ndarray | None],
+    outputs: int = 1,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    **attrs,
+) -> None:
     feeds = {n: v for n, v in inputs.items() if v is not None}
     compare_with_onnxruntime(node_model(op_type, inputs, outputs, **attrs), feeds, rtol, atol)
 
 
 CONVS = {
-    "group2_dilated_strided": ((2, 4, 9, 11), (6, 2, 3, 2),
-                               dict(group=2, dilations=[2, 1], strides=[2, 3], pads=[1, 0, 2, 1])),
+    "group2_dilated_strided": (
+        (2, 4, 9, 11),
+        (6, 2, 3, 2),
+        dict(group=2, dilations=[2, 1], strides=[2, 3], pads=[1, 0, 2, 1]),
+    ),
     "depthwise_multiplier": ((1, 6, 8, 8), (12, 1, 3, 3), dict(group=6, pads=[1, 1, 1, 1])),
     "same_lower": ((1, 3, 7, 8), (4, 3, 4, 3), dict(auto_pad="SAME_LOWER", strides=[2, 2])),
     "same_upper": ((1, 3, 7, 8), (4, 3, 4, 3), dict(auto_pad="SAME_UPPER", strides=[3, 2])),
@@ -49,8 +58,13 @@ def test_conv(name, bias):
 
 
 def test_conv_f16():
-    compare("Conv", {"X": rand(1, 4, 6, 6, dtype=np.float16), "W": rand(2, 4, 3, 3, dtype=np.float16)},
-            rtol=2e-3, atol=2e-3, pads=[1, 1, 1, 1])
+    compare(
+        "Conv",
+        {"X": rand(1, 4, 6, 6, dtype=np.float16), "W": rand(2, 4, 3, 3, dtype=np.float16)},
+        rtol=2e-3,
+        atol=2e-3,
+        pads=[1, 1, 1, 1],
+    )
 
 
 POOLS = {
@@ -88,24 +102,37 @@ def test_global_avg_pool_3d_f16():
 def test_batch_norm_3d_inference():
     c = 3
     var = np.abs(rand(c)) + 0.1
-    compare("BatchNormalization", {"X": rand(2, c, 4, 5, 2), "scale": rand(c), "B": rand(c),
-                                   "mean": rand(c), "var": var}, epsilon=1e-3)
+    compare(
+        "BatchNormalization",
+        {"X": rand(2, c, 4, 5, 2), "scale": rand(c), "B": rand(c), "mean": rand(c), "var": var},
+        epsilon=1e-3,
+    )
 
 
 def test_batch_norm_training():
     c = 4
     var = np.abs(rand(c)) + 0.1
-    compare("BatchNormalization", {"X": rand(3, c, 5), "scale": rand(c), "B": rand(c), "mean": rand(c), "var": var},
-            outputs=3, training_mode=1, momentum=0.7)
+    compare(
+        "BatchNormalization",
+        {"X": rand(3, c, 5), "scale": rand(c), "B": rand(c), "mean": rand(c), "var": var},
+        outputs=3,
+        training_mode=1,
+        momentum=0.7,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_layer_norm(dtype, with_bias):
     x = rand(2, 3, 8, dtype=dtype)
-    compare("LayerNormalization", {"X": x, "Scale": rand(3, 8, dtype=dtype),
-                                   "B": rand(8, dtype=dtype) if with_bias else None},
-            outputs=3, axis=1, rtol=2e-3 if dtype == np.float16 else 1e-4, atol=2e-3 if dtype == np.float16 else 1e-5)
+    compare(
+        "LayerNormalization",
+        {"X": x, "Scale": rand(3, 8, dtype=dtype), "B": rand(8, dtype=dtype) if with_bias else None},
+        outputs=3,
+        axis=1,
+        rtol=2e-3 if dtype == np.float16 else 1e-4,
+        atol=2e-3 if dtype == np.float16 else 1e-5,
+    )
 
 
 @pytest.mark.parametrize("c_shape", [None, (), (1,), (5,), (3, 1), (3, 5)])
@@ -125,8 +152,14 @@ def test_matmul_int32():
 
 
 def test_clip_int64_and_f16():
-    compare("Clip", {"x": RNG.integers(-9, 9, (3, 4)).astype(np.int64), "min": np.array(-3, np.int64),
-                     "max": np.array(5, np.int64)})
+    compare(
+        "Clip",
+        {
+            "x": RNG.integers(-9, 9, (3, 4)).astype(np.int64),
+            "min": np.array(-3, np.int64),
+            "max": np.array(5, np.int64),
+        },
+    )
     compare("Clip", {"x": rand(3, 4, dtype=np.float16), "min": None, "max": np.array(0.5, np.float16)})
 
 
@@ -136,13 +169,18 @@ def test_softmax_f16(axis):
 
 
 def test_dropout_inference_mask():
-    compare("Dropout", {"data": rand(3, 4), "ratio": np.array(0.3, np.float32),
-                        "training_mode": np.array(False)}, outputs=2)
+    compare(
+        "Dropout", {"data": rand(3, 4), "ratio": np.array(0.3, np.float32), "training_mode": np.array(False)}, outputs=2
+    )
 
 
 def test_dropout_training_scales_kept_values():
-    model = node_model("Dropout", {"data": rand(50, 40), "ratio": np.array(0.25, np.float32),
-                                   "training_mode": np.array(True)}, 2, seed=7)
+    model = node_model(
+        "Dropout",
+        {"data": rand(50, 40), "ratio": np.array(0.25, np.float32), "training_mode": np.array(True)},
+        2,
+        seed=7,
+    )
     module, weights = import_model(model)
     x = rand(50, 40)
     feeds = {"data": x, "ratio": np.array(0.25, np.float32), "training_mode": np.array(True)}

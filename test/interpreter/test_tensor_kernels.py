@@ -12,11 +12,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto
+from onnx_oracle import compare_with_onnxruntime, node_model
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
 from ge.ge_dialects.ge.types import shape_of
-from onnx_oracle import compare_with_onnxruntime, node_model
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -51,21 +51,32 @@ def assert_static_results(module) -> None:
                 assert None not in shape_of(result.type), f"{op.name} left {result.type} unknown"
 
 
-@pytest.mark.parametrize("shape, allowzero", [
-    (ints(0, -1), 0), (ints(4, 0, 2), 0), (ints(-1), 0), (ints(2, 0, 4, 3), 1), (ints(1, 1, 24), 0),
-])
+@pytest.mark.parametrize(
+    "shape, allowzero",
+    [
+        (ints(0, -1), 0),
+        (ints(4, 0, 2), 0),
+        (ints(-1), 0),
+        (ints(2, 0, 4, 3), 1),
+        (ints(1, 1, 24), 0),
+    ],
+)
 def test_reshape(shape, allowzero):
-    compare("Reshape", {"data": rand(2, 3, 4) if not allowzero else rand(2, 0, 4, 3), "shape": shape},
-            allowzero=allowzero)
+    compare(
+        "Reshape", {"data": rand(2, 3, 4) if not allowzero else rand(2, 0, 4, 3), "shape": shape}, allowzero=allowzero
+    )
 
 
-@pytest.mark.parametrize("starts, ends, axes, steps", [
-    (ints(-1), ints(INT_MIN), ints(1), ints(-1)),
-    (ints(INT_MAX), ints(INT_MIN), None, ints(-2)),
-    (ints(1, -100), ints(INT_MAX, 3), ints(-1, 0), ints(3, 1)),
-    (ints(5, 0), ints(0, 2), ints(2, 0), ints(-2, 1)),
-    (ints(2, 1, dtype=np.int32), ints(1, 3, dtype=np.int32), ints(0, 1, dtype=np.int32), None),
-])
+@pytest.mark.parametrize(
+    "starts, ends, axes, steps",
+    [
+        (ints(-1), ints(INT_MIN), ints(1), ints(-1)),
+        (ints(INT_MAX), ints(INT_MIN), None, ints(-2)),
+        (ints(1, -100), ints(INT_MAX, 3), ints(-1, 0), ints(3, 1)),
+        (ints(5, 0), ints(0, 2), ints(2, 0), ints(-2, 1)),
+        (ints(2, 1, dtype=np.int32), ints(1, 3, dtype=np.int32), ints(0, 1, dtype=np.int32), None),
+    ],
+)
 def test_slice(starts, ends, axes, steps):
     compare("Slice", {"data": rand(4, 5, 6), "starts": starts, "ends": ends, "axes": axes, "steps": steps})
 
@@ -77,31 +88,40 @@ def test_split_uneven_and_sized():
 
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 def test_pad_modes_with_axes(mode):
-    compare("Pad", {"data": rand(3, 4, 5), "pads": ints(1, 2, 2, 1), "constant_value": None,
-                    "axes": ints(-1, 1)}, mode=mode)
+    compare(
+        "Pad", {"data": rand(3, 4, 5), "pads": ints(1, 2, 2, 1), "constant_value": None, "axes": ints(-1, 1)}, mode=mode
+    )
 
 
 def test_pad_negative_and_constant_value():
-    compare("Pad", {"data": rand(4, 5), "pads": ints(-1, 2, 1, -3),
-                    "constant_value": np.array(1.5, np.float32)})
+    compare("Pad", {"data": rand(4, 5), "pads": ints(-1, 2, 1, -3), "constant_value": np.array(1.5, np.float32)})
 
 
-@pytest.mark.parametrize("data, axes, keepdims, noop", [
-    (rand(3, 4, 5, dtype=np.float16), ints(0, 2), 0, 0),
-    (np.arange(-7, 5, dtype=np.int32).reshape(3, 4), ints(1), 1, 0),
-    (rand(3, 4), None, 0, 0),
-    (rand(3, 4), ints(), 1, 1),
-])
+@pytest.mark.parametrize(
+    "data, axes, keepdims, noop",
+    [
+        (rand(3, 4, 5, dtype=np.float16), ints(0, 2), 0, 0),
+        (np.arange(-7, 5, dtype=np.int32).reshape(3, 4), ints(1), 1, 0),
+        (rand(3, 4), None, 0, 0),
+        (rand(3, 4), ints(), 1, 1),
+    ],
+)
 def test_reduce_mean(data, axes, keepdims, noop):
     compare("ReduceMean", {"data": data, "axes": axes}, keepdims=keepdims, noop_with_empty_axes=noop)
 
 
-@pytest.mark.parametrize("source, to", [
-    (rand(10), TensorProto.INT32), (rand(10), TensorProto.INT8),
-    (rand(10, dtype=np.float64), TensorProto.FLOAT16),
-    (rand(10), TensorProto.BOOL), (np.array([300, -129, 7], np.int32), TensorProto.INT8),
-    (np.array([True, False]), TensorProto.FLOAT), (rand(10, dtype=np.float16), TensorProto.INT64),
-])
+@pytest.mark.parametrize(
+    "source, to",
+    [
+        (rand(10), TensorProto.INT32),
+        (rand(10), TensorProto.INT8),
+        (rand(10, dtype=np.float64), TensorProto.FLOAT16),
+        (rand(10), TensorProto.BOOL),
+        (np.array([300, -129, 7], np.int32), TensorProto.INT8),
+        (np.array([True, False]), TensorProto.FLOAT),
+        (rand(10, dtype=np.float16), TensorProto.INT64),
+    ],
+)
 def test_cast(source, to):
     compare("Cast", {"input": source}, to=to)
 

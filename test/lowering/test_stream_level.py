@@ -10,13 +10,17 @@ from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
 from ge.interpreter.stream_executor import memory_figures, simulate_module
-from ge.target import load_target
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
+from ge.target import load_target
 from ge.tools.common import make_context
 
-MODELS = {"resnet50": models.resnet50, "mobilenet_v2": models.mobilenet_v2,
-          "bert_base": models.bert_base, "gpt2": models.gpt2}
+MODELS = {
+    "resnet50": models.resnet50,
+    "mobilenet_v2": models.mobilenet_v2,
+    "bert_base": models.bert_base,
+    "gpt2": models.gpt2,
+}
 STREAMS = (1, 2, 4, 8)
 
 

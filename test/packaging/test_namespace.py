@@ -45,8 +45,11 @@ def test_bare_import_is_refused(folder: str):
 
 def test_wheel_installs_only_the_ge_namespace(tmp_path: Path):
     """The non-editable install: the wheel holds `ge/` and its dist-info, and the console scripts."""
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     (wheel,) = tmp_path.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:

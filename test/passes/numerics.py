@@ -30,8 +30,9 @@ def pipeline_of(pipeline: str | Sequence[ModulePass]) -> PassPipeline:
     return PassPipeline(tuple(parse_passes(pipeline) if isinstance(pipeline, str) else pipeline))
 
 
-def apply_passes(module: ModuleOp, weights: Mapping[str, np.ndarray] | None,
-                 pipeline: str | Sequence[ModulePass]) -> ModuleOp:
+def apply_passes(
+    module: ModuleOp, weights: Mapping[str, np.ndarray] | None, pipeline: str | Sequence[ModulePass]
+) -> ModuleOp:
     """A clone of `module` (with its own weights table over the same arrays) after the pipeline."""
     if weights is not None:
         attach_weights(module, weights if isinstance(weights, ModuleWeights) else ModuleWeights(weights))
@@ -41,20 +42,25 @@ def apply_passes(module: ModuleOp, weights: Mapping[str, np.ndarray] | None,
     return clone
 
 
-def assert_outputs_close(before: Mapping[str, np.ndarray], after: Mapping[str, np.ndarray],
-                         rtol: float, atol: float, what: str = "") -> None:
+def assert_outputs_close(
+    before: Mapping[str, np.ndarray], after: Mapping[str, np.ndarray], rtol: float, atol: float, what: str = ""
+) -> None:
     assert list(after) == list(before), f"{what}output names changed: {list(before)} -> {list(after)}"
     for name, want in before.items():
         got = after[name]
         assert got.dtype == want.dtype, f"{what}output '{name}': dtype {want.dtype} -> {got.dtype}"
         assert got.shape == want.shape, f"{what}output '{name}': shape {want.shape} -> {got.shape}"
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True,
-                                   err_msg=f"{what}output '{name}'")
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what}output '{name}'")
 
 
-def assert_pass_keeps_numerics(module: ModuleOp, weights: Mapping[str, np.ndarray] | None,
-                               inputs: Mapping[str, np.ndarray], pipeline: str | Sequence[ModulePass],
-                               rtol: float = 1e-5, atol: float = 1e-6) -> ModuleOp:
+def assert_pass_keeps_numerics(
+    module: ModuleOp,
+    weights: Mapping[str, np.ndarray] | None,
+    inputs: Mapping[str, np.ndarray],
+    pipeline: str | Sequence[ModulePass],
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> ModuleOp:
     """Runs `module` before and after `pipeline` (applied to a clone) and compares the outputs."""
     if weights is not None:
         attach_weights(module, weights if isinstance(weights, ModuleWeights) else ModuleWeights(weights))

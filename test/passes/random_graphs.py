@@ -133,7 +133,7 @@ class _Builder:
         if mode == "scalar":
             return ()
         k = self.draw(st.integers(1, len(shape))) if shape else 0
-        tail = shape[len(shape) - k:]
+        tail = shape[len(shape) - k :]
         if mode == "ones":
             tail = tuple(d if self.draw(st.booleans()) else 1 for d in tail)
         return tail
@@ -145,7 +145,7 @@ class _Builder:
         cls = {"add": ge.AddOp, "sub": ge.SubOp, "mul": ge.MulOp, "div": ge.DivOp}[kind]
         other = None
         if kind != "div" and self.draw(st.booleans()):
-            other = self.pick(lambda s: s == shape or (len(s) <= len(shape) and s == shape[len(shape) - len(s):]))
+            other = self.pick(lambda s: s == shape or (len(s) <= len(shape) and s == shape[len(shape) - len(s) :]))
         if other is None:
             cshape = self.broadcast_shape(shape)
             if kind == "div":  # divisors away from zero
@@ -161,8 +161,12 @@ class _Builder:
         k = self.dims(x)[-1]
         n = self.draw(st.integers(1, 8))
         if self.draw(st.booleans()):  # W^T as a constant transpose (work for constant folding)
-            w = self.op(ge.TransposeOp, {"data": self.const(self.randn(n, k, scale=1 / math.sqrt(k)))},
-                        {"perm": [1, 0]}, keep=False)
+            w = self.op(
+                ge.TransposeOp,
+                {"data": self.const(self.randn(n, k, scale=1 / math.sqrt(k)))},
+                {"perm": [1, 0]},
+                keep=False,
+            )
         else:
             w = self.const(self.randn(k, n, scale=1 / math.sqrt(k)))
         return w and self.op(ge.MatMulOp, {"A": x, "B": w})
@@ -182,8 +186,12 @@ class _Builder:
         c_shape = self.choice([None, (n,), (1, n), (m, n)])
         if c_shape is not None:
             operands["C"] = self.const(self.randn(*c_shape))
-        props = {"transA": int(trans_a), "transB": int(trans_b),
-                 "alpha": self.choice([1.0, 0.5]), "beta": self.choice([1.0, 2.0])}
+        props = {
+            "transA": int(trans_a),
+            "transB": int(trans_b),
+            "alpha": self.choice([1.0, 0.5]),
+            "beta": self.choice([1.0, 2.0]),
+        }
         return self.op(ge.GemmOp, operands, props)
 
     def conv(self, x=None):
@@ -206,9 +214,13 @@ class _Builder:
         if x is None:
             return None
         c = self.dims(x)[1]
-        operands = {"X": x, "scale": self.const(self.rng.uniform(0.5, 1.5, c).astype(np.float32)),
-                    "B": self.const(self.randn(c)), "input_mean": self.const(self.randn(c)),
-                    "input_var": self.const(self.rng.uniform(0.5, 2.0, c).astype(np.float32))}
+        operands = {
+            "X": x,
+            "scale": self.const(self.rng.uniform(0.5, 1.5, c).astype(np.float32)),
+            "B": self.const(self.randn(c)),
+            "input_mean": self.const(self.randn(c)),
+            "input_var": self.const(self.rng.uniform(0.5, 2.0, c).astype(np.float32)),
+        }
         return self.op(ge.BatchNormOp, operands, {"epsilon": self.choice([1e-5, 1e-3])})
 
     def softmax(self):
@@ -222,8 +234,11 @@ class _Builder:
         axis = self.draw(st.integers(-len(shape), -1))
         norm = shape[axis:]
         bias = self.const(self.randn(*norm)) if self.draw(st.booleans()) else None
-        return self.op(ge.LayerNormOp, {"X": x, "Scale": self.const(self.rng.uniform(0.5, 1.5, norm).astype(np.float32)),
-                                        "B": bias}, {"axis": axis})
+        return self.op(
+            ge.LayerNormOp,
+            {"X": x, "Scale": self.const(self.rng.uniform(0.5, 1.5, norm).astype(np.float32)), "B": bias},
+            {"axis": axis},
+        )
 
     def reduce_mean(self):
         x = self.pick(lambda s: len(s) >= 1)
@@ -231,8 +246,9 @@ class _Builder:
         axes = sorted(self.draw(st.sets(st.integers(0, r - 1), min_size=1, max_size=r)))
         keepdims = int(self.draw(st.booleans()) or len(axes) == r)
         axes = [a - r if self.draw(st.booleans()) else a for a in axes]
-        return self.op(ge.ReduceMeanOp, {"data": x, "axes": self.const(np.array(axes, np.int64))},
-                       {"keepdims": keepdims})
+        return self.op(
+            ge.ReduceMeanOp, {"data": x, "axes": self.const(np.array(axes, np.int64))}, {"keepdims": keepdims}
+        )
 
     def transpose(self, x=None, perm=None):
         x = x or self.pick(lambda s: len(s) >= 2)
@@ -268,12 +284,16 @@ class _Builder:
         x = self.pick(lambda s: len(s) >= 1)
         shape = self.dims(x)
         axis = self.draw(st.integers(0, len(shape) - 1))
-        other = self.pick(lambda s: len(s) == len(shape) and all(a == b for i, (a, b) in enumerate(zip(s, shape)) if i != axis))
+        other = self.pick(
+            lambda s: len(s) == len(shape) and all(a == b for i, (a, b) in enumerate(zip(s, shape)) if i != axis)
+        )
         if other is None or self.draw(st.booleans()):
             size = self.draw(st.integers(1, 3))
-            other = self.const(self.randn(*shape[:axis], size, *shape[axis + 1:]))
+            other = self.const(self.randn(*shape[:axis], size, *shape[axis + 1 :]))
         inputs = [x, other] if self.draw(st.booleans()) else [other, x]
-        return self.op(ge.ConcatOp, {"inputs": inputs}, {"axis": axis - len(shape) if self.draw(st.booleans()) else axis})
+        return self.op(
+            ge.ConcatOp, {"inputs": inputs}, {"axis": axis - len(shape) if self.draw(st.booleans()) else axis}
+        )
 
     def slice(self, x=None):
         x = x or self.pick(lambda s: len(s) >= 1)
@@ -297,9 +317,13 @@ class _Builder:
             starts.append(start if self.draw(st.booleans()) else start - d)
             ends.append(end)
             steps.append(step)
-        operands = {"data": x, "starts": self.const(np.array(starts, np.int64)),
-                    "ends": self.const(np.array(ends, np.int64)),
-                    "axes": self.const(np.array(axes, np.int64)), "steps": None}
+        operands = {
+            "data": x,
+            "starts": self.const(np.array(starts, np.int64)),
+            "ends": self.const(np.array(ends, np.int64)),
+            "axes": self.const(np.array(axes, np.int64)),
+            "steps": None,
+        }
         if any(s != 1 for s in steps) or self.draw(st.booleans()):
             operands["steps"] = self.const(np.array(steps, np.int64))
         return self.op(ge.SliceOp, operands)
@@ -381,17 +405,42 @@ class _Builder:
             return None
         s = self.op(ge.ShapeOp, {"data": x}, keep=False)
         one = np.array([0], np.int64), np.array([1], np.int64)
-        head = s and self.op(ge.SliceOp, {"data": s, "starts": self.const(one[0]), "ends": self.const(one[1]),
-                                          "axes": None, "steps": None}, keep=False)
-        target = head and self.op(ge.ConcatOp, {"inputs": [head, self.const(np.array([-1], np.int64))]},
-                                  {"axis": 0}, keep=False)
+        head = s and self.op(
+            ge.SliceOp,
+            {"data": s, "starts": self.const(one[0]), "ends": self.const(one[1]), "axes": None, "steps": None},
+            keep=False,
+        )
+        target = head and self.op(
+            ge.ConcatOp, {"inputs": [head, self.const(np.array([-1], np.int64))]}, {"axis": 0}, keep=False
+        )
         y = target and self.op(ge.ReshapeOp, {"data": x, "shape": target})
         return y and (self.op(ge.ReluOp, {"x": y}) if self.draw(st.booleans()) else y)
 
-    STEPS = ("unary", "binary", "matmul", "gemm", "conv", "batch_norm", "softmax", "layer_norm",
-             "reduce_mean", "transpose", "reshape", "concat", "slice", "constants_only",
-             "conv_bn_relu", "matmul_add_gelu", "erf_gelu", "transpose_pair", "reshape_chain",
-             "duplicate_constants", "shape_subgraph", "constants_only", "duplicate_constants")
+    STEPS = (
+        "unary",
+        "binary",
+        "matmul",
+        "gemm",
+        "conv",
+        "batch_norm",
+        "softmax",
+        "layer_norm",
+        "reduce_mean",
+        "transpose",
+        "reshape",
+        "concat",
+        "slice",
+        "constants_only",
+        "conv_bn_relu",
+        "matmul_add_gelu",
+        "erf_gelu",
+        "transpose_pair",
+        "reshape_chain",
+        "duplicate_constants",
+        "shape_subgraph",
+        "constants_only",
+        "duplicate_constants",
+    )
     """The kinds of steps (the two the cleanup passes feed on twice, to draw them more often)."""
 
     def module(self) -> ModuleOp:
@@ -400,8 +449,13 @@ class _Builder:
         self.block.add_op(func.ReturnOp(*outputs))
         names = ArrayAttr([DictionaryAttr({"ge.name": StringAttr(n)}) for n in self.arg_names])
         out_names = ArrayAttr([DictionaryAttr({"ge.name": StringAttr(f"y{i}")}) for i in range(len(outputs))])
-        fn = func.FuncOp("main", ([a.type for a in self.block.args], [v.type for v in outputs]),
-                         Region(self.block), arg_attrs=names, res_attrs=out_names)
+        fn = func.FuncOp(
+            "main",
+            ([a.type for a in self.block.args], [v.type for v in outputs]),
+            Region(self.block),
+            arg_attrs=names,
+            res_attrs=out_names,
+        )
         return ModuleOp([fn])
 
 

@@ -9,6 +9,8 @@ import hashlib
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from numerics import apply_passes, assert_pass_keeps_numerics, op_counts
+from random_graphs import ge_graphs
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType, f32
 from xdsl.interpreter import impl, register_impls
@@ -23,14 +25,16 @@ from ge.ge_dialects.ge.types import tensor
 from ge.ge_dialects.ge.weights import attach_weights, constant_array
 from ge.interpreter import ge as ge_functions
 from ge.interpreter.kernels.checked import kernel_impl
-from numerics import apply_passes, assert_pass_keeps_numerics, op_counts
 from ge.passes import remarks
 from ge.passes.fold_constants import FoldConstantsPass
-from random_graphs import ge_graphs
 from ge.tools.common import print_module
 
-PROPERTY = settings(max_examples=75, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=75,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 CLEANUP = "fold-constants,merge-constants,cse,dce"
 
 
@@ -94,12 +98,14 @@ def loosen(module: ModuleOp) -> ModuleOp:
                 t = result.type
                 if t.element_type == f32:
                     Rewriter.replace_value_with_new_type(
-                        result, TensorType(t.element_type, [DYNAMIC_INDEX] * len(t.get_shape()), t.encoding))
+                        result, TensorType(t.element_type, [DYNAMIC_INDEX] * len(t.get_shape()), t.encoding)
+                    )
     for fn in module.walk():
         if isinstance(fn, func.FuncOp):
             ret = fn.body.blocks.first.last_op
-            fn.function_type = func.FunctionType.from_lists(list(fn.function_type.inputs.data),
-                                                            list(ret.arguments.types))
+            fn.function_type = func.FunctionType.from_lists(
+                list(fn.function_type.inputs.data), list(ret.arguments.types)
+            )
     module.verify()
     return module
 
@@ -210,8 +216,12 @@ def test_models_cleanup_keeps_outputs_and_shrinks(imported):
         # import-time folding only sees inline constants: the position-id slice of a sidecar table
         # and the embedding lookup it feeds are left to fold; the token-type lookup would grow 60x
         assert set(folded) == {"/embeddings/Slice", "/embeddings/position_embeddings/Gather"}
-        assert any(r.kind == "rejected" and r.rule == "growth-guard"
-                   and r.nodes == ("/embeddings/token_type_embeddings/Gather",) for r in found)
+        assert any(
+            r.kind == "rejected"
+            and r.rule == "growth-guard"
+            and r.nodes == ("/embeddings/token_type_embeddings/Gather",)
+            for r in found
+        )
         assert before_counts["ge.constant"] - after_counts["ge.constant"] >= 600
     elif name == "gpt2":
         assert "/wpe/Gather" in folded and "/h.0/attn/Slice_1" in folded

@@ -28,16 +28,16 @@ from xdsl.utils.exceptions import DiagnosticException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.precision_error import MODEL_NAMES, convert, error, load, main  # noqa: E402
-from ge.ge_dialects import ge  # noqa: E402
-from ge.ge_dialects.ge import ALL_OPS, GE  # noqa: E402
-from ge.ge_dialects.ge.facts import Engine  # noqa: E402
-from ge.ge_dialects.ge.types import numpy_dtype, ui8, ui16, ui32  # noqa: E402
-from ge.ge_dialects.ge.weights import weights_of  # noqa: E402
-from ge.interpreter.runner import run  # noqa: E402
-from ge.passes import remarks  # noqa: E402
-from ge.passes.cancel_casts import cancel_casts, composable, is_exact  # noqa: E402
-from ge.passes.mixed_precision import (  # noqa: E402
+from bench.precision_error import MODEL_NAMES, convert, error, load, main
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge import ALL_OPS, GE
+from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.types import numpy_dtype, ui8, ui16, ui32
+from ge.ge_dialects.ge.weights import weights_of
+from ge.interpreter.runner import run
+from ge.passes import remarks
+from ge.passes.cancel_casts import cancel_casts, composable, is_exact
+from ge.passes.mixed_precision import (
     DATA_OPERANDS,
     MODES,
     MixedPrecisionPass,
@@ -153,8 +153,11 @@ def test_weights_are_converted_at_compile_time(loaded):
 def test_every_float_op_gets_one_remark(loaded):
     module = _model(loaded, "gpt2").module
     _, found, _ = _converted(loaded, "gpt2", "allow_mix_precision")
-    float_ops = [op for op in module.walk() if type(op) in DATA_OPERANDS
-                 and any(getattr(v.type, "element_type", None) == f32 for v in op.operands)]
+    float_ops = [
+        op
+        for op in module.walk()
+        if type(op) in DATA_OPERANDS and any(getattr(v.type, "element_type", None) == f32 for v in op.operands)
+    ]
     mine = [r for r in found if r.pass_name == "mixed-precision"]
     assert len(mine) == len(float_ops)
     assert {r.rule for r in mine} == {"white-list", "black-list", "gray-list"}
@@ -209,8 +212,9 @@ def test_unknown_mode_is_one_line_error(bad):
 
 
 def test_precision_mode_alias():
-    assert _types(_apply(m := _parse(SMALL), precision_mode="force_fp16") and m) == \
-        _types(_apply(n := _parse(SMALL), mode="force_fp16") and n)
+    assert _types(_apply(m := _parse(SMALL), precision_mode="force_fp16") and m) == _types(
+        _apply(n := _parse(SMALL), mode="force_fp16") and n
+    )
     with pytest.raises(DiagnosticException, match="disagree"):
         MixedPrecisionPass(mode="force_fp32", precision_mode="force_fp16")
 
@@ -243,8 +247,11 @@ def test_user_list_moves_ops(tmp_path):
     module = _parse(SMALL)
     found = _apply(module, lists=str(user))
     assert _types(module) == {"/mm": "f32", "/pow": "f16", "/tanh": "f16"}
-    assert [(r.rule, r.kind) for r in found] == [("black-list", "rejected"), ("white-list", "applied"),
-                                                  ("gray-list", "applied")]
+    assert [(r.rule, r.kind) for r in found] == [
+        ("black-list", "rejected"),
+        ("white-list", "applied"),
+        ("gray-list", "applied"),
+    ]
 
 
 def test_user_list_replaces_device_sets(tmp_path):
@@ -255,13 +262,16 @@ def test_user_list_replaces_device_sets(tmp_path):
     assert _types(module) == {"/mm": "f32", "/pow": "f32", "/tanh": "f16"}
 
 
-@pytest.mark.parametrize("content, message", [
-    ('white = ["ge.nope"]', "'ge.nope' in 'white' is not a ge op"),
-    ('whit = ["ge.add"]', "unknown key 'whit'"),
-    ('white = ["ge.add"]\nblack = ["add"]', "ge.add is in both 'white' and 'black'"),
-    ('white = "ge.add"', "'white' must be a list of op names"),
-    ('white = [', "op lists"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('white = ["ge.nope"]', "'ge.nope' in 'white' is not a ge op"),
+        ('whit = ["ge.add"]', "unknown key 'whit'"),
+        ('white = ["ge.add"]\nblack = ["add"]', "ge.add is in both 'white' and 'black'"),
+        ('white = "ge.add"', "'white' must be a list of op names"),
+        ("white = [", "op lists"),
+    ],
+)
 def test_bad_user_lists(tmp_path, content, message):
     user = tmp_path / "lists.toml"
     user.write_text(content)
@@ -300,8 +310,12 @@ def _samples(t, rng):
         edges = [info.min, info.max, 0, 1, -1, 2048, 65504, 65505, 2**24 + 1, 2**53 + 1]
         edges = np.array([e for e in edges if info.min <= e <= info.max], dtype=dt)
         return np.concatenate([edges, rng.integers(info.min, info.max, 200, dtype=dt, endpoint=True)])
-    wide = np.concatenate([rng.standard_normal(200) * 10.0 ** rng.integers(-8, 9, 200),
-                           [0.0, -0.0, 65504, 65520, 1e38, -1e38, 3.4e38, np.inf, -np.inf, np.nan]])
+    wide = np.concatenate(
+        [
+            rng.standard_normal(200) * 10.0 ** rng.integers(-8, 9, 200),
+            [0.0, -0.0, 65504, 65520, 1e38, -1e38, 3.4e38, np.inf, -np.inf, np.nan],
+        ]
+    )
     with np.errstate(over="ignore"):
         return wide.astype(dt)
 
@@ -393,8 +407,14 @@ def test_cube_accumulates_in_f32(t):
     module = _parse(KERNELS.format(t=t))
     ones = np.ones(4096)
     s = np.array([np.linspace(-60000, 60000, 8), np.linspace(0, 7, 8)])
-    inputs = {"arg0": ones.reshape(1, 4096), "arg1": ones.reshape(4096, 1), "arg2": ones.reshape(1, 4096, 1, 1),
-              "arg3": ones.reshape(1, 4096, 1, 1), "arg4": s, "arg5": np.ones(8)}
+    inputs = {
+        "arg0": ones.reshape(1, 4096),
+        "arg1": ones.reshape(4096, 1),
+        "arg2": ones.reshape(1, 4096, 1, 1),
+        "arg3": ones.reshape(1, 4096, 1, 1),
+        "arg4": s,
+        "arg5": np.ones(8),
+    }
     out = run(module, {k: v.astype(dt) for k, v in inputs.items()})
     for k in ("result0", "result1", "result2"):
         assert out[k].dtype == dt and float(out[k].reshape(-1)[0]) == 4096.0

@@ -3,6 +3,8 @@ interpreter after each one), and O3 reaches the kernel counts the optimization i
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from random_graphs import ge_graphs
+from test_mixed_precision import TOLERANCE as PRECISION_TOLERANCE
 
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
@@ -13,8 +15,6 @@ from ge.interpreter.runner import run
 from ge.passes.fusion.census import census
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all
-from random_graphs import ge_graphs
-from test_mixed_precision import TOLERANCE as PRECISION_TOLERANCE
 from ge.tools.common import make_context
 
 BUILDERS = {
@@ -88,8 +88,9 @@ def test_bert_o3_kernel_count(model_cache):
     assert counts.groups["attention_layout"] == 12
 
 
-@pytest.mark.parametrize("name, layer_norms, gelus, attentions",
-                         [("bert_base_opset13", 25, 12, 12), ("gpt2_opset13", 5, 2, 2)])
+@pytest.mark.parametrize(
+    "name, layer_norms, gelus, attentions", [("bert_base_opset13", 25, 12, 12), ("gpt2_opset13", 5, 2, 2)]
+)
 def test_decomposed_blocks_are_recognized(name, layer_norms, gelus, attentions, model_cache):
     module, *_ = optimized(name, model_cache, level=2, checked=False)
     assert ops_named(module, "ge.layer_norm") == layer_norms
@@ -100,7 +101,10 @@ def test_decomposed_blocks_are_recognized(name, layer_norms, gelus, attentions, 
 
 def test_levels_do_what_they_say(model_cache):
     o0, *_ = optimized("gpt2_opset13", model_cache, level=0, checked=False)
-    assert ops_named(o0, "ge.attention") == 0 and census(o0).kernels == census(imported("gpt2_opset13", model_cache)[0]).kernels
+    assert (
+        ops_named(o0, "ge.attention") == 0
+        and census(o0).kernels == census(imported("gpt2_opset13", model_cache)[0]).kernels
+    )
     o1, *_ = optimized("gpt2_opset13", model_cache, level=1, checked=False)
     assert ops_named(o1, "ge.attention") == 0 and not any(isinstance(op, fused.GroupOp) for op in o1.walk())
     o2, *_ = optimized("gpt2_opset13", model_cache, level=2, checked=False)

@@ -34,15 +34,18 @@ def defined_passes() -> dict[str, tuple[str, str]]:
         for info in pkgutil.walk_packages(package.__path__, prefix=prefix):
             module = importlib.import_module(info.name)
             for _, cls in inspect.getmembers(module, inspect.isclass):
-                if (issubclass(cls, ModulePass) and cls.__module__ == module.__name__
-                        and isinstance(cls.__dict__.get("name"), str)):
+                if (
+                    issubclass(cls, ModulePass)
+                    and cls.__module__ == module.__name__
+                    and isinstance(cls.__dict__.get("name"), str)
+                ):
                     assert cls.name not in found, f"two passes are named '{cls.name}'"
                     found[cls.name] = (cls.__module__, cls.__name__)
     return found
 
 
 def test_the_table_names_every_pass_module():
-    assert passes.PROJECT_PASSES == defined_passes()
+    assert defined_passes() == passes.PROJECT_PASSES
 
 
 def test_every_factory_returns_the_pass_it_is_named_for():
@@ -76,6 +79,7 @@ def test_a_factory_imports_its_pass_only():
 
 
 # -- ge-optimize expands where pipelines are built ------------------------------------------------
+
 
 @pytest.mark.parametrize("level", range(4))
 def test_ge_optimize_parses_to_its_sub_passes(level):
@@ -119,8 +123,12 @@ def test_python_apply_refuses_a_lowered_module_in_its_own_name():
 
 def test_observers_see_every_sub_pass():
     seen = []
-    apply_all(make_context(), parse_module(SMALL, "<test>"), [GeOptimizePass(level=1)],
-              observers=[lambda p, _: seen.append(p)])
+    apply_all(
+        make_context(),
+        parse_module(SMALL, "<test>"),
+        [GeOptimizePass(level=1)],
+        observers=[lambda p, _: seen.append(p)],
+    )
     assert seen == GeOptimizePass(level=1).sub_passes()
 
 
@@ -143,5 +151,5 @@ def test_ge_opt_observers_and_dumps_see_every_sub_pass(small_file, capsys):
     names = [p.name for p in GeOptimizePass(level=1).sub_passes()]
     checked = [line.split(":")[1].strip() for line in err.splitlines() if line.startswith("numerics: after")]
     assert checked == [f"after {name}" for name in names]
-    dumped = [line[len("IR after "):-1] for line in out.splitlines() if line.startswith("IR after ")]
+    dumped = [line[len("IR after ") : -1] for line in out.splitlines() if line.startswith("IR after ")]
     assert dumped == names[:-1]  # xDSL prints between passes, not after the last

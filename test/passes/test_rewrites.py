@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numerics import assert_pass_keeps_numerics, op_counts
+from random_graphs import ge_graphs
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, f16, f32, f64
 from xdsl.ir import Block, Region
@@ -20,7 +22,6 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import numpy_dtype, tensor
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import run
-from numerics import assert_pass_keeps_numerics, op_counts
 from ge.passes import remarks
 from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
@@ -29,11 +30,14 @@ from ge.passes.recognize_gelu import RecognizeGeluPass
 from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
 from ge.passes.rewrite import Const, Op, Reject, Rule, apply_rules
 from ge.passes.simplify import SimplifyPass
-from random_graphs import ge_graphs
 from ge.tools.common import parse_module
 
-PROPERTY = settings(max_examples=60, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def _model(builder, **kwargs):
@@ -110,8 +114,7 @@ def test_mobilenet_v2_folds_every_batch_norm(mobilenet_v2):
 
 def test_bert_base_opset13_recognizes_layer_norm_gelu_attention(bert13):
     module, inputs, reference = bert13
-    counts = _rewrite(module, [SimplifyPass(), RecognizeLayerNormPass(), RecognizeGeluPass(),
-                               RecognizeAttentionPass()])
+    counts = _rewrite(module, [SimplifyPass(), RecognizeLayerNormPass(), RecognizeGeluPass(), RecognizeAttentionPass()])
     # The models' LayerNorms have gamma 1 and beta 0: simplify removes x*1 and x+0 first, so the
     # rule without gamma and beta is the one that applies.
     assert _applied(counts, "layer-norm") == 25
@@ -126,8 +129,7 @@ def test_bert_base_opset13_recognizes_layer_norm_gelu_attention(bert13):
 
 def test_gpt2_opset13_recognizes_layer_norm_gelu_tanh_attention(gpt2_13):
     module, inputs, reference = gpt2_13
-    counts = _rewrite(module, [SimplifyPass(), RecognizeLayerNormPass(), RecognizeGeluPass(),
-                               RecognizeAttentionPass()])
+    counts = _rewrite(module, [SimplifyPass(), RecognizeLayerNormPass(), RecognizeGeluPass(), RecognizeAttentionPass()])
     assert _applied(counts, "layer-norm") == 5  # ln_1 and ln_2 of both blocks, ln_f
     assert counts[("applied", "gelu-tanh")] == 2
     assert counts[("applied", "attention")] == 2
@@ -168,8 +170,11 @@ def chains(draw):
             x = add(ge.TransposeOp.create({"data": x}, {"perm": perm}))
         elif kind == "reshape":
             size = int(np.prod(dims))
-            target = draw(st.sampled_from([list(dims), list(dims)[::-1], [size], [-1], [1, *dims],
-                                           [0, -1] if len(dims) > 1 else [-1]]))
+            target = draw(
+                st.sampled_from(
+                    [list(dims), list(dims)[::-1], [size], [-1], [1, *dims], [0, -1] if len(dims) > 1 else [-1]]
+                )
+            )
             x = add(ge.ReshapeOp.create({"data": x, "shape": const(np.array(target, np.int64))}))
         elif kind == "cast":
             to = draw(st.sampled_from(sorted(_DTYPES)))
@@ -191,8 +196,7 @@ def chains(draw):
             outputs.append(x)
     outputs.append(x)
     block.add_op(func.ReturnOp(*outputs))
-    fn = func.FuncOp("main", FunctionType.from_lists([block.args[0].type], [v.type for v in outputs]),
-                     Region(block))
+    fn = func.FuncOp("main", FunctionType.from_lists([block.args[0].type], [v.type for v in outputs]), Region(block))
     values = np.random.default_rng(draw(st.integers(0, 2**16))).standard_normal(shape).astype(np.float32)
     return ModuleOp([fn]), {"arg0": values}
 
@@ -219,10 +223,19 @@ def test_simplify_keeps_numerics_on_random_chains(case):
 def test_rewrite_passes_keep_numerics_on_random_graphs(graph):
     module, weights, inputs = graph
     assert_pass_keeps_numerics(
-        module, weights, inputs,
-        [SimplifyPass(), FoldConvBnPass(), FoldBiasAddPass(), RecognizeLayerNormPass(), RecognizeGeluPass(),
-         RecognizeAttentionPass()],
-        rtol=1e-4, atol=1e-5,
+        module,
+        weights,
+        inputs,
+        [
+            SimplifyPass(),
+            FoldConvBnPass(),
+            FoldBiasAddPass(),
+            RecognizeLayerNormPass(),
+            RecognizeGeluPass(),
+            RecognizeAttentionPass(),
+        ],
+        rtol=1e-4,
+        atol=1e-5,
     )
 
 
@@ -248,9 +261,13 @@ def test_a_users_own_rule_table():
 
     table = [
         Rule("relu-relu", Op(ge.ReluOp, Op(ge.ReluOp, "x", name="inner")), lambda m, b: m["inner"]),
-        Rule("mul-two", Op(ge.MulOp, "y", Const("two", value=2.0, scalar=True)), double,
-             rejects=[Reject("this node is kept", lambda m: m.root.location.desc.data == "/double2")],
-             benefit=lambda m: 1.5),
+        Rule(
+            "mul-two",
+            Op(ge.MulOp, "y", Const("two", value=2.0, scalar=True)),
+            double,
+            rejects=[Reject("this node is kept", lambda m: m.root.location.desc.data == "/double2")],
+            benefit=lambda m: 1.5,
+        ),
     ]
     module = parse_module(_TEXT, "<test>")
     with remarks.collected() as found:
@@ -266,11 +283,11 @@ def test_a_users_own_rule_table():
 
 
 def test_a_rule_without_benefit_is_refused():
-    table = [Rule("relu-relu", Op(ge.ReluOp, Op(ge.ReluOp, "x", name="inner")), lambda m, b: m["inner"],
-                  benefit=0.0)]
+    table = [Rule("relu-relu", Op(ge.ReluOp, Op(ge.ReluOp, "x", name="inner")), lambda m, b: m["inner"], benefit=0.0)]
     module = parse_module(_TEXT, "<test>")
     with remarks.collected() as found:
         apply_rules(module, table, "my-pass")
     assert [str(r) for r in found] == [
-        "remark: my-pass: rejected relu-relu on [/outer, /inner]: benefit 0 is not positive (benefit 0)"]
+        "remark: my-pass: rejected relu-relu on [/outer, /inner]: benefit 0 is not positive (benefit 0)"
+    ]
     assert op_counts(module)["ge.relu"] == 2

@@ -19,7 +19,8 @@ from ge.passes import remarks
 from ge.passes.layout import cancel_trans_data, fold_trans_data, merge_trans_data
 from ge.passes.layout.insert_trans_data import materialize
 from ge.passes.layout.planning import Planner
-from ge.passes.layout.rules import ANCHORS, BROADCASTS, FOLLOWERS, RULES as LAYOUT_RULES, Options
+from ge.passes.layout.rules import ANCHORS, BROADCASTS, FOLLOWERS, Options
+from ge.passes.layout.rules import RULES as LAYOUT_RULES
 from ge.passes.rewrite import IN_PLACE, Check, Op, Reject, Rule, apply_rules
 from ge.passes.rules import casts
 from ge.tools.common import make_context, print_module
@@ -54,12 +55,21 @@ def _program_order(name):
 
 TABLES = {
     "cancel-casts": (casts.RULES, _program_order("cancel-casts"), "test/passes/mixed_precision_cancel_casts.mlir"),
-    "cancel-trans-data": (cancel_trans_data.RULES, _program_order("cancel-trans-data"),
-                          "test/passes/layout/cancel_trans_data.mlir"),
-    "merge-trans-data": (merge_trans_data.RULES, _program_order("merge-trans-data"),
-                         "test/passes/layout/merge_trans_data.mlir"),
-    "fold-trans-data": (fold_trans_data.RULES, fold_trans_data.fold_constants,
-                        "test/passes/layout/fold_trans_data.mlir"),
+    "cancel-trans-data": (
+        cancel_trans_data.RULES,
+        _program_order("cancel-trans-data"),
+        "test/passes/layout/cancel_trans_data.mlir",
+    ),
+    "merge-trans-data": (
+        merge_trans_data.RULES,
+        _program_order("merge-trans-data"),
+        "test/passes/layout/merge_trans_data.mlir",
+    ),
+    "fold-trans-data": (
+        fold_trans_data.RULES,
+        fold_trans_data.fold_constants,
+        "test/passes/layout/fold_trans_data.mlir",
+    ),
     "assign-formats": (list(LAYOUT_RULES), _layout, "test/passes/layout/assign_formats.mlir"),
 }
 
@@ -110,8 +120,9 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 def _earlier_relu(m):
     """Another relu of the same operand, before the root."""
-    relus = [op for op in m.root.parent_block().ops
-             if isinstance(op, ge.ReluOp) and op.operands[0] is m.root.operands[0]]
+    relus = [
+        op for op in m.root.parent_block().ops if isinstance(op, ge.ReluOp) and op.operands[0] is m.root.operands[0]
+    ]
     return None if relus[0] is m.root else relus[0].results[0]
 
 
@@ -124,39 +135,59 @@ def _remarks(text, table, walk="users-first", context=None) -> tuple[list[str], 
 
 
 def test_finds_binds_a_value_beyond_the_pattern_and_says_shows_word_the_remark():
-    rule = Rule("cse", Op(ge.ReluOp, "x", name="second"), lambda m, b: m["first"], finds={"first": _earlier_relu},
-                says=lambda m: "one relu is enough", shows=("first", "second"))
+    rule = Rule(
+        "cse",
+        Op(ge.ReluOp, "x", name="second"),
+        lambda m, b: m["first"],
+        finds={"first": _earlier_relu},
+        says=lambda m: "one relu is enough",
+        shows=("first", "second"),
+    )
     said, text = _remarks(_RELUS, [rule], walk="program-order")
     assert said == ["remark: t: applied cse on [/a, /b]: one relu is enough"]
     assert text.count("ge.relu") == 1
 
 
 def test_a_find_that_finds_nothing_is_silent():
-    rule = Rule("cse", Op(ge.ReluOp, "x"), lambda m, b: m["x"], finds={"first": lambda m: None},
-                rejects=[Reject("never", lambda m: True)])
+    rule = Rule(
+        "cse",
+        Op(ge.ReluOp, "x"),
+        lambda m, b: m["x"],
+        finds={"first": lambda m: None},
+        rejects=[Reject("never", lambda m: True)],
+    )
     assert _remarks(_RELUS, [rule])[0] == []
 
 
 def test_check_and_reject_shows_name_the_refusal():
-    rule = Rule("r", Op(ge.ReluOp, "x", name="y"), lambda m, b: m["x"],
-                rejects=[Check(lambda m: "no" if m.root.location.desc.data == "/a" else None, shows=("y",)),
-                         Reject("not b", lambda m: True, shows=("y", "y"))])
+    rule = Rule(
+        "r",
+        Op(ge.ReluOp, "x", name="y"),
+        lambda m, b: m["x"],
+        rejects=[
+            Check(lambda m: "no" if m.root.location.desc.data == "/a" else None, shows=("y",)),
+            Reject("not b", lambda m: True, shows=("y", "y")),
+        ],
+    )
     said, _ = _remarks(_RELUS, [rule])
     assert sorted(said) == ["remark: t: rejected r on [/a]: no", "remark: t: rejected r on [/b, /b]: not b"]
 
 
 def test_in_place_rules_that_are_not_final_add_up_in_one_sweep():
     """Two annotation rules on one root both apply (final=False), once each (single-pass)."""
+
     def tag(key):
         def build(m, b):
             m.root.attributes[key] = m.root.location
             return IN_PLACE
+
         return build
 
     table = [Rule("tag1", Op(ge.ReluOp), tag("t1"), final=False), Rule("tag2", Op(ge.ReluOp), tag("t2"))]
     said, text = _remarks(_RELUS, table, walk="single-pass")
-    assert said == [f"remark: t: applied {rule} on [{node}]: updated in place"
-                    for node in ("/a", "/b") for rule in ("tag1", "tag2")]
+    assert said == [
+        f"remark: t: applied {rule} on [{node}]: updated in place" for node in ("/a", "/b") for rule in ("tag1", "tag2")
+    ]
     assert text.count("t1 = ") == 2 and text.count("t2 = ") == 2
     final = [Rule("tag1", Op(ge.ReluOp), tag("t1")), Rule("tag2", Op(ge.ReluOp), tag("t2"))]
     assert "t2 = " not in _remarks(_RELUS, final, walk="single-pass")[1]
@@ -212,14 +243,23 @@ def test_any_block_matches_a_value_from_an_enclosing_block():
     said, text = _remarks(_ACROSS, casts.RULES, walk="program-order")
     assert said == ["remark: t: applied symmetric-pair on [/down, /up]: f32 -> f16 -> f32 is the original value"]
     assert "ge.cast" not in text
-    same_block = [Rule(r.name, Op(ge.CastOp, Op(ge.CastOp, "x", name="inner"), name="cast",
-                                  where=r.pattern.where), r.build, r.rejects, private=False, shows=r.shows)
-                  for r in casts.RULES[1:2]]
+    same_block = [
+        Rule(
+            r.name,
+            Op(ge.CastOp, Op(ge.CastOp, "x", name="inner"), name="cast", where=r.pattern.where),
+            r.build,
+            r.rejects,
+            private=False,
+            shows=r.shows,
+        )
+        for r in casts.RULES[1:2]
+    ]
     assert _remarks(_ACROSS, same_block, walk="program-order")[0] == []
 
 
 def test_simplify_and_cancel_casts_share_one_no_op_cast_rule():
     from ge.passes.rules.simplify import RULES as SIMPLIFY
+
     shared = [r for r in SIMPLIFY if r.name == "noop-cast"]
     assert len(shared) == 1
     assert shared[0].pattern is casts.NOOP_CAST.pattern and shared[0].build is casts.NOOP_CAST.build
@@ -238,8 +278,10 @@ func.func @main(%y: tensor<4xf32>) -> tensor<4xf32> {
 def test_program_order_sweeps_again_until_nothing_changes():
     """The cast `compose` makes (f16 -> f32, at /c1) pairs with /p only in a second sweep."""
     said, text = _remarks(_TWO_SWEEPS, casts.RULES, walk="program-order")
-    assert said == ["remark: t: applied compose on [/c0, /c1]: f16 -> f64 -> f32 is one cast",
-                    "remark: t: applied symmetric-pair on [/p, /c1]: f32 -> f16 -> f32 is the original value"]
+    assert said == [
+        "remark: t: applied compose on [/c0, /c1]: f16 -> f64 -> f32 is one cast",
+        "remark: t: applied symmetric-pair on [/p, /c1]: f32 -> f16 -> f32 is the original value",
+    ]
     assert "ge.cast" not in text
     said, text = _remarks(_TWO_SWEEPS, casts.RULES, walk="single-pass")
     assert len(said) == 1 and text.count("ge.cast") == 2

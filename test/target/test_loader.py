@@ -62,16 +62,22 @@ def test_missing_key(tmp_path):
     assert refused(path) == f"{path}: missing key 'name'"
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("ub = 196608", "ub = 196608.5", "'buffers.ub' must be an integer, not a number"),
-    ("ub = 196608", 'ub = "192 KiB"', "'buffers.ub' must be an integer, not a string"),
-    ("ub = 196608", "ub = true", "'buffers.ub' must be an integer, not true or false"),
-    ("separated_cube_vector = true", "separated_cube_vector = 1",
-     "'cores.separated_cube_vector' must be true or false, not an integer"),
-    ("bandwidth = 1.5e12", 'bandwidth = "fast"', "'hbm.bandwidth' must be a number, not a string"),
-    ("bandwidth = 1.5e12", "bandwidth = false", "'hbm.bandwidth' must be a number, not true or false"),
-    ('name = "ascend910b"', "name = 910", "'name' must be a string, not an integer"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("ub = 196608", "ub = 196608.5", "'buffers.ub' must be an integer, not a number"),
+        ("ub = 196608", 'ub = "192 KiB"', "'buffers.ub' must be an integer, not a string"),
+        ("ub = 196608", "ub = true", "'buffers.ub' must be an integer, not true or false"),
+        (
+            "separated_cube_vector = true",
+            "separated_cube_vector = 1",
+            "'cores.separated_cube_vector' must be true or false, not an integer",
+        ),
+        ("bandwidth = 1.5e12", 'bandwidth = "fast"', "'hbm.bandwidth' must be a number, not a string"),
+        ("bandwidth = 1.5e12", "bandwidth = false", "'hbm.bandwidth' must be a number, not true or false"),
+        ('name = "ascend910b"', "name = 910", "'name' must be a string, not an integer"),
+    ],
+)
 def test_wrong_type(tmp_path, old, new, message):
     path = variant(tmp_path, old, new)
     assert refused(path) == f"{path}: {message}"
@@ -80,7 +86,7 @@ def test_wrong_type(tmp_path, old, new, message):
 def test_a_table_given_as_a_value(tmp_path):
     lines = REFERENCE.splitlines()
     at = lines.index("[host]")
-    del lines[at:at + 2]  # the [host] table and its one key
+    del lines[at : at + 2]  # the [host] table and its one key
     lines.insert(lines.index('name = "ascend910b"') + 1, "host = 2.0e-5")
     path = tmp_path / "mine.toml"
     path.write_text("\n".join(lines))
@@ -105,10 +111,17 @@ def test_unreadable_and_malformed_files(tmp_path):
 def test_schema_names_every_key_of_the_files():
     """The dataclass fields are the TOML keys: the 910B's [cores] table, key for key."""
     assert [f.name for f in dataclasses.fields(Cores)] == [
-        "ai_core", "cube_core", "vector_core", "ai_cpu", "separated_cube_vector", "clock_hz"]
+        "ai_core",
+        "cube_core",
+        "vector_core",
+        "ai_cpu",
+        "separated_cube_vector",
+        "clock_hz",
+    ]
 
 
 # -- mutations: each check, removed, lets a bad file through --------------------------------------
+
 
 def test_mutation_without_the_unknown_key_check_a_typo_loads(tmp_path, monkeypatch):
     monkeypatch.setattr(loader, "_unknown_key", lambda types, table: None)

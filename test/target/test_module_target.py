@@ -10,7 +10,7 @@ import ge.target.loader as loader
 from ge.ge_dialects.ge.target_attr import TARGET_KEY, TargetAttr, module_pass_target, module_target, resolve_target_name
 from ge.target import DEFAULT_TARGET, TargetError
 from ge.tools import ge_opt, ge_run
-from ge.tools.common import make_context, parse_module
+from ge.tools.common import parse_module
 
 SMALL = """func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
   %0 = ge.relu %x : (tensor<64xf32>) -> tensor<64xf32> loc("/relu")
@@ -36,12 +36,15 @@ def run(main, argv, capsys):
     return code, out, err
 
 
-@pytest.mark.parametrize("given, declared, expected", [
-    (None, None, (DEFAULT_TARGET, "default")),
-    ("ascend910", None, ("ascend910", "option")),
-    (None, "ascend910", ("ascend910", "module")),
-    ("ascend910", "ascend910", ("ascend910", "option")),
-])
+@pytest.mark.parametrize(
+    "given, declared, expected",
+    [
+        (None, None, (DEFAULT_TARGET, "default")),
+        ("ascend910", None, ("ascend910", "option")),
+        (None, "ascend910", ("ascend910", "module")),
+        ("ascend910", "ascend910", ("ascend910", "option")),
+    ],
+)
 def test_the_rule(given, declared, expected):
     assert resolve_target_name(module(declared), given) == expected
 
@@ -98,8 +101,11 @@ def lowered(tmp_path, capsys, monkeypatch):
     """A module lowered for the 910 (its ge.target), and a copy without the attribute."""
     monkeypatch.chdir(tmp_path)
     Path("m.mlir").write_text(SMALL)
-    code, _, err = run(ge_opt.main, ["m.mlir", "-p", "lower-to-tasks{target=ascend910},plan-memory,lower-to-streams",
-                                     "-o", "low.mlir"], capsys)
+    code, _, err = run(
+        ge_opt.main,
+        ["m.mlir", "-p", "lower-to-tasks{target=ascend910},plan-memory,lower-to-streams", "-o", "low.mlir"],
+        capsys,
+    )
     assert code == 0, err
     text = Path("low.mlir").read_text()
     assert '{ge.target = #ge.target<"ascend910">, ' in text
@@ -114,12 +120,15 @@ def user_target(name: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("program, args, said", [
-    ("low.mlir", [], "simulating target ascend910 (from the module)"),
-    ("low.mlir", ["--target", "ascend910"], "simulating target ascend910 (from --target)"),
-    ("bare.mlir", [], "simulating target ascend910b (the default: the module names no target)"),
-    ("bare.mlir", ["--target", "ascend910"], "simulating target ascend910 (from --target)"),
-])
+@pytest.mark.parametrize(
+    "program, args, said",
+    [
+        ("low.mlir", [], "simulating target ascend910 (from the module)"),
+        ("low.mlir", ["--target", "ascend910"], "simulating target ascend910 (from --target)"),
+        ("bare.mlir", [], "simulating target ascend910b (the default: the module names no target)"),
+        ("bare.mlir", ["--target", "ascend910"], "simulating target ascend910 (from --target)"),
+    ],
+)
 def test_ge_run_says_what_it_simulates(lowered, capsys, program, args, said):
     code, out, err = run(ge_run.main, [program, "--timing-only", *args], capsys)
     assert code == 0 and not err, err

@@ -59,9 +59,11 @@ def model(nodes, inputs, outputs, initializers=()):
 
 
 def relu_model(dims):
-    return model([helper.make_node("Relu", ["x"], ["y"], name="/relu")],
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)])
+    return model(
+        [helper.make_node("Relu", ["x"], ["y"], name="/relu")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)],
+    )
 
 
 @pytest.fixture
@@ -90,8 +92,9 @@ r.main(sys.argv[1:])
 
 
 def run_patched(exc, *args):
-    return subprocess.run([sys.executable, "-c", RAISE_IN_RUN.format(exc=exc), *map(str, args)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", RAISE_IN_RUN.format(exc=exc), *map(str, args)], capture_output=True, text=True
+    )
 
 
 def test_unexpected_exception_is_an_internal_error_with_its_place(work):
@@ -99,8 +102,9 @@ def test_unexpected_exception_is_an_internal_error_with_its_place(work):
     assert r.returncode == 2
     line = one_line(r.stderr)
     assert line.startswith("ge-run: internal error: ZeroDivisionError: division by zero (at tools/ge_run.py:"), line
-    debug = run_patched("ZeroDivisionError('division by zero')", work / "model.mlir", "--inputs", work / "in.npz",
-                        "--debug")
+    debug = run_patched(
+        "ZeroDivisionError('division by zero')", work / "model.mlir", "--inputs", work / "in.npz", "--debug"
+    )
     assert debug.returncode == 2 and "Traceback" in debug.stderr and "internal error" in debug.stderr
 
 
@@ -118,17 +122,23 @@ import ge.tools.ge_opt
 ge.tools.ge_opt.main(sys.argv[1:])
 """
     out = work / "out.mlir"
-    r = subprocess.run([sys.executable, "-c", script, str(work / "model.mlir"), "-p", "cse", "-o", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", script, str(work / "model.mlir"), "-p", "cse", "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2, r.stderr
     assert "ge-opt: internal error: PassVerificationError: cse produced invalid IR" in one_line(r.stderr)
     assert not out.exists() and not (work / "out.safetensors").exists()
 
 
-@pytest.mark.parametrize("exc, needle", [
-    ("MemoryError()", "ge-run: error: out of memory while running"),
-    ("RecursionError('maximum recursion depth exceeded')", "ge-run: error: nesting too deep while running"),
-])
+@pytest.mark.parametrize(
+    "exc, needle",
+    [
+        ("MemoryError()", "ge-run: error: out of memory while running"),
+        ("RecursionError('maximum recursion depth exceeded')", "ge-run: error: nesting too deep while running"),
+    ],
+)
 def test_resource_errors_are_one_line_naming_the_step(work, exc, needle):
     r = run_patched(exc, work / "model.mlir", "--inputs", work / "in.npz")
     assert r.returncode == 1
@@ -136,20 +146,27 @@ def test_resource_errors_are_one_line_naming_the_step(work, exc, needle):
 
 
 def test_closed_stdout_ends_quietly(work):
-    process = subprocess.Popen([sys.executable, "-m", "ge.tools.ge_run", work / "relu.onnx", "--random-inputs", "0",
-                                "--print"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ge.tools.ge_run", work / "relu.onnx", "--random-inputs", "0", "--print"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     process.stdout.close()  # like `| head -0`: the reader is gone before the tool prints
     stderr = process.stderr.read()
     assert process.wait() in (0, 1)
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
 
 
-@pytest.mark.parametrize("main, args", [
-    (ge_run.main, ["x.mlir", "--random-inputs", "-1"]),
-    (ge_run.main, ["x.mlir", "--random-inputs", "0", "--max-tensor-bytes", "4 parsecs"]),
-    (ge_translate.main, ["--import-onnx", "x.onnx", "--bogus"]),
-    (ge_opt.main, ["x.mlir", "--max-tensor-bytes", "-3"]),
-])
+@pytest.mark.parametrize(
+    "main, args",
+    [
+        (ge_run.main, ["x.mlir", "--random-inputs", "-1"]),
+        (ge_run.main, ["x.mlir", "--random-inputs", "0", "--max-tensor-bytes", "4 parsecs"]),
+        (ge_translate.main, ["--import-onnx", "x.onnx", "--bogus"]),
+        (ge_opt.main, ["x.mlir", "--max-tensor-bytes", "-3"]),
+    ],
+)
 def test_bad_command_line_is_one_line_exit_1(capsys, main, args):
     assert "(see --help)" in fails(capsys, main, *args)
 
@@ -157,24 +174,37 @@ def test_bad_command_line_is_one_line_exit_1(capsys, main, args):
 # -- outputs --------------------------------------------------------------------------------------
 def test_output_naming_a_directory(capsys, work):
     (work / "adir").mkdir()
-    for main, args in ((ge_translate.main, ["--import-onnx", work / "relu.onnx"]),
-                       (ge_opt.main, [work / "model.mlir"]),
-                       (ge_run.main, [work / "model.mlir", "--inputs", work / "in.npz"])):
+    for main, args in (
+        (ge_translate.main, ["--import-onnx", work / "relu.onnx"]),
+        (ge_opt.main, [work / "model.mlir"]),
+        (ge_run.main, [work / "model.mlir", "--inputs", work / "in.npz"]),
+    ):
         assert "adir: is a directory" in fails(capsys, main, *args, "-o", work / "adir")
     assert no_temporaries(work)
 
 
 def test_ir_output_may_not_be_its_own_sidecar(capsys, work):
-    assert "may not be named *.safetensors" in fails(capsys, ge_translate.main, "--import-onnx", work / "relu.onnx",
-                                                      "-o", work / "out.safetensors")
-    assert "may not be named *.safetensors" in fails(capsys, ge_opt.main, work / "model.mlir",
-                                                      "-o", work / "out.safetensors")
+    assert "may not be named *.safetensors" in fails(
+        capsys, ge_translate.main, "--import-onnx", work / "relu.onnx", "-o", work / "out.safetensors"
+    )
+    assert "may not be named *.safetensors" in fails(
+        capsys, ge_opt.main, work / "model.mlir", "-o", work / "out.safetensors"
+    )
     assert not (work / "out.safetensors").exists()
 
 
 def test_two_outputs_naming_one_file(capsys, work):
-    line = fails(capsys, ge_run.main, work / "model.mlir", "--inputs", work / "in.npz",
-                 "-o", work / "same", "--op-summary", work / "sub" / ".." / "same")
+    line = fails(
+        capsys,
+        ge_run.main,
+        work / "model.mlir",
+        "--inputs",
+        work / "in.npz",
+        "-o",
+        work / "same",
+        "--op-summary",
+        work / "sub" / ".." / "same",
+    )
     assert "would be the same file" in line
     assert not (work / "same").exists()
 
@@ -182,8 +212,9 @@ def test_two_outputs_naming_one_file(capsys, work):
 def test_outputs_may_not_overwrite_the_program_or_inputs(capsys, work):
     line = fails(capsys, ge_run.main, work / "model.mlir", "--inputs", work / "in.npz", "-o", work / "in.npz")
     assert "the outputs (-o) would overwrite the inputs" in line
-    assert "would overwrite the program" in fails(capsys, ge_run.main, work / "model.mlir", "--inputs",
-                                                   work / "in.npz", "--trace", work / "model.mlir")
+    assert "would overwrite the program" in fails(
+        capsys, ge_run.main, work / "model.mlir", "--inputs", work / "in.npz", "--trace", work / "model.mlir"
+    )
     assert (work / "model.mlir").read_text() == IR
 
 
@@ -192,8 +223,14 @@ def lowered(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lowered")
     onnx.save(relu_model([2, 4]), folder / "relu.onnx")
     assert ge_translate_ok(folder / "relu.onnx", folder / "relu.mlir")
-    r = tool("ge.tools.ge_opt", folder / "relu.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams",
-             "-o", folder / "streams.mlir")
+    r = tool(
+        "ge.tools.ge_opt",
+        folder / "relu.mlir",
+        "-p",
+        "lower-to-tasks,plan-memory,lower-to-streams",
+        "-o",
+        folder / "streams.mlir",
+    )
     assert r.returncode == 0, r.stderr
     return folder
 
@@ -206,14 +243,36 @@ def test_bad_inputs_leave_trace_and_summary_untouched(capsys, lowered):
     """Found: the trace and op summary were written (over an existing trace) before the inputs were read."""
     np.savez(lowered / "bad.npz", z=np.ones(1))
     (lowered / "t.json").write_text("previous trace")
-    line = fails(capsys, ge_run.main, lowered / "streams.mlir", "--inputs", lowered / "bad.npz",
-                 "--trace", lowered / "t.json", "--op-summary", lowered / "ops.csv")
+    line = fails(
+        capsys,
+        ge_run.main,
+        lowered / "streams.mlir",
+        "--inputs",
+        lowered / "bad.npz",
+        "--trace",
+        lowered / "t.json",
+        "--op-summary",
+        lowered / "ops.csv",
+    )
     assert "'z' is not an input" in line
     assert (lowered / "t.json").read_text() == "previous trace"
     assert not (lowered / "ops.csv").exists()
     # and with good inputs all three are written
-    assert call(ge_run.main, lowered / "streams.mlir", "--random-inputs", 0, "-o", lowered / "o.npz",
-                "--trace", lowered / "t.json", "--op-summary", lowered / "ops.csv") == 0
+    assert (
+        call(
+            ge_run.main,
+            lowered / "streams.mlir",
+            "--random-inputs",
+            0,
+            "-o",
+            lowered / "o.npz",
+            "--trace",
+            lowered / "t.json",
+            "--op-summary",
+            lowered / "ops.csv",
+        )
+        == 0
+    )
     assert (lowered / "t.json").read_text().startswith("{") and (lowered / "ops.csv").exists()
 
 
@@ -229,7 +288,8 @@ def test_failed_sidecar_write_keeps_the_previous_ir_and_sidecar(capsys, work, mo
 
     monkeypatch.setattr(ge_opt, "save", full_disk)
     assert "out.safetensors: cannot write: No space left on device" in fails(
-        capsys, ge_opt.main, work / "model.mlir", "-o", work / "out.mlir")
+        capsys, ge_opt.main, work / "model.mlir", "-o", work / "out.mlir"
+    )
     assert (work / "out.mlir").read_text() == "old ir"
     assert (work / "out.safetensors").read_bytes() == b"old weights"
     assert no_temporaries(work)
@@ -300,7 +360,7 @@ def test_huge_header_is_refused_before_reading(capsys, work):
     symbolic: a static 1e12 is already refused by the importer.)"""
     relu = work / "big.onnx"
     onnx.save(relu_model(["n"]), relu)
-    npz_with_member(work / "big.npz", "x.npy", npy_header((10 ** 12,)))
+    npz_with_member(work / "big.npz", "x.npy", npy_header((10**12,)))
     line = fails(capsys, ge_run.main, relu, "--inputs", work / "big.npz")
     assert "input 'x'" in line and "more than the limit of 4 GiB" in line, line
 
@@ -319,12 +379,15 @@ def test_names_are_checked_before_any_data(capsys, work):
     assert "'unknown' is not an input" in line and time.perf_counter() - start < 5
 
 
-@pytest.mark.parametrize("payload, needle", [
-    (npy_header((2, 4), "|O"), "holds Python objects"),
-    (npy_header((2, 4)) + bytes(8), "is truncated"),
-    (npy_header((2, 5)) + bytes(40), "has shape [2, 5]"),
-    (b"\x93NUMPY\x01\x00\x05\x00{'de", "not an .npy array"),
-])
+@pytest.mark.parametrize(
+    "payload, needle",
+    [
+        (npy_header((2, 4), "|O"), "holds Python objects"),
+        (npy_header((2, 4)) + bytes(8), "is truncated"),
+        (npy_header((2, 5)) + bytes(40), "has shape [2, 5]"),
+        (b"\x93NUMPY\x01\x00\x05\x00{'de", "not an .npy array"),
+    ],
+)
 def test_bad_members(capsys, work, payload, needle):
     npz_with_member(work / "bad.npz", "x.npy", payload)
     line = fails(capsys, ge_run.main, work / "model.mlir", "--inputs", work / "bad.npz", "-o", work / "o.npz")
@@ -361,21 +424,27 @@ def relu_ir(dims: str) -> str:
 """
 
 
-@pytest.mark.parametrize("dims, needle", [
-    ("1000000000000", "needs 3.64 TiB, more than the limit of 4 GiB"),
-    ("4611686018427387904x4611686018427387904", "more than the limit"),  # the element count overflows int64
-])
+@pytest.mark.parametrize(
+    "dims, needle",
+    [
+        ("1000000000000", "needs 3.64 TiB, more than the limit of 4 GiB"),
+        ("4611686018427387904x4611686018427387904", "more than the limit"),  # the element count overflows int64
+    ],
+)
 def test_random_inputs_check_sizes(capsys, tmp_path, dims, needle):
     (tmp_path / "m.mlir").write_text(relu_ir(dims))
     line = fails(capsys, ge_run.main, tmp_path / "m.mlir", "--random-inputs", 0)
     assert "random input 'arg0'" in line and needle in line, line
 
 
-@pytest.mark.parametrize("dims, needle", [
-    ([10 ** 12], "more than max-tensor-bytes"),
-    ([-5], "dim #0 is -5"),
-    ([2 ** 62, 2 ** 62], "more than max-tensor-bytes"),
-])
+@pytest.mark.parametrize(
+    "dims, needle",
+    [
+        ([10**12], "more than max-tensor-bytes"),
+        ([-5], "dim #0 is -5"),
+        ([2**62, 2**62], "more than max-tensor-bytes"),
+    ],
+)
 def test_importer_checks_input_sizes_first(capsys, tmp_path, dims, needle):
     """The same models as ONNX files are refused by the importer's validation, before any input exists."""
     onnx.save(relu_model(dims), tmp_path / "m.onnx")
@@ -402,53 +471,84 @@ def test_max_tensor_bytes_option(capsys, work):
 
 def shape_driven(op_type, *extra_inputs):
     inputs = [helper.make_tensor_value_info(name, TensorProto.INT64, [n]) for name, n in extra_inputs]
-    return model([helper.make_node(op_type, [name for name, _ in extra_inputs], ["y"], name=f"/{op_type.lower()}")],
-                 inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return model(
+        [helper.make_node(op_type, [name for name, _ in extra_inputs], ["y"], name=f"/{op_type.lower()}")],
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
 
 
 def range_model():
     scalars = [helper.make_tensor_value_info(n, TensorProto.INT64, []) for n in ("start", "limit", "delta")]
-    return model([helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="/range")], scalars,
-                 [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    return model(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="/range")],
+        scalars,
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
 
 
 def expand_model():
-    return model([helper.make_node("Expand", ["x", "shape"], ["y"], name="/expand")],
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
-                  helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return model(
+        [helper.make_node("Expand", ["x", "shape"], ["y"], name="/expand")],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
 
 
 def resize_model():
-    return model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="/resize", mode="nearest")],
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
-                  helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return model(
+        [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="/resize", mode="nearest")],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+            helper.make_tensor_value_info("sizes", TensorProto.INT64, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
 
 
 def pad_model():
-    return model([helper.make_node("Pad", ["x", "pads"], ["y"], name="/pad")],
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
-                  helper.make_tensor_value_info("pads", TensorProto.INT64, [4])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="/pad")],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("pads", TensorProto.INT64, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
 
 
-@pytest.mark.parametrize("build, inputs, needle", [
-    (lambda: shape_driven("ConstantOfShape", ("s", 1)), {"s": np.array([10 ** 15])},
-     "ge.constant_of_shape '/constantofshape': a tensor of shape [1000000000000000]"),
-    (lambda: shape_driven("ConstantOfShape", ("s", 1)), {"s": np.array([-3])}, "negative dimension"),
-    (expand_model, {"x": np.ones(1, np.float32), "shape": np.array([10 ** 6, 10 ** 6])}, "ge.expand '/expand'"),
-    (range_model, {"start": np.array(0), "limit": np.array(10 ** 13), "delta": np.array(1)}, "ge.range '/range'"),
-    (range_model, {"start": np.array(0), "limit": np.array(5), "delta": np.array(0)}, "no finite length"),
-    (resize_model, {"x": np.ones((1, 1, 2, 2), np.float32), "sizes": np.array([1, 1, 10 ** 6, 10 ** 6])},
-     "ge.resize '/resize': a tensor of shape [1, 1, 1000000, 1000000]"),
-    (pad_model, {"x": np.ones((2, 2), np.float32), "pads": np.array([0, 0, 10 ** 6, 10 ** 6])},
-     "ge.pad '/pad': a tensor of shape [1000002, 1000002]"),
-])
+@pytest.mark.parametrize(
+    "build, inputs, needle",
+    [
+        (
+            lambda: shape_driven("ConstantOfShape", ("s", 1)),
+            {"s": np.array([10**15])},
+            "ge.constant_of_shape '/constantofshape': a tensor of shape [1000000000000000]",
+        ),
+        (lambda: shape_driven("ConstantOfShape", ("s", 1)), {"s": np.array([-3])}, "negative dimension"),
+        (expand_model, {"x": np.ones(1, np.float32), "shape": np.array([10**6, 10**6])}, "ge.expand '/expand'"),
+        (range_model, {"start": np.array(0), "limit": np.array(10**13), "delta": np.array(1)}, "ge.range '/range'"),
+        (range_model, {"start": np.array(0), "limit": np.array(5), "delta": np.array(0)}, "no finite length"),
+        (
+            resize_model,
+            {"x": np.ones((1, 1, 2, 2), np.float32), "sizes": np.array([1, 1, 10**6, 10**6])},
+            "ge.resize '/resize': a tensor of shape [1, 1, 1000000, 1000000]",
+        ),
+        (
+            pad_model,
+            {"x": np.ones((2, 2), np.float32), "pads": np.array([0, 0, 10**6, 10**6])},
+            "ge.pad '/pad': a tensor of shape [1000002, 1000002]",
+        ),
+    ],
+)
 def test_data_dependent_sizes_are_checked_before_allocating(capsys, tmp_path, build, inputs, needle):
     """Found: ConstantOfShape of 1e15 elements at run time was a 62-line traceback that dumped the IR."""
     onnx.save(build(), tmp_path / "m.onnx")
-    np.savez(tmp_path / "in.npz", **{k: np.asarray(v, np.int64) if v.dtype.kind == "i" else v
-                                      for k, v in inputs.items()})
+    np.savez(
+        tmp_path / "in.npz", **{k: np.asarray(v, np.int64) if v.dtype.kind == "i" else v for k, v in inputs.items()}
+    )
     line = fails(capsys, ge_run.main, tmp_path / "m.onnx", "--inputs", tmp_path / "in.npz")
     assert needle in line, line

@@ -34,9 +34,11 @@ def assert_one_line_error(result, *needles):
 
 def small_model(op_type="Relu", **attrs):
     graph = helper.make_graph(
-        [helper.make_node(op_type, ["x"], ["y"], name="/the/node", **attrs)], "g",
+        [helper.make_node(op_type, ["x"], ["y"], name="/the/node", **attrs)],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -76,10 +78,13 @@ def test_unsupported_op_in_ge_run(tmp_path):
     assert_one_line_error(tool("ge-run", tmp_path / "m.onnx", "--random-inputs", 0), "Softsign")
 
 
-@pytest.mark.parametrize("value, needle", [
-    (np.ones((2, 5), np.float32), "has shape [2, 5]"),
-    (np.ones((2, 4), np.float64), "has dtype float64"),
-])
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        (np.ones((2, 5), np.float32), "has shape [2, 5]"),
+        (np.ones((2, 4), np.float64), "has dtype float64"),
+    ],
+)
 def test_wrong_input_shape_or_dtype(workdir, value, needle):
     np.savez(workdir / "bad.npz", x=value)
     r = tool("ge-run", workdir / "model.mlir", "--inputs", workdir / "bad.npz", "-o", workdir / "out.npz")
@@ -99,18 +104,25 @@ def test_missing_input(workdir):
 
 def test_malformed_ir(workdir):
     (workdir / "bad.mlir").write_text(GOOD_IR.replace("ge.add %x, %w", "ge.add %x %w"))
-    for r in (tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
-              tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0)):
+    for r in (
+        tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
+        tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0),
+    ):
         assert_one_line_error(r, "bad.mlir:4:")
     assert not (workdir / "out.mlir").exists()
 
 
 def test_out_of_range_literal(workdir):
-    (workdir / "bad.mlir").write_text(GOOD_IR.replace(
-        '%w = ge.constant #ge.weight<"w"> : tensor<4xf32>', "%i = ge.constant dense<[300]> : tensor<1xi8>\n"
-        '    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>'))
-    for r in (tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
-              tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0)):
+    (workdir / "bad.mlir").write_text(
+        GOOD_IR.replace(
+            '%w = ge.constant #ge.weight<"w"> : tensor<4xf32>',
+            '%i = ge.constant dense<[300]> : tensor<1xi8>\n    %w = ge.constant #ge.weight<"w"> : tensor<4xf32>',
+        )
+    )
+    for r in (
+        tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir"),
+        tool("ge-run", workdir / "bad.mlir", "--random-inputs", 0),
+    ):
         assert_one_line_error(r, "bad.mlir", "300 is out of range for type i8")
     assert not (workdir / "out.mlir").exists()
 
@@ -122,8 +134,11 @@ def test_module_without_main(workdir):
 
 def test_verifier_violation(workdir):
     bad = GOOD_IR.replace("tensor<4xf32>) -> tensor<2x4xf32> loc", "tensor<4xf32>) -> tensor<2x5xf32> loc")
-    (workdir / "bad.mlir").write_text(bad.replace("func.return %0 : tensor<2x4xf32>", "func.return %0 : tensor<2x5xf32>")
-                                      .replace("(tensor<2x4xf32> {ge.name = \"y\"})", "(tensor<2x5xf32> {ge.name = \"y\"})"))
+    (workdir / "bad.mlir").write_text(
+        bad.replace("func.return %0 : tensor<2x4xf32>", "func.return %0 : tensor<2x5xf32>").replace(
+            '(tensor<2x4xf32> {ge.name = "y"})', '(tensor<2x5xf32> {ge.name = "y"})'
+        )
+    )
     r = tool("ge-opt", workdir / "bad.mlir", "-o", workdir / "out.mlir")
     assert_one_line_error(r, "ge.add '/add'", "result #0 has type tensor<2x5xf32>")
     assert not (workdir / "out.mlir").exists()

@@ -36,8 +36,10 @@ def test_graph_passes_refuse_a_lowered_module(tmp_path, capsys):
     for pipeline in ("ge-optimize", "fuse-ops"):
         assert exit_code(ge_opt.main, tmp_path / "m.mlir", "-p", pipeline) == 1
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"ge-opt: error: {pipeline}: the module is already lowered (task.kernel found); "
-                       "graph passes run before lower-to-tasks"], err
+        assert err == [
+            f"ge-opt: error: {pipeline}: the module is already lowered (task.kernel found); "
+            "graph passes run before lower-to-tasks"
+        ], err
 
 
 def test_gather_index_out_of_range_at_run_time(tmp_path, capsys):
@@ -54,7 +56,7 @@ def test_an_overflowing_float_literal_is_one_line_without_a_warning(recwarn):
     text = "func.func @main() {\n  %0 = ge.constant dense<[1.0e39]> : tensor<1xf32>\n  func.return\n}"
     try:
         parse_module(text, "t.mlir")
-    except Exception as e:  # noqa: BLE001 - the message is what is checked
+    except Exception as e:
         assert "t.mlir:2" in str(e) and "out of range for type f32" in str(e), e
     else:
         raise AssertionError("1.0e39 was accepted as f32")
@@ -62,6 +64,7 @@ def test_an_overflowing_float_literal_is_one_line_without_a_warning(recwarn):
 
 
 # -- the 10,000-case run on main (ge-run, ge-translate) ------------------------------------------------
+
 
 def one_error_line(capsys) -> str:
     err = capsys.readouterr().err
@@ -113,8 +116,9 @@ def test_an_npy_header_that_is_not_a_literal(tmp_path, capsys):
     assert one_error_line(capsys).endswith("in.npz: input 'x': not an .npy array (malformed header)")
     npz_with_header(tmp_path / "in.npz", b"{'descr': 'nonsense', 'fortran_order': False, 'shape': (2,), }")
     assert exit_code(*run) == 1
-    assert one_error_line(capsys).endswith("input 'x': not an .npy array "
-                                           "(malformed header: descr is not a valid dtype descriptor: 'nonsense')")
+    assert one_error_line(capsys).endswith(
+        "input 'x': not an .npy array (malformed header: descr is not a valid dtype descriptor: 'nonsense')"
+    )
     npz_with_header(tmp_path / "in.npz", b"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }")
     assert exit_code(*run, "--print") == 0  # the control: the same member with a good header runs
 
@@ -144,7 +148,6 @@ def test_a_kernel_value_error_on_a_static_op_stays_internal():
     """The verifier checked a static op's shapes, so a kernel refusing them is a compiler bug: only ops
     with unknown dims turn a ValueError into the user's KernelError."""
     import pytest
-
     from xdsl.interpreter import Interpreter, impl, register_impls
 
     from ge.ge_dialects import ge
@@ -195,7 +198,8 @@ def test_a_shape_operand_the_verifier_could_not_see(tmp_path, capsys):
     assert exit_code(ge_run.main, tmp_path / "m.mlir", "--inputs", tmp_path / "in.npz") == 0
 
     constant = RESHAPE_BY_INPUT.replace(', %s: tensor<2xi64> {ge.name = "s"}', "").replace(
-        "  %0 = ge.reshape", "  %s = ge.constant dense<[4, 4]> : tensor<2xi64>\n  %0 = ge.reshape")
+        "  %0 = ge.reshape", "  %s = ge.constant dense<[4, 4]> : tensor<2xi64>\n  %0 = ge.reshape"
+    )
     reshape = next(op for op in parse_module(constant, "m.mlir").walk() if isinstance(op, ge.ReshapeOp))
     with pytest.raises(ShapeError):
         folding_interpreter().run_op(reshape, (x, np.array([-1, -1], np.int64)))

@@ -23,26 +23,51 @@ def lowered(tmp_path_factory):
     with the weights in a sidecar."""
     folder = tmp_path_factory.mktemp("device")
     rng = np.random.default_rng(0)
-    w1, w2, w3 = (numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), n)
-                  for n in ("w1", "w2", "w3"))
+    w1, w2, w3 = (
+        numpy_helper.from_array(rng.standard_normal((64, 64)).astype(np.float32), n) for n in ("w1", "w2", "w3")
+    )
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="/fc1"), helper.make_node("Relu", ["h"], ["r"], name="/relu"),
-         helper.make_node("MatMul", ["r", "w2"], ["a"], name="/fc2"), helper.make_node("MatMul", ["x", "w3"], ["g"], name="/fc3"),
-         helper.make_node("Sigmoid", ["g"], ["b"], name="/gate"),
-         helper.make_node("Mul", ["a", "b"], ["y"], name="/out")],
-        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])], initializer=[w1, w2, w3])
+        [
+            helper.make_node("MatMul", ["x", "w1"], ["h"], name="/fc1"),
+            helper.make_node("Relu", ["h"], ["r"], name="/relu"),
+            helper.make_node("MatMul", ["r", "w2"], ["a"], name="/fc2"),
+            helper.make_node("MatMul", ["x", "w3"], ["g"], name="/fc3"),
+            helper.make_node("Sigmoid", ["g"], ["b"], name="/gate"),
+            helper.make_node("Mul", ["a", "b"], ["y"], name="/out"),
+        ],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])],
+        initializer=[w1, w2, w3],
+    )
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "mlp.onnx")
-    assert tool("ge.tools.ge_translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
-    r = tool("ge.tools.ge_opt", folder / "mlp.mlir", "-p",
-             "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams{streams=2}", "-o", folder / "streams.mlir")
+    assert (
+        tool("ge.tools.ge_translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
+    )
+    r = tool(
+        "ge.tools.ge_opt",
+        folder / "mlp.mlir",
+        "-p",
+        "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams{streams=2}",
+        "-o",
+        folder / "streams.mlir",
+    )
     assert r.returncode == 0, r.stderr
     return folder
 
 
 def test_report_trace_and_op_summary(lowered):
-    r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0, "--print",
-             "--trace", lowered / "t.json", "--op-summary", lowered / "ops.csv")
+    r = tool(
+        "ge.tools.ge_run",
+        lowered / "streams.mlir",
+        "--random-inputs",
+        0,
+        "--print",
+        "--trace",
+        lowered / "t.json",
+        "--op-summary",
+        lowered / "ops.csv",
+    )
     assert r.returncode == 0, r.stderr
     assert "latency" in r.stdout and "roofline bound" in r.stdout and "memory: planned peak" in r.stdout
     assert "y: float32[16, 64]" in r.stdout  # numbers too
@@ -69,10 +94,13 @@ def test_timing_only_needs_no_weights(lowered):
         (lowered / "moved.safetensors").rename(lowered / "streams.safetensors")
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["mlp.mlir", "--trace", "t.json"], "need a module lowered to streams"),
-    (["streams.mlir", "--timing-only", "--target", "ascend1"], "unknown target 'ascend1'"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["mlp.mlir", "--trace", "t.json"], "need a module lowered to streams"),
+        (["streams.mlir", "--timing-only", "--target", "ascend1"], "unknown target 'ascend1'"),
+    ],
+)
 def test_device_errors_are_one_line(lowered, args, needle):
     r = tool("ge.tools.ge_run", *(lowered / a if a.endswith(".mlir") else a for a in args), "--random-inputs", 0)
     assert r.returncode == 1

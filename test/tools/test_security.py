@@ -9,22 +9,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xdsl.utils.arg_spec as arg_spec
 from xdsl.dialects import func
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 import ge.interpreter.differential as differential
-import ge.target as targets
 import ge.passes.pipeline as pipeline
-import xdsl.utils.arg_spec as arg_spec
+import ge.target as targets
 from ge.interpreter.differential import DifferentialChecker, NumericsError, Tolerance, compare
-from ge.target import TargetError, load_target, load_target_file, pass_target, target_names
 from ge.lowering.plan_memory import PlanMemoryPass
 from ge.lowering.to_streams import LowerToStreamsPass
 from ge.lowering.to_tasks import LowerToTasksPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import PassVerificationError, apply_all, available_passes, parse_passes
+from ge.target import TargetError, load_target, load_target_file, target_names
 from ge.tools import ge_opt, ge_run
 from ge.tools.common import make_context, parse_module
 
@@ -47,8 +47,13 @@ def workdir(tmp_path, monkeypatch):
 
 
 def cli(module, *args, cwd):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    return subprocess.run(
+        [sys.executable, "-m", module, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
 
 
 def in_process(main, argv, capsys):
@@ -72,6 +77,7 @@ def one_line(err: str, *needles: str) -> str:
 
 # -- 1. a target name never becomes pipeline text -------------------------------------------------
 
+
 def test_soc_version_cannot_inject_a_pass(workdir):
     """The issue's command: it created `pwned` and exited 0."""
     injected = f"ge.socVersion=ascend910b}},{SHELL},fuse-ops{{target=ascend910b"
@@ -91,14 +97,18 @@ def test_ge_optimize_target_cannot_inject_a_pass(workdir, capsys):
 
 def test_unknown_pass_smuggled_through_a_target_is_one_line(workdir, capsys):
     """Before: a 25-line traceback from parsing `nosuchpass` inside ge-optimize."""
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "--ge-option",
-                                            "ge.socVersion=ascend910b},nosuchpass,fuse-ops{target=ascend910b"], capsys)
+    code, _, err = in_process(
+        ge_opt.main,
+        ["m.mlir", "--ge-option", "ge.socVersion=ascend910b},nosuchpass,fuse-ops{target=ascend910b"],
+        capsys,
+    )
     assert code == 1
     one_line(err, "unknown target")
 
 
 def test_ge_optimize_builds_objects_not_text(monkeypatch):
     """No level goes through a pipeline parser: with both parsers broken, every level still builds."""
+
     def refuse(*_):
         raise AssertionError("ge-optimize parsed pipeline text")
 
@@ -112,11 +122,14 @@ def test_ge_optimize_builds_objects_not_text(monkeypatch):
 
 @pytest.mark.parametrize("target", ["ascend910b}", "../ascend910b", "ASCEND910B", ""])
 def test_ge_optimize_refuses_an_unknown_target_before_building(target):
-    with pytest.raises(DiagnosticException, match=r"^ge-optimize: unknown target .* \(targets: ascend910, ascend910b\)$"):
+    with pytest.raises(
+        DiagnosticException, match=r"^ge-optimize: unknown target .* \(targets: ascend910, ascend910b\)$"
+    ):
         GeOptimizePass(target=target).sub_passes()
 
 
 # -- 3. a target is a name from the target set, or an explicitly named file ----------------------
+
 
 def evil_target(tmp_path) -> str:
     """A valid target file outside the target folder, and the relative name that used to reach it."""
@@ -124,8 +137,9 @@ def evil_target(tmp_path) -> str:
     return os.path.relpath(tmp_path / "evil", TARGETS)
 
 
-@pytest.mark.parametrize("name", ["../ascend910b", "./ascend910b", "ascend910b.toml", "/etc/passwd", "ascend910b/",
-                                  "ascend910b\x00", 3])
+@pytest.mark.parametrize(
+    "name", ["../ascend910b", "./ascend910b", "ascend910b.toml", "/etc/passwd", "ascend910b/", "ascend910b\x00", 3]
+)
 def test_load_target_takes_only_known_names(name):
     with pytest.raises(TargetError, match="unknown target"):
         load_target(name)
@@ -171,8 +185,9 @@ def test_load_target_file_reads_the_named_file_and_checks_its_keys(tmp_path):
 
 @pytest.fixture
 def lowered(workdir, capsys):
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams",
-                                            "-o", "low.mlir"], capsys)
+    code, _, err = in_process(
+        ge_opt.main, ["m.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams", "-o", "low.mlir"], capsys
+    )
     assert code == 0, err
     return workdir / "low.mlir"
 
@@ -198,8 +213,9 @@ def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", other], capsys)
     assert code == 1  # the module was lowered for the 910B: another chip's description is refused
     one_line(err, "other.toml: target=other contradicts the module's target ascend910b")
-    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine,
-                                            "--target", "ascend910"], capsys)
+    code, _, err = in_process(
+        ge_run.main, [lowered, "--timing-only", "--target-file", mine, "--target", "ascend910"], capsys
+    )
     assert code == 1 and "not allowed with argument --target-file" in err
     (tmp_path / "bad.toml").write_text('name = "x"\n')
     code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", tmp_path / "bad.toml"], capsys)
@@ -208,6 +224,7 @@ def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
 
 
 # -- 2. only the passes this compiler offers -----------------------------------------------------
+
 
 def test_mlir_opt_is_not_offered(workdir, capsys):
     code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", SHELL], capsys)
@@ -231,6 +248,7 @@ def test_offered_passes_are_the_projects_and_the_allow_list(workdir, capsys):
 
 # -- 4. Python rule files only from the command line ---------------------------------------------
 
+
 def test_pipeline_cannot_run_a_rule_file(workdir, capsys):
     (workdir / "rules.py").write_text("open('ran', 'w').close()\nRULES = []\n")
     code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", 'fuse-ops{rule_file="rules.py"}'], capsys)
@@ -244,13 +262,22 @@ def test_pipeline_cannot_run_a_rule_file(workdir, capsys):
 
 # -- 5, 6. the numerics check --------------------------------------------------------------------
 
-@pytest.mark.parametrize("flag, value", [("--numerics-tolerance", "nan"), ("--numerics-tolerance", "-1"),
-                                         ("--numerics-tolerance", "inf"), ("--numerics-atol", "nan"),
-                                         ("--numerics-atol", "-1e-3")])
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--numerics-tolerance", "nan"),
+        ("--numerics-tolerance", "-1"),
+        ("--numerics-tolerance", "inf"),
+        ("--numerics-atol", "nan"),
+        ("--numerics-atol", "-1e-3"),
+    ],
+)
 def test_tolerance_must_be_finite_and_not_negative(workdir, capsys, flag, value):
     """Before: nan reported MISMATCH on every pass and exited 0; a negative one checked nothing."""
-    code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", "simplify", "--verify-numerics", f"{flag}={value}"],
-                                capsys)
+    code, out, err = in_process(
+        ge_opt.main, ["m.mlir", "-p", "simplify", "--verify-numerics", f"{flag}={value}"], capsys
+    )
     assert code == 1 and out == ""
     one_line(err, f"{flag} ", "must be a finite number >= 0")
 
@@ -302,25 +329,37 @@ def test_end_is_checked_against_the_start(monkeypatch):
     for _ in range(3):
         checker(_Named(), None)
     assert all(r.ok for r in checker.reports)
-    with pytest.raises(NumericsError, match=r"^numerics: end vs start: output 'y' changed at \[0\]: before 0, after 2.4 "):
+    with pytest.raises(
+        NumericsError, match=r"^numerics: end vs start: output 'y' changed at \[0\]: before 0, after 2.4 "
+    ):
         checker.finish()
     assert str(checker.reports[-1]).endswith("MISMATCH")
 
 
 def test_a_pass_that_changes_numbers_fails_in_ge_opt(workdir, capsys):
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}",
-                                            "--verify-numerics"], capsys)
+    code, _, err = in_process(
+        ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics"], capsys
+    )
     assert code == 1
-    assert err.strip().splitlines()[-1].startswith(
-        "ge-opt: error: numerics: after mixed-precision: output 'result0' changed at [0, 2]: before 0.64042264, "
-        "after 0.640625 (allowed |after-before| <= 1e-05 + 0.0001*|before|)")
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics",
-                                            "--numerics-tolerance", "1e-2"], capsys)
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(
+            "ge-opt: error: numerics: after mixed-precision: output 'result0' changed at [0, 2]: before 0.64042264, "
+            "after 0.640625 (allowed |after-before| <= 1e-05 + 0.0001*|before|)"
+        )
+    )
+    code, _, err = in_process(
+        ge_opt.main,
+        ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics", "--numerics-tolerance", "1e-2"],
+        capsys,
+    )
     assert code == 0, err
     assert "numerics: end vs start: " in err
 
 
 # -- 7. invalid IR after a pass is the pass's bug -------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BreakIrPass(ModulePass):
@@ -354,6 +393,8 @@ def test_invalid_ir_after_a_top_level_pass_in_ge_opt(workdir):
     with pytest.raises(PassVerificationError, match="^pass 'break-ir' produced invalid IR: "):
         tool.run()
     # An invalid input is still the user's: it fails before any pass, as a DiagnosticException.
-    (workdir / "bad.mlir").write_text(SMALL.replace("  %0 = ge.relu", "  func.return %x : tensor<4x4xf32>\n  %0 = ge.relu"))
+    (workdir / "bad.mlir").write_text(
+        SMALL.replace("  %0 = ge.relu", "  func.return %x : tensor<4x4xf32>\n  %0 = ge.relu")
+    )
     with pytest.raises(DiagnosticException):
         ge_opt.GeOptMain(args=["bad.mlir", "-p", "simplify"]).run()

@@ -19,10 +19,10 @@ from ge.ge_dialects.ge.facts import (
     Transcendental,
 )
 from ge.interpreter.device.ir_work import ops_work
-from ge.target import load_target
 from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.passes.fusion import rules as fusion_rules
 from ge.passes.layout import rules as layout_rules
+from ge.target import load_target
 from ge.tools.common import parse_module
 
 GRAPH = """
@@ -84,8 +84,18 @@ def test_known_traits():
 
     assert {"ge.add", "ge.relu", "ge.where", "ge.cast", "ge.clip"} <= having(Elementwise)
     assert not {"ge.conv", "ge.softmax", "ge.transpose", "ge.reduce_mean", "ge.expand"} & having(Elementwise)
-    assert having(Transcendental) == {"ge.erf", "ge.tanh", "ge.sigmoid", "ge.sqrt", "ge.div", "ge.pow", "ge.gelu",
-                                      "ge.softmax", "ge.layer_norm", "ge.hard_swish"}
+    assert having(Transcendental) == {
+        "ge.erf",
+        "ge.tanh",
+        "ge.sigmoid",
+        "ge.sqrt",
+        "ge.div",
+        "ge.pow",
+        "ge.gelu",
+        "ge.softmax",
+        "ge.layer_norm",
+        "ge.hard_swish",
+    }
     assert having(Reduction) == {"ge.softmax", "ge.layer_norm", "ge.reduce_mean", "ge.global_avg_pool"}
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
@@ -94,7 +104,7 @@ def test_known_traits():
 
 def test_fusion_rule_sets_agree_with_the_traits():
     """What the fusion rules call elementwise, reductions and Cube ops must be what the ops say they are."""
-    assert fusion_rules.CUBE == {op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE}
+    assert {op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE} == fusion_rules.CUBE
     assert all(op.has_trait(Elementwise) for op in fusion_rules.ELEMENTWISE)
     assert all(op.has_trait(Reduction) for op in fusion_rules.REDUCTIONS)
 

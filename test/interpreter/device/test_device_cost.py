@@ -152,8 +152,9 @@ def works(draw) -> TaskWork:
 
 
 @settings(max_examples=150, deadline=None)
-@given(w=works(), tname=st.sampled_from(TARGETS), cores=st.integers(1, 100),
-       share=st.floats(0.01, 1.0), hit=st.booleans())
+@given(
+    w=works(), tname=st.sampled_from(TARGETS), cores=st.integers(1, 100), share=st.floats(0.01, 1.0), hit=st.booleans()
+)
 def test_task_time_never_below_roofline(w, tname, cores, share, hit):
     t = load_target(tname)
     hits = {"i0"} if hit else set()
@@ -167,8 +168,13 @@ def test_task_time_never_below_roofline(w, tname, cores, share, hit):
 
 
 @settings(max_examples=150, deadline=None)
-@given(w=works(), tname=st.sampled_from(TARGETS), cores=st.integers(1, 100),
-       more=st.sampled_from(["scale", "vector", "cube"]), extra=st.integers(1, 1 << 26))
+@given(
+    w=works(),
+    tname=st.sampled_from(TARGETS),
+    cores=st.integers(1, 100),
+    more=st.sampled_from(["scale", "vector", "cube"]),
+    extra=st.integers(1, 1 << 26),
+)
 def test_more_work_never_takes_less_time(w, tname, cores, more, extra):
     """More compute, or all of a task's work scaled up, never takes less time. (More bytes alone
     may: the same compute split over more tiles shortens the fill; see docs/device_model.md.)"""
@@ -176,10 +182,17 @@ def test_more_work_never_takes_less_time(w, tname, cores, more, extra):
     if more == "scale":
         k = 1 + extra / (1 << 20)
         scale = lambda ts: tuple(type(x)(x.name, int(x.nbytes * k), x.shape, x.dtype, x.fmt) for x in ts)
-        bigger = TaskWork(**{**w.__dict__, "inputs": scale(w.inputs), "outputs": scale(w.outputs),
-                             "cube_macs": int(w.cube_macs * k), "vector_elems": int(w.vector_elems * k),
-                             "transcendental_elems": int(w.transcendental_elems * k),
-                             "cube_to_vector_bytes": int(w.cube_to_vector_bytes * k)})
+        bigger = TaskWork(
+            **{
+                **w.__dict__,
+                "inputs": scale(w.inputs),
+                "outputs": scale(w.outputs),
+                "cube_macs": int(w.cube_macs * k),
+                "vector_elems": int(w.vector_elems * k),
+                "transcendental_elems": int(w.transcendental_elems * k),
+                "cube_to_vector_bytes": int(w.cube_to_vector_bytes * k),
+            }
+        )
     elif more == "vector" and w.engine != "dma":
         bigger = TaskWork(**{**w.__dict__, "vector_elems": w.vector_elems + extra})
     elif more == "cube" and w.engine in ("cube", "cube+vector", "aicpu"):

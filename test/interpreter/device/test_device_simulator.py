@@ -62,8 +62,9 @@ def check_schedule(tasks: list[SimTask], res, hw: Hardware) -> None:
         assert 1 <= r.cores <= r.work.block_dim
         assert sum(k for _, _, k, _ in r.groups) == r.work.block_dim
         need = hw.need(r.work.engine)
-        assert all({p: len(ids) for p, ids in c.items()} == {p: k * n for p, n in need.items()}
-                   for _, _, k, c in r.groups)
+        assert all(
+            {p: len(ids) for p, ids in c.items()} == {p: k * n for p, n in need.items()} for _, _, k, c in r.groups
+        )
 
 
 def run(tasks, target, mode="graph"):
@@ -138,8 +139,11 @@ def test_a_consumer_starting_before_its_producer_ended_is_a_schedule_error():
     ordered = [SimTask(a, 0, 0, records=(7,)), SimTask(b, 1, 0), SimTask(c, 1, 0, waits=(7,), inputs_from=(0,))]
     simulate(ordered, "ascend910b", "graph")
     missing = [SimTask(a, 0, 0), SimTask(b, 1, 0), SimTask(c, 1, 0, inputs_from=(0,))]
-    with pytest.raises(ScheduleError, match=r"task 'c' \(#2, stream 1\) started at [0-9.]+ us before its producer 'a' "
-                                            r"\(#0, stream 0\) finished at [0-9.]+ us"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"task 'c' \(#2, stream 1\) started at [0-9.]+ us before its producer 'a' "
+        r"\(#0, stream 0\) finished at [0-9.]+ us",
+    ):
         simulate(missing, "ascend910b", "graph")
     # the same producer on the consumer's own stream is ordered by the stream
     simulate([SimTask(a, 1, 0), SimTask(b, 1, 0), SimTask(c, 1, 0, inputs_from=(0,))], "ascend910b", "graph")
@@ -209,8 +213,10 @@ def test_l2_residency_consumer_after_producer():
 def test_per_op_launch_vs_graph_sink():
     t = load_target("ascend910b")
     hw = Hardware.of(t)
-    works = [vector_task(f"v{i}", 1 << 16, 1 << 16, elems=1 << 16, block_dim=8,
-                         inputs=(f"t{i}",), output=f"t{i + 1}") for i in range(10)]
+    works = [
+        vector_task(f"v{i}", 1 << 16, 1 << 16, elems=1 << 16, block_dim=8, inputs=(f"t{i}",), output=f"t{i + 1}")
+        for i in range(10)
+    ]
     op = run(chain(works), t, "op")
     sink = run(chain(works), t, "graph")
     sub = run([SimTask(w, 0, i // 4) for i, w in enumerate(works)], t, "subgraph")

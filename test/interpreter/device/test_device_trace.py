@@ -19,8 +19,12 @@ def _graph():
     a = vector_task("/add", 8 << 20, 4 << 20, elems=2 << 20, block_dim=48, inputs=("y1", "g"), output="out")
     cpu = vector_task("/nms", 1 << 12, 1 << 12, elems=1 << 12)
     cpu = type(cpu)(**{**cpu.__dict__, "engine": "aicpu", "op_type": "NonMaxSuppression"})
-    return [SimTask(c, 0, 0, records=(0,)), SimTask(g, 1, 0, records=(1,)),
-            SimTask(a, 0, 1, waits=(1,)), SimTask(cpu, 2, 1, waits=(0,))]
+    return [
+        SimTask(c, 0, 0, records=(0,)),
+        SimTask(g, 1, 0, records=(1,)),
+        SimTask(a, 0, 1, waits=(1,)),
+        SimTask(cpu, 2, 1, waits=(0,)),
+    ]
 
 
 @pytest.mark.parametrize("tname", ["ascend910", "ascend910b"])
@@ -44,10 +48,16 @@ def test_chrome_trace_is_valid(tname, mode):
     tasks = [e for e in events if e["ph"] == "X" and e.get("cat") == "task"]
     assert sorted(e["name"] for e in tasks) == sorted(t.work.name for t in _graph())
     # one complete event per (core, block group) on the core tracks
-    core_pids = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
-                 and e["args"]["name"].startswith(("AI Core", "AI Cube", "AI Vector", "AI CPU"))}
+    core_pids = {
+        e["pid"]
+        for e in events
+        if e["ph"] == "M"
+        and e["name"] == "process_name"
+        and e["args"]["name"].startswith(("AI Core", "AI Cube", "AI Vector", "AI CPU"))
+    }
     assert sum(1 for e in events if e["ph"] == "X" and e["pid"] in core_pids) == sum(
-        len(ids) for t in res.tasks for _, _, _, cores in t.groups for ids in cores.values())
+        len(ids) for t in res.tasks for _, _, _, cores in t.groups for ids in cores.values()
+    )
     # every event wait is a flow from its record to the waiting stream
     starts = {e["id"]: e for e in events if e["ph"] == "s"}
     ends = {e["id"]: e for e in events if e["ph"] == "f"}

@@ -138,15 +138,26 @@ def test_verify_catches_a_moved_buffer(buffers, data):
         (a, b)
         for a in pool
         for b in pool
-        if a is not b and a.overlaps(b) and plan.inplace.get(a.name) != b.name and plan.inplace.get(b.name) != a.name
-        and a.name not in plan.inplace and a.name not in plan.inplace.values()
+        if a is not b
+        and a.overlaps(b)
+        and plan.inplace.get(a.name) != b.name
+        and plan.inplace.get(b.name) != a.name
+        and a.name not in plan.inplace
+        and a.name not in plan.inplace.values()
     ]
     if not pairs:
         return
     a, b = data.draw(st.sampled_from(pairs))
     moved = dict(plan.offsets, **{a.name: plan.offsets[b.name]})
-    bad = MemoryPlan(moved, max(plan.peak, plan.offsets[b.name] + aligned(a.size, 32)), plan.heuristic,
-                     plan.lower_bound, plan.no_reuse_total, plan.inplace, plan.alignment)
+    bad = MemoryPlan(
+        moved,
+        max(plan.peak, plan.offsets[b.name] + aligned(a.size, 32)),
+        plan.heuristic,
+        plan.lower_bound,
+        plan.no_reuse_total,
+        plan.inplace,
+        plan.alignment,
+    )
     with pytest.raises(PlanError, match="overlap"):
         verify_plan(bad, buffers)
 
@@ -442,8 +453,13 @@ def test_gpt2_needs_the_area_heuristic(modules):
 @given(buffer_sets(max_buffers=25), st.data(), st.sampled_from([32, 512]))
 def test_kept_apart_pairs_never_share_bytes(buffers, data, alignment):
     pool = [b.name for b in buffers if not b.pinned and b.size]
-    pairs = data.draw(st.lists(st.tuples(st.sampled_from(pool), st.sampled_from(pool)).filter(lambda p: p[0] != p[1]),
-                               max_size=8)) if len(pool) >= 2 else []
+    pairs = (
+        data.draw(
+            st.lists(st.tuples(st.sampled_from(pool), st.sampled_from(pool)).filter(lambda p: p[0] != p[1]), max_size=8)
+        )
+        if len(pool) >= 2
+        else []
+    )
     plan = plan_memory(buffers, alignment=alignment, keep_apart=pairs)
     verify_plan(plan, buffers)
     by_name = {b.name: b for b in buffers}
@@ -477,9 +493,18 @@ def test_verify_catches_a_kept_apart_pair_moved_together():
     buffers = intervals_from_schedule(chain_tasks(3), {f"x{i}": 1000 for i in range(3)})
     plan = plan_memory(buffers, keep_apart=[("x0", "x2")])
     assert plan.peak == 3 * 1024
-    moved = MemoryPlan({**plan.offsets, "x2": plan.offsets["x0"]}, plan.peak, plan.heuristic, plan.lower_bound,
-                       plan.no_reuse_total, plan.inplace, plan.alignment, plan.pinned, plan.candidates,
-                       plan.keep_apart)
+    moved = MemoryPlan(
+        {**plan.offsets, "x2": plan.offsets["x0"]},
+        plan.peak,
+        plan.heuristic,
+        plan.lower_bound,
+        plan.no_reuse_total,
+        plan.inplace,
+        plan.alignment,
+        plan.pinned,
+        plan.candidates,
+        plan.keep_apart,
+    )
     with pytest.raises(PlanError, match="'x0' .* and 'x2' .* are kept apart but share bytes"):
         verify_plan(moved, buffers)
 

@@ -12,13 +12,12 @@ unordered (first buffer, second buffer) pair is one race.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ge.ge_dialects import stream, task
 import math
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
 
+from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype
 

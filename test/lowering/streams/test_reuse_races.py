@@ -23,17 +23,21 @@ from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks
-from ge.target import load_target
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
+from ge.target import load_target
 from ge.tools.common import make_context
 
 sys.path.insert(0, str(Path(__file__).parent))
-from race_check import races  # noqa: E402
+from race_check import races
 
-MODELS = {"resnet50": models.resnet50, "bert_base": models.bert_base, "gpt2": models.gpt2,
-          "mobilenet_v2": models.mobilenet_v2}
+MODELS = {
+    "resnet50": models.resnet50,
+    "bert_base": models.bert_base,
+    "gpt2": models.gpt2,
+    "mobilenet_v2": models.mobilenet_v2,
+}
 
 
 def planned(name: str, level: int):
@@ -86,8 +90,10 @@ def test_no_unordered_reuse_pair_at_any_level_and_stream_count(name):
             verify_stream_function(fn)
 
 
-@pytest.mark.parametrize("name, count", [("resnet50", 1), ("resnet50", 4), ("resnet50", 8),
-                                         ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)])
+@pytest.mark.parametrize(
+    "name, count",
+    [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
+)
 def test_figures_and_the_old_plan_races(name, count):
     module = planned(name, 3)
     new, old = streamed(module, count), racy_old_plan(module, count)
@@ -102,16 +108,20 @@ def test_figures_and_the_old_plan_races(name, count):
     new_latency = simulate(sim_tasks(new_fn), target, "graph").latency
     old_latency = simulate(sim_tasks(old_fn), target, "graph").latency
     mem = memory_figures(new)
-    print(f"\n{name} O3 streams={count}: pool {mem.pool / 2**20:.2f} MiB (lower bound {mem.lower_bound / 2**20:.2f}, "
-          f"same plan as before), streams used {new_fn.attributes[stream.COUNT_ATTR].value.data} "
-          f"(before {old_fn.attributes[stream.COUNT_ATTR].value.data}), events {event_count(new_fn)} (before "
-          f"{event_count(old_fn)}), reuse events {new_fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
-          f"racy pairs before {len(old_races)}, latency {new_latency * 1e6:.1f} us (before {old_latency * 1e6:.1f})")
+    print(
+        f"\n{name} O3 streams={count}: pool {mem.pool / 2**20:.2f} MiB (lower bound {mem.lower_bound / 2**20:.2f}, "
+        f"same plan as before), streams used {new_fn.attributes[stream.COUNT_ATTR].value.data} "
+        f"(before {old_fn.attributes[stream.COUNT_ATTR].value.data}), events {event_count(new_fn)} (before "
+        f"{event_count(old_fn)}), reuse events {new_fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
+        f"racy pairs before {len(old_races)}, latency {new_latency * 1e6:.1f} us (before {old_latency * 1e6:.1f})"
+    )
     assert races(new_fn) == []
 
 
-@pytest.mark.parametrize("name, count", [("resnet50", 1), ("resnet50", 4), ("resnet50", 8),
-                                         ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)])
+@pytest.mark.parametrize(
+    "name, count",
+    [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
+)
 def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(name, count):
     """relax-reuse keeps apart the reuse pairs that serialize concurrent tasks when the re-plan fits
     the budget; the result is checked by the verifier and the independent race checker, and its
@@ -131,11 +141,13 @@ def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(nam
         assert pool <= base + budget * 2**20 and mem["given_up_bytes"].value.data == pool - base
         assert abs(mem["latency_ns"].value.data - latency * 1e9) <= 1  # the pass scores what ge-run reports
         assert latency <= strict_latency * (1 + 1e-9)
-        print(f"\n{name} O3 streams={count} relax-reuse budget {budget} MiB: pool {pool / 2**20:.2f} MiB "
-              f"(+{(pool - base) / 2**20:.2f}, lower bound {mem['lower_bound'].value.data / 2**20:.2f}), "
-              f"{mem['given_up'].value.data} reuses given up, streams used {fn.attributes[stream.COUNT_ATTR].value.data}, "
-              f"events {event_count(fn)}, reuse events {fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
-              f"latency {latency * 1e6:.1f} us (all reuses kept {strict_latency * 1e6:.1f})")
+        print(
+            f"\n{name} O3 streams={count} relax-reuse budget {budget} MiB: pool {pool / 2**20:.2f} MiB "
+            f"(+{(pool - base) / 2**20:.2f}, lower bound {mem['lower_bound'].value.data / 2**20:.2f}), "
+            f"{mem['given_up'].value.data} reuses given up, streams used {fn.attributes[stream.COUNT_ATTR].value.data}, "
+            f"events {event_count(fn)}, reuse events {fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
+            f"latency {latency * 1e6:.1f} us (all reuses kept {strict_latency * 1e6:.1f})"
+        )
         if (name, count) == ("bert_base", 4):  # the serialization the issue measured: +7% over the racy plan
             assert latency < 0.95 * strict_latency
 

@@ -408,9 +408,7 @@ def bert_dag():
 
     module, _ = import_model(bert_base())
     body = next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
-    dag, _ = dag_from_ops(
-        list(body.ops), skip=lambda op: isinstance(op, (ge.ConstantOp, func.ReturnOp))
-    )
+    dag, _ = dag_from_ops(list(body.ops), skip=lambda op: isinstance(op, (ge.ConstantOp, func.ReturnOp)))
     return dag
 
 

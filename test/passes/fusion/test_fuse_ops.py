@@ -34,8 +34,9 @@ RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops(g
 
 
 def ge_opt(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "ge.tools.ge_opt", *map(str, args)], input=stdin,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "ge.tools.ge_opt", *map(str, args)], input=stdin, capture_output=True, text=True
+    )
 
 
 def one_line_error(result, needle):
@@ -69,11 +70,14 @@ def test_inference_only_rule_skips_training_graphs(tmp_path):
         assert census(module).groups["pool_relu"] == 1
 
 
-@pytest.mark.parametrize("spec, needle", [
-    ("fuse-ops{rules=nonexistent}", "unknown rule 'nonexistent'"),
-    ("fuse-ops{target=ascend999}", "unknown target 'ascend999'"),
-    ('fuse-ops{rule_file="/nonexistent/rules.py"}', "rule_file"),  # no longer a pipeline option
-])
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        ("fuse-ops{rules=nonexistent}", "unknown rule 'nonexistent'"),
+        ("fuse-ops{target=ascend999}", "unknown target 'ascend999'"),
+        ('fuse-ops{rule_file="/nonexistent/rules.py"}', "rule_file"),  # no longer a pipeline option
+    ],
+)
 def test_bad_options_are_one_line_errors(spec, needle):
     one_line_error(ge_opt("-p", spec, stdin=POOL_RELU), needle)
 
@@ -83,17 +87,24 @@ def test_malformed_pipeline_is_one_line():
 
 
 def test_missing_rule_file_is_one_line():
-    one_line_error(ge_opt("-p", "fuse-ops", "--load-fusion-rules", "/nonexistent/rules.py", stdin=POOL_RELU),
-                   "--load-fusion-rules: rule file /nonexistent/rules.py: No such file")
+    one_line_error(
+        ge_opt("-p", "fuse-ops", "--load-fusion-rules", "/nonexistent/rules.py", stdin=POOL_RELU),
+        "--load-fusion-rules: rule file /nonexistent/rules.py: No such file",
+    )
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("RULES = 3\n", "must define RULES"),
-    ("import no_such_module_here\n", "ModuleNotFoundError: No module named 'no_such_module_here'"),
-    ("RULES = [\n", "SyntaxError"),
-    ("from ge.passes.fusion.engine import ops\nCUBE = ops('ge.conv')\n",
-     "TypeError: ops() takes op classes (e.g. ge.ConvOp), not 'ge.conv'"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("RULES = 3\n", "must define RULES"),
+        ("import no_such_module_here\n", "ModuleNotFoundError: No module named 'no_such_module_here'"),
+        ("RULES = [\n", "SyntaxError"),
+        (
+            "from ge.passes.fusion.engine import ops\nCUBE = ops('ge.conv')\n",
+            "TypeError: ops() takes op classes (e.g. ge.ConvOp), not 'ge.conv'",
+        ),
+    ],
+)
 def test_bad_rule_file_contents(tmp_path, text, needle):
     rules = tmp_path / "bad.py"
     rules.write_text(text)
@@ -104,16 +115,25 @@ def test_rule_file_may_not_redefine_a_rule(tmp_path):
     """A user rule named like a built-in one would silently lose to it (or replace it): refused."""
     rules = tmp_path / "dup.py"
     rules.write_text(USER_RULES.format(inference_only=False).replace('"pool_relu"', '"cube_epilogue"'))
-    one_line_error(ge_opt("-p", "fuse-ops", "--load-fusion-rules", rules, stdin=POOL_RELU),
-                   "fusion rule 'cube_epilogue' is defined twice")
+    one_line_error(
+        ge_opt("-p", "fuse-ops", "--load-fusion-rules", rules, stdin=POOL_RELU),
+        "fusion rule 'cube_epilogue' is defined twice",
+    )
 
 
 def test_rule_files_are_repeatable(tmp_path):
     first, second = tmp_path / "a.py", tmp_path / "b.py"
     first.write_text(USER_RULES.format(inference_only=False))
     second.write_text(USER_RULES.format(inference_only=False).replace('"pool_relu"', '"pool_relu_2"'))
-    result = ge_opt("-p", "fuse-ops{rules=pool_relu_2}", "--load-fusion-rules", first,
-                    "--load-fusion-rules", second, stdin=POOL_RELU)
+    result = ge_opt(
+        "-p",
+        "fuse-ops{rules=pool_relu_2}",
+        "--load-fusion-rules",
+        first,
+        "--load-fusion-rules",
+        second,
+        stdin=POOL_RELU,
+    )
     assert result.returncode == 0, result.stderr
     assert 'fused.group "reduce+elementwise" "pool_relu_2"' in result.stdout
 

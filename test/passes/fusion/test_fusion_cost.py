@@ -6,11 +6,11 @@ import pytest
 from ge.ge_dialects import fused, task
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.device.ir_work import kernel_work
-from ge.target import load_target
 from ge.lowering.engines import stays_outside_tasks
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fusion.cost import CostModel
 from ge.passes.pipeline import apply_all, parse_passes
+from ge.target import load_target
 from ge.tools.common import make_context, parse_module
 
 # a conv with a bias and a relu, and a softmax on a short row scaled by a scalar constant (an

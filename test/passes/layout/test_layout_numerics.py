@@ -96,8 +96,10 @@ def test_cnn_activations_stay_nc1hwc0(compiled):
             assert isinstance(op.W.owner, ge.ConstantOp)
             assert storage_of(op.W.type) == ("FRACTAL_Z" if op.p("group") == 1 else "ND")
     rejected = {(r.rule, r.reason.split(": ", 1)[-1]) for r in found if r.kind == "rejected"}
-    assert ("gemm-fractal-nz", "A, B, Y not in FRACTAL_NZ: M = 1 < nz-min-dim=16 (the tile would be mostly padding)") \
-        in rejected
+    assert (
+        "gemm-fractal-nz",
+        "A, B, Y not in FRACTAL_NZ: M = 1 < nz-min-dim=16 (the tile would be mostly padding)",
+    ) in rejected
 
 
 def test_transformer_matmuls_run_in_nz(compiled):
@@ -149,8 +151,11 @@ def test_a_wrong_layout_gives_a_wrong_number():
     got = run(module, inputs)
     for key in want:  # NC1HWC0 / FRACTAL_Z conv, FRACTAL_NZ matmul and tanh (f16: C0 = 16)
         np.testing.assert_array_equal(got[key], want[key])
-    (folded,) = [op for op in module.walk() if isinstance(op, ge.ConstantOp) and op.weight_key != "w"
-                 and storage_of(op.output.type) == "FRACTAL_Z"]
+    (folded,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, ge.ConstantOp) and op.weight_key != "w" and storage_of(op.output.type) == "FRACTAL_Z"
+    ]
     table = weights_of(module)
     physical = table[folded.weight_key]
     assert physical.shape == (9, 1, 16, 16)
