@@ -8,19 +8,22 @@ from xdsl.ir import Dialect
 
 from ge.ge_dialects.ge.attention import *  # noqa: F403
 from ge.ge_dialects.ge.attention import ATTENTION_OPS
-from ge.ge_dialects.ge.base import GeOp, InferArgs
-from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.base import GeOp as GeOp
+from ge.ge_dialects.ge.base import InferArgs as InferArgs
+from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
-from ge.ge_dialects.ge.layout import LAYOUT_OPS, TransDataOp
+from ge.ge_dialects.ge.layout import LAYOUT_OPS
+from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
-from ge.ge_dialects.ge.target_attr import TargetAttr
+from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
 from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
-from ge.ge_dialects.ge.types import FormatAttr, WeightRefAttr
+from ge.ge_dialects.ge.types import FormatAttr as FormatAttr
+from ge.ge_dialects.ge.types import WeightRefAttr as WeightRefAttr
 
 ALL_OPS: list[type[GeOp]] = [
     ConstantOp,
@@ -33,5 +36,3 @@ ALL_OPS: list[type[GeOp]] = [
 ]
 
 GE = Dialect("ge", ALL_OPS, [FormatAttr, WeightRefAttr, TargetAttr])
-
-__all__ = ["GE", "ALL_OPS", "GeOp", "InferArgs", "ConstantOp", "FormatAttr", "WeightRefAttr", "TargetAttr"]

@@ -622,4 +622,17 @@ NN_OPS = [
     MatMulOp,
 ]
 
-__all__ = [op.__name__ for op in NN_OPS] + ["NN_OPS"]
+__all__ = [
+    "ConvOp",
+    "MaxPoolOp",
+    "AvgPoolOp",
+    "GlobalAvgPoolOp",
+    "BatchNormOp",
+    "LayerNormOp",
+    "DropoutOp",
+    "ClipOp",
+    "SoftmaxOp",
+    "GemmOp",
+    "MatMulOp",
+    "NN_OPS",
+]

@@ -894,4 +894,25 @@ shape_like_operands: dict[type, tuple[str, ...]] = {
     PadOp: ("pads", "axes"),
 }
 
-__all__ = [cls.__name__ for cls in TENSOR_OPS] + ["shape_like_operands", "ONNX_ELEMENT_TYPES", "range_length"]
+__all__ = [
+    "TransposeOp",
+    "ReshapeOp",
+    "FlattenOp",
+    "ConcatOp",
+    "SplitOp",
+    "SliceOp",
+    "GatherOp",
+    "UnsqueezeOp",
+    "SqueezeOp",
+    "ReduceMeanOp",
+    "CastOp",
+    "WhereOp",
+    "ExpandOp",
+    "ShapeOp",
+    "ConstantOfShapeOp",
+    "PadOp",
+    "RangeOp",
+    "shape_like_operands",
+    "ONNX_ELEMENT_TYPES",
+    "range_length",
+]
