@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, r in rows.items():
         print(
             f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x "
-            f"| {r['ge interpreter']:.3f} | {r['ort inference']:.4f} | {r['ge interpreter'] / r['ort inference']:.2f}x |"
+            f"| {r['ge interpreter']:.3f} | {r['ort inference']:.4f} "
+            f"| {r['ge interpreter'] / r['ort inference']:.2f}x |"
         )
 
 

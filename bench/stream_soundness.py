@@ -15,7 +15,8 @@ for the CNNs, one layer of width 64 for the transformers, as test/interpreter/te
    The executor runs on every mutant (not only those the verifier misses), so its own catch rate
    shows too. Columns per kind (ev: events, buf: buffers, shown as sampled/live pairs): rejected
    by the verifier; caught by the executor only (the verifier accepted); caught by the executor
-   in all (verifier bypassed); undetected by both. Plans: `plan-memory` (reuse), `plan-memory,relax-reuse{...}` (relax) and
+   in all (verifier bypassed); undetected by both. Plans: `plan-memory` (reuse),
+   `plan-memory,relax-reuse{...}` (relax) and
    `plan-memory{reuse=false}` (no-reuse: a buffer per value, so streams are limited by data edges
    only and there are more events).
 2. Soundness matrix. Each model x level x stream count: the verifier accepts, the arena executor
@@ -483,7 +484,7 @@ def int_list(text: str, option: str) -> list[int]:
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise SystemExit(f"stream_soundness: {option} {text!r}: expected comma-separated integers")
+        raise SystemExit(f"stream_soundness: {option} {text!r}: expected comma-separated integers") from None
     if not values:
         raise SystemExit(f"stream_soundness: {option} is empty")
     return values
@@ -558,9 +559,8 @@ def _check_options(args: argparse.Namespace) -> _Options:
         int_list(args.mutation_seeds, "--mutation-seeds"),
         int_list(args.buffers, "--buffers"),
     )
-    if markdown_path := args.markdown:
-        if not Path(markdown_path).parent.is_dir():
-            raise SystemExit(f"stream_soundness: --markdown {markdown_path}: no such directory")
+    if (markdown_path := args.markdown) and not Path(markdown_path).parent.is_dir():
+        raise SystemExit(f"stream_soundness: --markdown {markdown_path}: no such directory")
     return _Options(
         tables,
         args.size,

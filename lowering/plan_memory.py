@@ -37,8 +37,8 @@ from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.stream_executor import MEMORY_ATTR
-from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
 from ge.target import Target

@@ -38,8 +38,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
+from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
-from ge.lowering.engines import stays_outside_tasks
 from ge.lowering.memory.plan import verify_plan
 from ge.lowering.plan_memory import check_hbm, pool_buffers
 from ge.lowering.streams import Dag, dag_from_ops

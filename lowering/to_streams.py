@@ -38,7 +38,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of
-from ge.lowering.engines import stays_outside_tasks
+from ge.interpreter.device.engines import stays_outside_tasks
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule

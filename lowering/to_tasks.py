@@ -26,7 +26,7 @@ from ge.ge_dialects import fused, stream, task
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
-from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
+from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.target import Target
 
 

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ge.ge_dialects import fused
 from ge.ge_dialects.ge.layout import TransDataOp
-from ge.lowering.engines import stays_outside_tasks
+from ge.interpreter.device.engines import stays_outside_tasks
 
 
 @dataclass

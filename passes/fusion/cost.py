@@ -2,7 +2,7 @@
 device model ge-run reports (interpreter/device), asked through its IR bridge (ir_work.py).
 
 A candidate group is timed as the task lower-to-tasks would make of it: the engine of its pattern
-class and the block_dim of its geometry (lowering/engines.py), its boundary values as inputs and
+class and the block_dim of its geometry (interpreter/device/engines.py), its boundary values as inputs and
 outputs, then the device cost model's tiled pipeline, task overhead included (a cold L2, all of
 HBM: the task alone). Every number comes from the target file; nothing is per model.
 """
@@ -15,8 +15,8 @@ from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import fused, task
 from ge.interpreter.device.cost import Hardware
+from ge.interpreter.device.engines import engine_of, geometry, group_engine, stays_outside_tasks
 from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
-from ge.lowering.engines import engine_of, geometry, group_engine, stays_outside_tasks
 from ge.target import Target
 
 

@@ -11,6 +11,7 @@ Run as a script for the per-operator table: `python test/frontend/onnx_node_case
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -111,10 +112,8 @@ def collect() -> list[NodeCase]:
             _write_case(case, tmp / case.name)
             lines.append(f"{case.name}\t{op}\t{case.rtol}\t{case.atol}")
         (tmp / "index.txt").write_text("\n".join(lines) + "\n")
-        try:
+        with contextlib.suppress(OSError):  # another process may have filled the cache first
             os.replace(tmp, CACHE)
-        except OSError:  # another process filled the cache first
-            pass
     out = []
     for line in index.read_text().splitlines():
         name, op, rtol, atol = line.split("\t")

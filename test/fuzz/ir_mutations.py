@@ -163,7 +163,7 @@ def mutate_ir(text: str, rng: random.Random, corpus: Corpus) -> tuple[str, str]:
         return "".join(tokens), f"ir:nesting-{depth}"
     else:
         i = rng.choice(solid)
-        tokens.insert(i, rng.choice(["\u202e", "\x00", "\ufeff", "é", "𝔘", "\r\n", "\t", "\\"]))
+        tokens.insert(i, rng.choice(["\u202e", "\x00", "\ufeff", "é", "\U0001d518", "\r\n", "\t", "\\"]))
     return "".join(tokens), f"ir:{kind}"
 
 

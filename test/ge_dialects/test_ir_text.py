@@ -181,7 +181,7 @@ def test_unicode_names_read_back_as_strings():
     relu = fn.body.block.first_op
     assert relu.location.desc.data == "/层/relu"
     out = run(module, {"xü": np.array([-1, 2], np.float32)})
-    assert list(out.values())[0].tolist() == [0, 2]
+    assert next(iter(out.values())).tolist() == [0, 2]
 
 
 def test_escaped_bytes_that_are_not_utf8_stay_refused_in_names():
@@ -209,13 +209,15 @@ def test_huge_splat_stays_one_element():
 def test_tensor_size_limit_is_settable():
     text = "func.func @main() {\n  %0 = ge.constant dense<1.0> : tensor<1000xf32>\n  func.return\n}"
     parse_module(text, "t.mlir")
-    with tensor_byte_limit(3999):
-        with pytest.raises(
+    with (
+        tensor_byte_limit(3999),
+        pytest.raises(
             UserError,
             match=r"t.mlir:2:33: tensor<1000xf32> holds 4000 bytes, more than the "
             r"limit of 3999 bytes",
-        ):
-            parse_module(text, "t.mlir")
+        ),
+    ):
+        parse_module(text, "t.mlir")
     assert max_tensor_bytes() == 4 << 30
     with pytest.raises(ValueError), tensor_byte_limit(-1):
         pass

@@ -232,7 +232,7 @@ def test_trans_data_kernel_produces_the_stored_array():
 def test_a_value_held_in_the_wrong_layout_is_an_error():
     """The relu after the conv gets its operand as stored: a logical array there is refused."""
     module = _module(CONV_IN_NC1HWC0)
-    relu = [op for op in module.walk() if op.name == "ge.relu"][0]
+    relu = next(op for op in module.walk() if op.name == "ge.relu")
     interpreter = folding_interpreter(module)
     with pytest.raises(KernelError, match="ge.relu: .*NC1HWC0"):
         interpreter.run_op(relu, (np.ones((1, 4, 4, 4), np.float32),))

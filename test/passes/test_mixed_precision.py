@@ -106,7 +106,7 @@ def _apply(module: ModuleOp, **options) -> list:
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_model_error_within_tolerance(loaded, name, mode):
     model = _model(loaded, name)
-    converted, found, got = _converted(loaded, name, mode)
+    _, found, got = _converted(loaded, name, mode)
     rel, _, _ = error(model.reference, got)
     assert 0 < rel <= TOLERANCE[mode], f"{name} {mode}: rel_err {rel:.3g}"
     for key, value in got.items():  # outputs keep their f32 type
@@ -372,7 +372,7 @@ def test_cancel_casts_rules():
     with remarks.collected() as found:
         cancel_casts(module)
     module.verify()
-    ret = [op for op in module.walk() if op.name == "func.return"][0]
+    ret = next(op for op in module.walk() if op.name == "func.return")
     fn = ret.parent_op()
     x, i, h = fn.body.block.args
     assert ret.operands[0] is x  # f32 -> f16 -> f32 cancels (GE's symmetric rule)

@@ -114,7 +114,7 @@ def test_levels_do_what_they_say(model_cache):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ge_graphs())
 def test_o3_keeps_outputs_on_random_graphs(graph):
-    module, weights, inputs = graph
+    module, _weights, inputs = graph
     checker = DifferentialChecker.start(module, inputs)
     apply_all(make_context(), module, [GeOptimizePass(level=3)], observers=[checker])
     checker.finish()

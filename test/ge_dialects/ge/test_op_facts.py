@@ -18,8 +18,8 @@ from ge.ge_dialects.ge.facts import (
     RunsOn,
     Transcendental,
 )
+from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.interpreter.device.ir_work import ops_work
-from ge.lowering.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.passes.fusion import rules as fusion_rules
 from ge.passes.layout import rules as layout_rules
 from ge.target import load_target

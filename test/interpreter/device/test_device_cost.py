@@ -181,7 +181,10 @@ def test_more_work_never_takes_less_time(w, tname, cores, more, extra):
     t = load_target(tname)
     if more == "scale":
         k = 1 + extra / (1 << 20)
-        scale = lambda ts: tuple(type(x)(x.name, int(x.nbytes * k), x.shape, x.dtype, x.fmt) for x in ts)
+
+        def scale(ts):
+            return tuple(type(x)(x.name, int(x.nbytes * k), x.shape, x.dtype, x.fmt) for x in ts)
+
         bigger = TaskWork(
             **{
                 **w.__dict__,

@@ -56,7 +56,7 @@ def check_schedule(tasks: list[SimTask], res, hw: Hardware) -> None:
             by_core[c].append((s, e))
         for iv in by_core.values():
             iv.sort()
-            for (s1, e1), (s2, e2) in zip(iv, iv[1:]):
+            for (_s1, e1), (s2, _e2) in zip(iv, iv[1:]):
                 assert s2 >= e1 - tol
     for r in res.tasks:
         assert 1 <= r.cores <= r.work.block_dim

@@ -185,7 +185,7 @@ def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
     index = {k: i for i, k in enumerate(kernels)}
     placed = [(i, k.offsets.get_values()[0]) for i, k in enumerate(kernels) if k.offsets.get_values()[0] >= 0]
     moved = 0
-    for (i, _), (j, offset_j) in zip(placed, placed[1:]):
+    for (i, _), (j, _offset_j) in zip(placed, placed[1:]):
         a = kernels[i].results[0]
         if not any(index.get(u.operation, -1) > j for u in a.uses):
             continue  # move j's buffer onto i's only while i's is still read after j

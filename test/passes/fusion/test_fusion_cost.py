@@ -5,8 +5,8 @@ import pytest
 
 from ge.ge_dialects import fused, task
 from ge.interpreter.device import SimTask, simulate
+from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.device.ir_work import kernel_work
-from ge.lowering.engines import stays_outside_tasks
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fusion.cost import CostModel
 from ge.passes.pipeline import apply_all, parse_passes
