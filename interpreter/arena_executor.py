@@ -35,7 +35,7 @@ from ge.interpreter.device.simulator import ScheduleError
 from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.ge import GeFunctions
 from ge.interpreter.layouts import to_logical, to_physical
-from ge.interpreter.runner import check_inputs, main_function, output_names
+from ge.interpreter.runner import check_inputs, main_function, output_names, tensor_types
 from ge.interpreter.stream_program import StreamProgram, stream_program
 from ge.interpreter.task import TaskFunctions
 
@@ -189,7 +189,9 @@ def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, s
             else:  # a copy: the kernel may have returned a view of an input in the arena
                 values[v] = np.array(r, copy=True)
         done.add(j)
-    returned = fn.body.block.last_op.operands
+    last = fn.body.block.last_op
+    assert last is not None  # a verified func.func ends in func.return
+    returned = last.operands
     return [np.array(read(v, "func.return"), copy=True) for v in returned]
 
 
@@ -205,12 +207,14 @@ def run_in_arena(
     what `main` says (tests pass a mutated one)."""
     fn = main_function(module)
     program = program or stream_program(fn)
-    args = tuple(to_physical(a, t) for a, t in zip(check_inputs(module, inputs), fn.function_type.inputs.data))
+    args = tuple(
+        to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))
+    )
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GeFunctions(weights_of(module) if weights is None else weights))
     interpreter.register_implementations(FusedFunctions())
     interpreter.register_implementations(TaskFunctions())
     results = run_program(program, interpreter, args, seed)
-    outputs = (to_logical(r, t) for r, t in zip(results, fn.function_type.outputs.data))
+    outputs = (to_logical(r, t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))

@@ -59,7 +59,7 @@ class Difference:
         return self.ratio <= 1.0
 
 
-def _at(index: tuple[int, ...], before: np.ndarray, after: np.ndarray) -> str:
+def _at(index: tuple[int | np.integer, ...], before: np.ndarray, after: np.ndarray) -> str:
     def value(x: np.ndarray) -> str:
         return str(int(x[index])) if x.dtype.kind in "biu" else f"{float(x[index]):.8g}"
 

@@ -74,6 +74,7 @@ class GeFunctions(*KERNEL_FAMILIES):  # type: ignore[misc]
             value = op.inline_value()
             if value is None:
                 key = op.weight_key
+                assert key is not None  # the value property is inline or a weight reference
                 if key not in self.weights:
                     raise InterpretationError(one_line(f"{describe(op)}: weight '{key}' is not in the weights sidecar"))
                 value = np.asarray(self.weights[key])

@@ -83,6 +83,13 @@ def _check_supported(origin: str, storage: str, shape: Shape, element_type: Attr
 # -- logical -> stored -----------------------------------------------------------------------------
 
 
+def _c0(element_type: Attribute) -> int:
+    """C0 of a type _check_supported accepted for a blocked format (which needs one)."""
+    c0 = c0_of(element_type)
+    assert c0 is not None
+    return c0
+
+
 def to_storage(
     array: np.ndarray, origin: str, storage: str, dtype: Attribute | np.dtype | type | None = None
 ) -> np.ndarray:
@@ -94,16 +101,16 @@ def to_storage(
     if is_trivial(origin, storage, rank):
         return x
     if storage == FRACTAL_NZ:
-        return _nd_to_nz(x, c0_of(element_type))
+        return _nd_to_nz(x, _c0(element_type))
     nchw = x if image_origin(origin, rank) == NCHW else x.transpose(0, 3, 1, 2)
     if storage == NCHW:
         out = nchw
     elif storage == NHWC:
         out = nchw.transpose(0, 2, 3, 1)
     elif storage == NC1HWC0:
-        out = _nchw_to_nc1hwc0(nchw, c0_of(element_type))
+        out = _nchw_to_nc1hwc0(nchw, _c0(element_type))
     else:
-        out = _nchw_to_fractal_z(nchw, c0_of(element_type))
+        out = _nchw_to_fractal_z(nchw, _c0(element_type))
     return np.ascontiguousarray(out)
 
 
@@ -173,8 +180,9 @@ def from_storage(
 
 def _resolve(x: np.ndarray, origin: str, storage: str, element_type: Attribute, shape: Shape) -> tuple[int, ...]:
     """`shape` with its unknown dims read off the stored array."""
-    if all(d is not None for d in shape):
-        return tuple(shape)
+    known = [d for d in shape if d is not None]
+    if len(known) == len(shape):
+        return tuple(known)
     probe = [0 if d is None else d for d in shape]
     _check_supported(origin, storage, tuple(shape), element_type)
     rank = len(shape)
@@ -188,7 +196,7 @@ def _resolve(x: np.ndarray, origin: str, storage: str, element_type: Attribute, 
         logical = {"N": 0, "C": 1, "H": 2, "W": 3} if nchw else {"N": 0, "H": 1, "W": 2, "C": 3}
         stored = {NCHW: "NCHW", NHWC: "NHWC", NC1HWC0: "N-HW", FRACTAL_Z: "----"}[storage]
         where = {logical[k]: stored.index(k) for k in "NCHW" if k in stored}
-    resolved = list(shape)
+    resolved = list(probe)  # every unknown dim is overwritten below
     for i, d in enumerate(shape):
         if d is None:
             if i not in where or where[i] >= x.ndim:
@@ -252,7 +260,11 @@ def constant_to_logical(array: np.ndarray, t: TensorType) -> np.ndarray:
         return hit[2]
     logical = to_logical(array, t)
     logical.flags.writeable = False
-    _CONSTANTS[key] = (weakref.ref(array, lambda _, key=key: _CONSTANTS.pop(key, None)), t, logical)
+
+    def forget(_: object, key: int = key) -> None:
+        _CONSTANTS.pop(key, None)
+
+    _CONSTANTS[key] = (weakref.ref(array, forget), t, logical)
     return logical
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute
 
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
@@ -54,9 +55,16 @@ def output_names(fn: func.FuncOp) -> list[str]:
     return _names(fn.res_attrs, len(fn.function_type.outputs), "result")
 
 
+def tensor_types(types: Sequence[Attribute]) -> list[TensorType]:
+    """`main`'s argument or result types: a ge graph passes tensors only."""
+    tensors = [t for t in types if isinstance(t, TensorType)]
+    assert len(tensors) == len(types), "main's signature has a type that is no tensor"
+    return tensors
+
+
 def input_signature(module: ModuleOp) -> dict[str, TensorType]:
     fn = main_function(module)
-    return dict(zip(input_names(fn), fn.function_type.inputs.data))
+    return dict(zip(input_names(fn), tensor_types(fn.function_type.inputs.data)))
 
 
 def check_input(name: str, t: TensorType, dtype: np.dtype, shape: tuple[int, ...]) -> None:
@@ -103,7 +111,7 @@ def run(
     (what a tool attached, plus what passes added)."""
     fn = main_function(module)
     # graph inputs and outputs are logical; a signature type with a storage format is converted here
-    args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), fn.function_type.inputs.data)]
+    args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))]
     if weights is None:
         weights = weights_of(module)
     interpreter = Interpreter(module)
@@ -112,5 +120,5 @@ def run(
     interpreter.register_implementations(FusedFunctions())
     interpreter.register_implementations(TaskFunctions())
     results = interpreter.call_op(fn, tuple(args))
-    outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, fn.function_type.outputs.data))
+    outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))

@@ -44,6 +44,7 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
     last_on_stream: dict[int, int] = {}
     kernels: list[task.KernelOp] = []
     waits: list[tuple[int, ...]] = []
+    streams: list[int] = []  # per kernel, checked present below
     for op in fn.body.block.ops:
         if isinstance(op, stream.WaitOp):
             pending_waits[op.stream_id].append(op.event_id)
@@ -56,16 +57,17 @@ def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
             s = op.get("stream")
             if s is None:
                 raise NotLowered(f"task '{op.task_name.data}' has no stream (run lower-to-streams)")
+            streams.append(s)
             waits.append(tuple(pending_waits.pop(s, [])))
             last_on_stream[s] = len(kernels)
             kernels.append(op)
     if not kernels:
         raise NotLowered("the module has no tasks (run lower-to-tasks and lower-to-streams)")
-    producer = {v: i for i, k in enumerate(kernels) for v in k.outputs}
+    producer: dict[SSAValue, int] = {v: i for i, k in enumerate(kernels) for v in k.outputs}
     return [
         SimTask(
             work=task_work(k, names),
-            stream=k.get("stream"),
+            stream=streams[i],
             launch=k.get("launch") or 0,
             waits=waits[i],
             records=tuple(records.get(i, ())),
@@ -133,7 +135,8 @@ def report(result, memory: MemoryFigures | None) -> str:
         f"target {result.target}, mode {result.mode}: {len(result.tasks)} tasks, {result.launches} host launches",
         f"latency {result.latency * 1e6:.1f} us; roofline bound {b.value * 1e6:.1f} us ({b.limiter}); "
         f"latency / bound {result.latency_over_bound:.2f}",
-        f"utilization: cube {result.cube_util:.1%}, vector {result.vector_util:.1%}, HBM bandwidth {result.hbm_util:.1%}",
+        f"utilization: cube {result.cube_util:.1%}, vector {result.vector_util:.1%}, "
+        f"HBM bandwidth {result.hbm_util:.1%}",
     ]
     if memory is not None:
         lines.append(

@@ -58,9 +58,10 @@ class StreamProgram:
 
 def pool_bytes(module: ModuleOp | None) -> int | None:
     attr = module.attributes.get(MEMORY_ATTR) if module is not None else None
-    if not isinstance(attr, DictionaryAttr) or not isinstance(attr.data.get("pool"), IntegerAttr):
+    pool = attr.data.get("pool") if isinstance(attr, DictionaryAttr) else None
+    if not isinstance(pool, IntegerAttr):
         return None
-    return attr.data["pool"].value.data
+    return pool.value.data
 
 
 def stream_program(fn: func.FuncOp) -> StreamProgram:
@@ -77,7 +78,9 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
     waits: list[tuple] = []
     setup: list[Operation] = []
     task_results: set[SSAValue] = set()
-    task_index: dict[task.KernelOp, int] = {}
+    task_index: dict[Operation, int] = {}
+    streams: list[int] = []  # per kernel, checked present below
+    offsets: list[tuple[int, ...]] = []
     for op in fn.body.block.ops:
         if isinstance(op, stream.RecordOp):
             recorded = op.task
@@ -95,6 +98,8 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
                 raise NotLowered(f"{where}: task '{op.task_name.data}' has no stream (run lower-to-streams)")
             if op.offsets is None:
                 raise NotLowered(f"{where}: task '{op.task_name.data}' has no offsets (run plan-memory)")
+            streams.append(s)
+            offsets.append(tuple(op.offsets.get_values()))
             waits.append(tuple(pending_waits.pop(s, [])))
             last_on_stream[s] = task_index[op] = len(kernels)
             kernels.append(op)
@@ -111,11 +116,11 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
         ProgramTask(
             index=i,
             op=k,
-            stream=k.get("stream"),
+            stream=streams[i],
             launch=k.get("launch") or 0,
             inputs=tuple(k.inputs),
             outputs=tuple(k.outputs),
-            offsets=tuple(k.offsets.get_values()),
+            offsets=offsets[i],
             sizes=tuple(device_bytes(r) for r in k.outputs),
             waits=waits[i],
             records=tuple(records.get(i, ())),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from ge.interpreter.device.work import TaskWork, dtype_bytes
 from ge.target import Target, load_target
@@ -261,6 +262,19 @@ class BlockCost:
         return self.consumption(INF)
 
 
+class _SharedFields(TypedDict):
+    """The BlockCost fields every engine computes alike (engine, blocks and traffic)."""
+
+    engine: str
+    blocks: int
+    hbm_in: float
+    l2_in: float
+    out: float
+    hbm_read_bytes: int
+    hbm_write_bytes: int
+    l2_read_bytes: int
+
+
 def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = frozenset()) -> BlockCost:
     """Per-block cost of `work` on `target`; inputs named in `l2_hits` are read from L2."""
     hw = Hardware.of(target)
@@ -271,7 +285,7 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
     hbm_read = sum(ins.values()) - l2_bytes
     write = sum(outs.values())
     hbm_in, l2_in, out = hbm_read / B, l2_bytes / B, write / B
-    common = dict(
+    common = _SharedFields(
         engine=work.engine,
         blocks=B,
         hbm_in=hbm_in,
@@ -328,10 +342,7 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
     # result tiles, so a cube+vector kernel tiles as its Cube part). The count is kept fractional
     # (bytes / tile, at least 1) so that more bytes never make a task faster.
     in_blk = hbm_in + l2_in
-    if work.engine == "vector":
-        tiles = (in_blk + out) / (hw.ub / 2)
-    else:
-        tiles = max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
+    tiles = (in_blk + out) / (hw.ub / 2) if work.engine == "vector" else max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
     return BlockCost(
         overhead_s=hw.task_device_s,
         tiles=max(1.0, tiles),

@@ -35,6 +35,7 @@ def tensor(value: SSAValue, names: dict[SSAValue, str]) -> Tensor:
     """The buffer record of `value`; `names` gives every distinct value its own name (L2 residency and
     the de-duplication of a tensor read twice go by name)."""
     t = value.type
+    assert isinstance(t, TensorType)  # task and ge op operands and results are tensors
     name = names.setdefault(value, f"%{len(names)}")
     fmt = format_of(t)
     return Tensor(

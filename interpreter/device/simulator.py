@@ -246,6 +246,12 @@ class _TaskState:
     records: tuple[tuple[int, float], ...] = ()
 
 
+def _cost(s: _TaskState) -> BlockCost:
+    """The block cost of a task that has started (set when its first group dispatches)."""
+    assert s.cost is not None
+    return s.cost
+
+
 def _eps(t: float) -> float:
     return 1e-12 * max(1.0, abs(t)) + 1e-18
 
@@ -485,10 +491,10 @@ class _Simulator:
     def _rerate(self) -> None:
         """Share HBM among the groups in their body: one allotment λ each, and the rate it gives them."""
         body = [g for g in self.running if self._in_body(g)]
-        lam = hbm_level([(self.st[g.task].cost, g.k) for g in body], self.hw.hbm_bw)
+        lam = hbm_level([(_cost(self.st[g.task]), g.k) for g in body], self.hw.hbm_bw)
         total = 0.0
         for g in body:
-            c = self.st[g.task].cost
+            c = _cost(self.st[g.task])
             t = c.body(lam)
             g.b = lam
             g.rate = INF if t <= 0 else 1.0 / t
@@ -515,6 +521,7 @@ class _Simulator:
         for kind, data in self.events.pop_due(self.now):
             changed = True
             if kind == "ready":
+                assert isinstance(data, int)  # "ready" events carry a task index
                 self.st[data].ready = self.now
                 self.queue.append(data)
         if changed:
@@ -527,7 +534,7 @@ class _Simulator:
         for g in self.running:
             if id(g) in fin and g.rate != INF:
                 s = self.st[g.task]
-                stg = s.cost.stages(g.b)
+                stg = _cost(s).stages(g.b)
                 frac = min(g.remaining, g.rate * dt)
                 s.mte2_s += g.k * stg["mte2"] * frac
                 s.mte3_s += g.k * stg["mte3"] * frac
@@ -556,10 +563,12 @@ class _Simulator:
         st, works, tasks = self.st, self.works, self.tasks
         if self.early:
             j, p = self.early[0]
-            ended = f"finished at {st[p].end * 1e6:.1f} us" if st[p].end is not None else "never finished"
+            producer_end, early_start = st[p].end, st[j].start
+            assert early_start is not None  # j is recorded as early when it starts
+            ended = f"finished at {producer_end * 1e6:.1f} us" if producer_end is not None else "never finished"
             raise ScheduleError(
                 f"task '{works[j].name}' (#{j}, stream {tasks[j].stream}) started at "
-                f"{st[j].start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
+                f"{early_start * 1e6:.1f} us before its producer '{works[p].name}' (#{p}, stream "
                 f"{tasks[p].stream}) {ended}"
             )
         unfinished = [works[i].name for i in range(len(tasks)) if st[i].end is None]
@@ -567,7 +576,9 @@ class _Simulator:
             raise RuntimeError(f"simulation stalled; unfinished tasks: {', '.join(unfinished[:5])}")
 
     def _task_result(self, i: int) -> TaskResult:
-        s, w, c, hw = self.st[i], self.works[i], self.st[i].cost, self.hw
+        s, w, c, hw = self.st[i], self.works[i], _cost(self.st[i]), self.hw
+        # _check_finished ran first: every task was made ready, started and ended
+        assert s.ready is not None and s.start is not None and s.end is not None
         return TaskResult(
             index=i,
             work=w,

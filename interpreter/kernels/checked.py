@@ -141,9 +141,11 @@ def _check_static_results(op: ge.GeOp) -> None:
     """Refuses results whose static type is already too large, before the kernel allocates them;
     results with unknown dims are checked by their kernels (`check_alloc`) and afterwards here."""
     for result in op.results:
-        dims = shape_of(result.type)
+        t = result.type
+        assert isinstance(t, TensorType)  # every ge op result is a tensor
+        dims = shape_of(t)
         if all(d is not None for d in dims):
-            check_alloc(dims, numpy_dtype(result.type.element_type))
+            check_alloc(dims, numpy_dtype(t.element_type))
 
 
 def _has_unknown_dims(op: ge.GeOp) -> bool:

@@ -13,6 +13,7 @@ operation on the whole output.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -39,7 +40,8 @@ def _pad(x: np.ndarray, window: Window, fill) -> tuple[np.ndarray, list[int], li
     partial last windows of ceil mode. Returns the padded array, the output spatial sizes and
     the (begin, end) explicit padding per axis (without the ceil-mode extension)."""
     sizes = x.shape[2:]
-    out = window.out_sizes(sizes)
+    out = [size for size in window.out_sizes(sizes) if size is not None]
+    assert len(out) == len(sizes)  # an array's sizes are known, so every output size is
     explicit = [window.padding(i, s) for i, s in enumerate(sizes)]
     widths = [(0, 0), (0, 0)]
     for i, (size, (begin, end)) in enumerate(zip(sizes, explicit)):
@@ -66,8 +68,10 @@ def _slice_at(xp: np.ndarray, window: Window, offsets, out: list[int]) -> np.nda
     return xp[tuple(index)]
 
 
-def _kernel_positions(window: Window):
-    return itertools.product(*(range(k) for k in window.kernel))
+def _kernel_positions(window: Window) -> Iterator[tuple[int, ...]]:
+    kernel = [k for k in window.kernel if k is not None]
+    assert len(kernel) == len(window.kernel)  # a kernel's windows come from known attributes or weights
+    return itertools.product(*(range(k) for k in kernel))
 
 
 # -- convolution -------------------------------------------------------------------------------
@@ -75,7 +79,7 @@ def _kernel_positions(window: Window):
 
 def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
     """Columns (N, G, Cg * K, P): every input patch, one column per output position."""
-    n, c = xp.shape[:2]
+    n = xp.shape[0]
     spatial = len(out)
     if all(k == 1 for k in window.kernel):
         patches = _slice_at(xp, window, [0] * spatial, out)
@@ -123,6 +127,7 @@ def max_pool(op, ins):
         for offsets in _kernel_positions(window):
             part = _slice_at(xp, window, offsets, out)
             y = part.copy() if y is None else np.maximum(y, part, out=y)
+        assert y is not None  # the verifier makes every kernel dimension positive
         return y.astype(ins["X"].dtype, copy=False)
     y, indices = _max_with_indices(xp, window, out, explicit, x.shape, op.p("storage_order"))
     return y.astype(ins["X"].dtype, copy=False), indices
@@ -145,7 +150,8 @@ def _max_with_indices(xp, window: Window, out, explicit, shape, storage_order: i
         )
         for i, o in enumerate(out)
     )
-    y = indices = None
+    y: np.ndarray | None = None
+    indices: np.ndarray | None = None
     for offsets in _kernel_positions(window):
         part = _slice_at(xp, window, offsets, out)
         here = base + sum(k * window.dilations[i] * strides[i] for i, k in enumerate(offsets))
@@ -154,7 +160,9 @@ def _max_with_indices(xp, window: Window, out, explicit, shape, storage_order: i
             continue
         better = part > y
         y = np.where(better, part, y)
+        assert indices is not None  # set with y
         indices = np.where(better, here, indices)
+    assert y is not None and indices is not None  # the verifier makes every kernel dimension positive
     n, c = shape[:2]
     channel_base = (np.arange(n * c, dtype=np.int64) * int(np.prod(spatial))).reshape(n, c, *[1] * len(out))
     return y, (indices + channel_base).astype(np.int64)
@@ -184,6 +192,7 @@ def _window_counts(padded, sizes, window: Window, out, explicit, include_pad: in
     for offsets in _kernel_positions(window):
         part = _slice_at(mask, window, offsets, out)
         counts = part.copy() if counts is None else counts + part
+    assert counts is not None  # the verifier makes every kernel dimension positive
     return counts
 
 

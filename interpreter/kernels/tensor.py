@@ -35,6 +35,13 @@ def _ints(values: np.ndarray | None) -> list[int] | None:
     return None if values is None else [int(v) for v in np.asarray(values).reshape(-1)]
 
 
+def _required_ints(values: np.ndarray | None) -> list[int]:
+    """The integers of an operand the op's verifier makes mandatory (never None here)."""
+    ints = _ints(values)
+    assert ints is not None
+    return ints
+
+
 def _result_dtype(op) -> np.dtype:
     return numpy_dtype(op.results[0].type.element_type)
 
@@ -46,7 +53,7 @@ def transpose(op, ins):
 
 def reshape(op, ins):
     x = ins["data"]
-    return x.reshape(reshape_dims(x.shape, _ints(ins["shape"]), bool(op.p("allowzero"))))
+    return x.reshape(reshape_dims(x.shape, _required_ints(ins["shape"]), bool(op.p("allowzero"))))
 
 
 def flatten(op, ins):
@@ -62,14 +69,20 @@ def split(op, ins):
     x = ins["input"]
     axis = op.p("axis")
     sizes = split_sizes(x.shape[axis], _ints(ins["split"]), op.p("num_outputs"), len(op.results))
-    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+    known = [size for size in sizes if size is not None]
+    assert len(known) == len(sizes)  # the dimension is an array's, so split_sizes gave every size
+    return tuple(np.split(x, np.cumsum(known)[:-1], axis=axis))
 
 
 def slice_(op, ins):
     x = ins["data"]
-    bounds = slice_bounds(x.shape, _ints(ins["starts"]), _ints(ins["ends"]), _ints(ins["axes"]), _ints(ins["steps"]))
+    bounds = slice_bounds(
+        x.shape, _required_ints(ins["starts"]), _required_ints(ins["ends"]), _ints(ins["axes"]), _ints(ins["steps"])
+    )
     index = [slice(None)] * x.ndim
-    for axis, (start, end, step) in bounds.items():
+    for axis, bound in bounds.items():
+        assert bound is not None  # an array's axis sizes are known, so every axis has bounds
+        start, end, step = bound
         # A negative-step end of -1 means "through element 0", which Python spells None.
         index[axis] = slice(start, end if end >= 0 else None, step)
     return x[tuple(index)]
@@ -90,7 +103,7 @@ def gather(op, ins):
 
 def unsqueeze(op, ins):
     x = ins["data"]
-    return x.reshape(unsqueezed_dims(x.shape, _ints(ins["axes"])))
+    return x.reshape(unsqueezed_dims(x.shape, _required_ints(ins["axes"])))
 
 
 def squeeze(op, ins):
@@ -110,12 +123,12 @@ def reduce_mean(op, ins):
     axes = _ints(ins["axes"])
     if not axes and op.p("noop_with_empty_axes"):
         return x.copy()
-    axes = tuple(normalize_axes(axes, x.ndim)) if axes else tuple(range(x.ndim))
-    count = int(np.prod([x.shape[a] for a in axes]))
-    total = np.sum(x, axis=axes, dtype=_accumulation_dtype(x.dtype))
+    reduced = tuple(normalize_axes(axes, x.ndim)) if axes else tuple(range(x.ndim))
+    count = int(np.prod([x.shape[a] for a in reduced]))
+    total = np.sum(x, axis=reduced, dtype=_accumulation_dtype(x.dtype))
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / total.dtype.type(count)  # an empty reduction gives NaN
-    return np.asarray(mean, dtype=x.dtype).reshape(reduced_dims(x.shape, axes, bool(op.p("keepdims")), False))
+    return np.asarray(mean, dtype=x.dtype).reshape(reduced_dims(x.shape, reduced, bool(op.p("keepdims")), False))
 
 
 def cast(op, ins):
@@ -176,7 +189,7 @@ def where(op, ins):
 
 def expand(op, ins):
     x = ins["input"]
-    wanted = _ints(ins["shape"])
+    wanted = _required_ints(ins["shape"])
     check_alloc([max(d, 0) for d in wanted], x.dtype)  # broadcast_shapes itself would allocate nothing
     shape = np.broadcast_shapes(x.shape, tuple(wanted))
     check_alloc(shape, x.dtype)
@@ -190,14 +203,14 @@ def shape(op, ins):
 
 
 def constant_of_shape(op, ins):
-    shape = _ints(ins["input"])
+    shape = _required_ints(ins["input"])
     check_alloc(shape, _result_dtype(op))  # the shape is data: a negative or huge one is refused here
     return np.full(shape, op.fill_value(), dtype=_result_dtype(op))
 
 
 def pad(op, ins):
     x = ins["data"]
-    widths = pad_widths(x.ndim, _ints(ins["pads"]), _ints(ins["axes"]))
+    widths = pad_widths(x.ndim, _required_ints(ins["pads"]), _ints(ins["axes"]))
     # Negative pads crop first; what remains is padded by numpy in the op's mode.
     crop = tuple(slice(-min(lo, 0), size + min(hi, 0)) for size, (lo, hi) in zip(x.shape, widths))
     x = x[crop]
