@@ -47,12 +47,23 @@ def main(argv: list[str] | None = None) -> None:
     paths = {k: str(out / f"{k}.mlir") for k in ("model", "o3", "streams")}
 
     print(f"ResNet-50, batch {args.batch}, in {out}/")
-    model = timed("build ONNX model in code", lambda: models.resnet50(batch=args.batch))
+    model = compile_model(out, paths, args.batch, args.target)
+    imported, _ = load_program(paths["model"])
+    print_fusion(imported, paths["o3"])
+    outputs = run_on_device(model, out, paths["streams"], args.target)
+    inputs = models.random_inputs(model, seed=0)
+    compare_with_graph(imported, inputs, outputs)
+    compare_with_onnxruntime(model, inputs, outputs)
+
+
+def compile_model(out: Path, paths: dict[str, str], batch: int, target: str) -> onnx.ModelProto:
+    """Steps 1-4, each timed: build and save the model, import, optimize and lower it."""
+    model = timed("build ONNX model in code", lambda: models.resnet50(batch=batch))
     onnx.save(model, out / "model.onnx")
     timed("import (ge-translate)", lambda: translate_onnx(str(out / "model.onnx"), paths["model"], 32))
     timed(
         "optimize (ge-opt -p ge-optimize{level=3})",
-        lambda: ge_opt([paths["model"], "-p", f"ge-optimize{{level=3 target={args.target}}}", "-o", paths["o3"]]),
+        lambda: ge_opt([paths["model"], "-p", f"ge-optimize{{level=3 target={target}}}", "-o", paths["o3"]]),
     )
     timed(
         "lower to tasks, memory, streams (ge-opt)",
@@ -60,16 +71,18 @@ def main(argv: list[str] | None = None) -> None:
             [
                 paths["o3"],
                 "-p",
-                f"lower-to-tasks{{target={args.target}}},plan-memory{{target="
-                f"{args.target}}},lower-to-streams{{target={args.target}}}",
+                f"lower-to-tasks{{target={target}}},plan-memory{{target={target}}},lower-to-streams{{target={target}}}",
                 "-o",
                 paths["streams"],
             ]
         ),
     )
+    return model
 
-    imported, _ = load_program(paths["model"])
-    optimized, _ = load_program(paths["o3"])
+
+def print_fusion(imported, optimized_path: str) -> None:
+    """Kernel counts before and after O3, and the fused groups per rule."""
+    optimized, _ = load_program(optimized_path)
     before, after = census(imported), census(optimized)
     print(
         f"\nkernels: {before.kernels} imported -> {after.kernels} after O3 "
@@ -77,18 +90,21 @@ def main(argv: list[str] | None = None) -> None:
         + ", ".join(f"{rule} {n}" for rule, n in after.groups.most_common())
     )
 
-    print(f"\nge-run on the modeled {args.target} (stream level):")
+
+def run_on_device(model: onnx.ModelProto, out: Path, streams_path: str, target: str) -> dict[str, np.ndarray]:
+    """Step 5: ge-run on the modeled target, with a trace and an op summary; the outputs it wrote."""
+    print(f"\nge-run on the modeled {target} (stream level):")
     # numpy's stub lets `**` reach savez's allow_pickle: bool; the input names never include it
     np.savez(out / "inputs.npz", **models.random_inputs(model, seed=0))  # type: ignore[arg-type]
     ge_run(
         [
-            paths["streams"],
+            streams_path,
             "--inputs",
             str(out / "inputs.npz"),
             "-o",
             str(out / "outputs.npz"),
             "--target",
-            args.target,
+            target,
             "--trace",
             str(out / "trace.json"),
             "--op-summary",
@@ -96,15 +112,23 @@ def main(argv: list[str] | None = None) -> None:
         ]
     )
     print(f"  trace: {out / 'trace.json'} (open in ui.perfetto.dev), op summary: {out / 'op_summary.csv'}")
-
-    inputs = models.random_inputs(model, seed=0)
     with np.load(out / "outputs.npz") as data:
-        outputs = {k: data[k] for k in data.files}
+        return {k: data[k] for k in data.files}
+
+
+def compare_with_graph(imported, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
+    """Top-5 classes of each output and its error against the unoptimized graph."""
     reference = run(imported, inputs)
     for name, value in outputs.items():
         top = np.argsort(value[0])[::-1][:5]
         print(f"\noutput '{name}': {value.dtype}{list(value.shape)}, top-5 classes of image 0: {top.tolist()}")
         print(f"  stream level vs unoptimized graph: max relative error {relative_error(reference[name], value):.2e}")
+
+
+def compare_with_onnxruntime(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
+) -> None:
+    """The first output against onnxruntime's, when onnxruntime is installed."""
     try:
         import onnxruntime as ort
     except ImportError:

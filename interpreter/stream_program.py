@@ -71,60 +71,82 @@ def stream_program(fn: func.FuncOp) -> StreamProgram:
     pool = pool_bytes(module if isinstance(module, ModuleOp) else None)
     if pool is None:
         raise NotLowered(f"{where}: the module has no {MEMORY_ATTR} pool (run plan-memory)")
-    pending_waits: dict[int, list[SSAValue]] = {}  # stream -> events its next task waits for
-    last_on_stream: dict[int, int] = {}
-    records: dict[int, list[SSAValue]] = {}
-    kernels: list[task.KernelOp] = []
-    waits: list[tuple] = []
-    setup: list[Operation] = []
-    task_results: set[SSAValue] = set()
-    task_index: dict[Operation, int] = {}
-    streams: list[int] = []  # per kernel, checked present below
-    offsets: list[tuple[int, ...]] = []
+    walk = _ProgramWalk(where)
     for op in fn.body.block.ops:
-        if isinstance(op, stream.RecordOp):
-            recorded = op.task
-            if recorded not in task_index or last_on_stream.get(op.stream_id) != task_index[recorded]:
-                raise NotLowered(
-                    f"{where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
-                    "latest task of its stream"
-                )
-            records.setdefault(task_index[recorded], []).append(op.result)
-        elif isinstance(op, stream.WaitOp):
-            pending_waits.setdefault(op.stream_id, []).append(op.event)
-        elif isinstance(op, task.KernelOp):
-            s = op.get("stream")
-            if s is None:
-                raise NotLowered(f"{where}: task '{op.task_name.data}' has no stream (run lower-to-streams)")
-            if op.offsets is None:
-                raise NotLowered(f"{where}: task '{op.task_name.data}' has no offsets (run plan-memory)")
-            streams.append(s)
-            offsets.append(tuple(op.offsets.get_values()))
-            waits.append(tuple(pending_waits.pop(s, [])))
-            last_on_stream[s] = task_index[op] = len(kernels)
-            kernels.append(op)
-            task_results.update(op.outputs)
-        elif isinstance(op, func.ReturnOp):
-            continue
-        else:
-            if any(v in task_results for v in op.operands):
-                raise NotLowered(f"{where}: {op.name} outside a task reads a task's result")
-            setup.append(op)
-    if not kernels:
+        walk.visit(op)
+    if not walk.kernels:
         raise NotLowered(f"{where}: no tasks (run lower-to-tasks and lower-to-streams)")
-    tasks = tuple(
-        ProgramTask(
-            index=i,
-            op=k,
-            stream=streams[i],
-            launch=k.get("launch") or 0,
-            inputs=tuple(k.inputs),
-            outputs=tuple(k.outputs),
-            offsets=offsets[i],
-            sizes=tuple(device_bytes(r) for r in k.outputs),
-            waits=waits[i],
-            records=tuple(records.get(i, ())),
+    return StreamProgram(function=fn, tasks=walk.tasks(), pool=pool, setup=tuple(walk.setup))
+
+
+class _ProgramWalk:
+    """Reads a lowered function's ops in program order: its kernels with their streams, offsets and
+    events, and the setup ops outside tasks."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.pending_waits: dict[int, list[SSAValue]] = {}  # stream -> events its next task waits for
+        self.last_on_stream: dict[int, int] = {}
+        self.records: dict[int, list[SSAValue]] = {}
+        self.kernels: list[task.KernelOp] = []
+        self.waits: list[tuple] = []
+        self.setup: list[Operation] = []
+        self.task_results: set[SSAValue] = set()
+        self.task_index: dict[Operation, int] = {}
+        self.streams: list[int] = []  # per kernel, checked present in `kernel`
+        self.offsets: list[tuple[int, ...]] = []
+
+    def visit(self, op: Operation) -> None:
+        if isinstance(op, stream.RecordOp):
+            self.record(op)
+        elif isinstance(op, stream.WaitOp):
+            self.pending_waits.setdefault(op.stream_id, []).append(op.event)
+        elif isinstance(op, task.KernelOp):
+            self.kernel(op)
+        elif isinstance(op, func.ReturnOp):
+            return
+        else:
+            if any(v in self.task_results for v in op.operands):
+                raise NotLowered(f"{self.where}: {op.name} outside a task reads a task's result")
+            self.setup.append(op)
+
+    def record(self, op: stream.RecordOp) -> None:
+        """An event recorded when the latest task of its stream ends."""
+        recorded = op.task
+        if recorded not in self.task_index or self.last_on_stream.get(op.stream_id) != self.task_index[recorded]:
+            raise NotLowered(
+                f"{self.where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
+                "latest task of its stream"
+            )
+        self.records.setdefault(self.task_index[recorded], []).append(op.result)
+
+    def kernel(self, op: task.KernelOp) -> None:
+        """A task: it takes the waits pending on its stream and becomes the stream's latest task."""
+        s = op.get("stream")
+        if s is None:
+            raise NotLowered(f"{self.where}: task '{op.task_name.data}' has no stream (run lower-to-streams)")
+        if op.offsets is None:
+            raise NotLowered(f"{self.where}: task '{op.task_name.data}' has no offsets (run plan-memory)")
+        self.streams.append(s)
+        self.offsets.append(tuple(op.offsets.get_values()))
+        self.waits.append(tuple(self.pending_waits.pop(s, [])))
+        self.last_on_stream[s] = self.task_index[op] = len(self.kernels)
+        self.kernels.append(op)
+        self.task_results.update(op.outputs)
+
+    def tasks(self) -> tuple[ProgramTask, ...]:
+        return tuple(
+            ProgramTask(
+                index=i,
+                op=k,
+                stream=self.streams[i],
+                launch=k.get("launch") or 0,
+                inputs=tuple(k.inputs),
+                outputs=tuple(k.outputs),
+                offsets=self.offsets[i],
+                sizes=tuple(device_bytes(r) for r in k.outputs),
+                waits=self.waits[i],
+                records=tuple(self.records.get(i, ())),
+            )
+            for i, k in enumerate(self.kernels)
         )
-        for i, k in enumerate(kernels)
-    )
-    return StreamProgram(function=fn, tasks=tasks, pool=pool, setup=tuple(setup))

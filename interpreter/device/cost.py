@@ -279,73 +279,78 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
     """Per-block cost of `work` on `target`; inputs named in `l2_hits` are read from L2."""
     hw = Hardware.of(target)
     work.check()
+    common = _shared_fields(work, l2_hits)
+    if work.engine == "aicpu":
+        return _aicpu_block_cost(work, hw, common)
+    if work.engine == "dma":
+        return _dma_block_cost(hw, common)
+    return _core_block_cost(work, hw, common)
+
+
+def _shared_fields(work: TaskWork, l2_hits: frozenset[str] | set[str]) -> _SharedFields:
+    """Engine, blocks and traffic of `work`: totals in bytes and per-block shares."""
     B = work.block_dim
     ins, outs = _unique(work.inputs), _unique(work.outputs)
     l2_bytes = sum(n for name, n in ins.items() if name in l2_hits)
     hbm_read = sum(ins.values()) - l2_bytes
     write = sum(outs.values())
-    hbm_in, l2_in, out = hbm_read / B, l2_bytes / B, write / B
-    common = _SharedFields(
+    return _SharedFields(
         engine=work.engine,
         blocks=B,
-        hbm_in=hbm_in,
-        l2_in=l2_in,
-        out=out,
+        hbm_in=hbm_read / B,
+        l2_in=l2_bytes / B,
+        out=write / B,
         hbm_read_bytes=hbm_read,
         hbm_write_bytes=write,
         l2_read_bytes=l2_bytes,
     )
-    if work.engine == "aicpu":
-        ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
-        return BlockCost(
-            overhead_s=hw.aicpu_task_s,
-            tiles=1.0,
-            cube_s=0.0,
-            vector_s=0.0,
-            c2v_write_s=0.0,
-            c2v_read_s=0.0,
-            compute_s=ops / B / hw.aicpu_flops,
-            read_rate=hw.aicpu_bw,
-            l2_rate=hw.aicpu_bw,
-            store_rate=hw.aicpu_bw,
-            **common,
-        )
-    if work.engine == "dma":
-        return BlockCost(
-            overhead_s=hw.dma_task_s,
-            tiles=1.0,
-            cube_s=0.0,
-            vector_s=0.0,
-            c2v_write_s=0.0,
-            c2v_read_s=0.0,
-            compute_s=0.0,
-            read_rate=hw.dma_bw,
-            l2_rate=hw.dma_bw,
-            store_rate=hw.dma_bw,
-            **common,
-        )
 
+
+def _aicpu_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> BlockCost:
+    """An AI CPU task: all its operations at the CPU's flop rate, traffic at its bandwidth."""
+    ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
+    return BlockCost(
+        overhead_s=hw.aicpu_task_s,
+        tiles=1.0,
+        cube_s=0.0,
+        vector_s=0.0,
+        c2v_write_s=0.0,
+        c2v_read_s=0.0,
+        compute_s=ops / common["blocks"] / hw.aicpu_flops,
+        read_rate=hw.aicpu_bw,
+        l2_rate=hw.aicpu_bw,
+        store_rate=hw.aicpu_bw,
+        **common,
+    )
+
+
+def _dma_block_cost(hw: Hardware, common: _SharedFields) -> BlockCost:
+    """A DMA task: no compute, traffic at the DMA engine's bandwidth."""
+    return BlockCost(
+        overhead_s=hw.dma_task_s,
+        tiles=1.0,
+        cube_s=0.0,
+        vector_s=0.0,
+        c2v_write_s=0.0,
+        c2v_read_s=0.0,
+        compute_s=0.0,
+        read_rate=hw.dma_bw,
+        l2_rate=hw.dma_bw,
+        store_rate=hw.dma_bw,
+        **common,
+    )
+
+
+def _core_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> BlockCost:
+    """A Cube, Vector or cube+vector task on the AI Cores."""
+    B = work.block_dim
     r = hw.vec_per_block if work.engine == "cube+vector" else 1
     cube_s = hw.cube_cycles(work) / B / hw.clock
     vector_s = hw.vector_cycles(work) / B / hw.clock / r
-    c2v = work.cube_to_vector_bytes / B
-    if work.engine != "cube+vector" or not c2v:
-        c2v_w = c2v_r = 0.0
-    elif hw.separated:  # AIC writes its result to L2, the block's AIVs read it back
-        c2v_w, c2v_r = c2v / hw.l2_write_rate, c2v / (hw.l2_read_rate * r)
-    else:  # one core: L0C -> UB on chip
-        c2v_w, c2v_r = c2v / hw.l0c_to_ub_rate, 0.0
-    # stores of a separated cube+vector block are issued by its r AIVs
-    store_rate = hw.store_rate * r
-    # tiles: a tile of double-buffered staging is half the buffer it lives in (UB for a Vector
-    # kernel; L1 for the Cube's inputs and L0C for its results; a fused epilogue works on the Cube's
-    # result tiles, so a cube+vector kernel tiles as its Cube part). The count is kept fractional
-    # (bytes / tile, at least 1) so that more bytes never make a task faster.
-    in_blk = hbm_in + l2_in
-    tiles = (in_blk + out) / (hw.ub / 2) if work.engine == "vector" else max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
+    c2v_w, c2v_r = _cube_to_vector_times(work, hw, r)
     return BlockCost(
         overhead_s=hw.task_device_s,
-        tiles=max(1.0, tiles),
+        tiles=_tiles(work.engine, hw, common),
         cube_s=cube_s,
         vector_s=vector_s,
         c2v_write_s=c2v_w,
@@ -353,9 +358,34 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
         compute_s=0.0,
         read_rate=hw.ddr_rate,
         l2_rate=hw.l2_read_rate,
-        store_rate=store_rate,
+        # stores of a separated cube+vector block are issued by its r AIVs
+        store_rate=hw.store_rate * r,
         **common,
     )
+
+
+def _cube_to_vector_times(work: TaskWork, hw: Hardware, r: int) -> tuple[float, float]:
+    """Per-block (write, read) seconds of handing the Cube's result to the block's `r` Vector units."""
+    c2v = work.cube_to_vector_bytes / work.block_dim
+    if work.engine != "cube+vector" or not c2v:
+        return 0.0, 0.0
+    if hw.separated:  # AIC writes its result to L2, the block's AIVs read it back
+        return c2v / hw.l2_write_rate, c2v / (hw.l2_read_rate * r)
+    return c2v / hw.l0c_to_ub_rate, 0.0  # one core: L0C -> UB on chip
+
+
+def _tiles(engine: str, hw: Hardware, common: _SharedFields) -> float:
+    """Tiles a block streams through.
+
+    A tile of double-buffered staging is half the buffer it lives in (UB for a Vector kernel; L1 for
+    the Cube's inputs and L0C for its results; a fused epilogue works on the Cube's result tiles, so a
+    cube+vector kernel tiles as its Cube part). The count is kept fractional (bytes / tile, at least 1)
+    so that more bytes never make a task faster.
+    """
+    in_blk = common["hbm_in"] + common["l2_in"]
+    out = common["out"]
+    tiles = (in_blk + out) / (hw.ub / 2) if engine == "vector" else max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
+    return max(1.0, tiles)
 
 
 def hbm_level(groups: list[tuple[BlockCost, int]], bandwidth: float) -> float:

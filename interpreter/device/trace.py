@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from ge.interpreter.device.simulator import SimResult, TaskResult
+from ge.interpreter.device.simulator import EventWait, SimResult, TaskResult
 
 _US = 1e6
 
@@ -78,69 +78,79 @@ def _stream_events(result: SimResult) -> list[dict]:
         ev += [_meta("thread_name", 1, s, f"stream {s}"), _meta("thread_sort_index", 1, s, s)]
     flow = 0
     for t in result.tasks:
+        ev.append(_task_slice(t))
+        for w in t.waits:
+            flow += 1
+            ev += _wait_events(result, t, w, flow)
+        ev += _record_slices(t)
+    return ev
+
+
+def _task_slice(t: TaskResult) -> dict:
+    """The task's own slice on its stream's track."""
+    return {
+        "ph": "X",
+        "name": t.name,
+        "cat": "task",
+        "pid": 1,
+        "tid": t.stream,
+        "ts": t.start * _US,
+        "dur": max(0.0, t.duration) * _US,
+        "args": _task_args(t),
+    }
+
+
+def _wait_events(result: SimResult, t: TaskResult, w: EventWait, flow: int) -> list[dict]:
+    """Task `t`'s wait on an event: a slice on its stream, and flow arrow number `flow` from the record."""
+    src = result.tasks[w.source]
+    wait = {
+        "ph": "X",
+        "name": f"wait e{w.event}",
+        "cat": "event",
+        "pid": 1,
+        "tid": t.stream,
+        "ts": (w.done - result.wait_s) * _US,
+        "dur": result.wait_s * _US,
+    }
+    arrow_start = {
+        "ph": "s",
+        "name": f"event {w.event}",
+        "cat": "event",
+        "id": flow,
+        "pid": 1,
+        "tid": src.stream,
+        "ts": w.recorded * _US,
+    }
+    arrow_end = {
+        "ph": "f",
+        "bp": "e",
+        "name": f"event {w.event}",
+        "cat": "event",
+        "id": flow,
+        "pid": 1,
+        "tid": t.stream,
+        "ts": w.done * _US,
+    }
+    return [wait, arrow_start, arrow_end]
+
+
+def _record_slices(t: TaskResult) -> list[dict]:
+    """Task `t`'s event records, one slice each, back to back from the task's end."""
+    ev = []
+    prev = t.end
+    for e, when in t.records:
         ev.append(
             {
                 "ph": "X",
-                "name": t.name,
-                "cat": "task",
+                "name": f"record e{e}",
+                "cat": "event",
                 "pid": 1,
                 "tid": t.stream,
-                "ts": t.start * _US,
-                "dur": max(0.0, t.duration) * _US,
-                "args": _task_args(t),
+                "ts": prev * _US,
+                "dur": max(0.0, when - prev) * _US,
             }
         )
-        for w in t.waits:
-            flow += 1
-            src = result.tasks[w.source]
-            ev.append(
-                {
-                    "ph": "X",
-                    "name": f"wait e{w.event}",
-                    "cat": "event",
-                    "pid": 1,
-                    "tid": t.stream,
-                    "ts": (w.done - result.wait_s) * _US,
-                    "dur": result.wait_s * _US,
-                }
-            )
-            ev.append(
-                {
-                    "ph": "s",
-                    "name": f"event {w.event}",
-                    "cat": "event",
-                    "id": flow,
-                    "pid": 1,
-                    "tid": src.stream,
-                    "ts": w.recorded * _US,
-                }
-            )
-            ev.append(
-                {
-                    "ph": "f",
-                    "bp": "e",
-                    "name": f"event {w.event}",
-                    "cat": "event",
-                    "id": flow,
-                    "pid": 1,
-                    "tid": t.stream,
-                    "ts": w.done * _US,
-                }
-            )
-        prev = t.end
-        for e, when in t.records:
-            ev.append(
-                {
-                    "ph": "X",
-                    "name": f"record e{e}",
-                    "cat": "event",
-                    "pid": 1,
-                    "tid": t.stream,
-                    "ts": prev * _US,
-                    "dur": max(0.0, when - prev) * _US,
-                }
-            )
-            prev = when
+        prev = when
     return ev
 
 
