@@ -37,71 +37,78 @@ def model_list(text: str, option: str) -> list[str]:
     return names
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
         prog="ge-bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all)")
-    parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument(
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all)")
+    p.add_argument("--targets", default=",".join(TARGETS))
+    p.add_argument(
         "--precision", default="force_fp16", help="precision_mode for both levels (default %(default)s, ATC's default)"
     )
-    parser.add_argument(
-        "--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)"
-    )
-    parser.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
-    parser.add_argument(
+    p.add_argument("--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)")
+    p.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
+    p.add_argument(
         "--sensitivity",
         action="store_true",
         help="add the table of speedups with launch_s and task_device_s at half, as given and double",
     )
-    parser.add_argument(
+    p.add_argument(
         "--sensitivity-models",
         default=",".join(SENSITIVITY_MODELS),
         help="models of the sensitivity table (default %(default)s)",
     )
-    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown")
-    args = parser.parse_args(argv)
-    with reported_errors("ge-bench"):
-        names = model_list(args.models, "--models")
-        sweep_names = model_list(args.sweep, "--sweep")
-        sensitivity_names = model_list(args.sensitivity_models, "--sensitivity-models") if args.sensitivity else []
-        targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-        if not targets:
-            raise UserError("--targets: no target given")
-        for t in targets:
-            try:
-                load_target(t)
-            except TargetError as e:
-                raise UserError(f"--targets: {e}") from None
+    p.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown")
+    return p
 
-        compiled: dict[tuple[str, str], Compiled] = {}
-        rows = []
-        for n in names:
-            for t in targets:
-                headline, compiled[(n, t)] = row(n, t, args.precision, not args.no_max_batch)
-                rows.append(headline)
-        sections = []
-        if rows:
-            sections.append(("O0 per-op against O3 graph sink", markdown(rows)))
-            sections.append(
-                (
-                    "The compiler's share and the launch mode's share",
-                    markdown([split_row(compiled[(n, t)]) for n in names for t in targets]),
-                )
-            )
-        if sensitivity_names:
-            sens = []
-            for n in sensitivity_names:
-                for t in targets:
-                    if (n, t) not in compiled:
-                        compiled[(n, t)] = compile_both(n, t, args.precision)
-                    sens += sensitivity_rows(compiled[(n, t)])
-            sections.append(("Sensitivity to the assumed constants", markdown(sens) + "\n\n" + CONSTANT_SOURCES))
-        sweeps = [r for n in sweep_names for r in stream_sweep(n, targets[-1], args.precision)]
-        if sweeps:
-            sections.append(("Stream count", markdown(sweeps)))
-        text = "\n\n".join(f"## {title}\n\n{table}" for title, table in sections)
+
+def target_list(text: str) -> list[str]:
+    targets = [t.strip() for t in text.split(",") if t.strip()]
+    if not targets:
+        raise UserError("--targets: no target given")
+    for t in targets:
+        try:
+            load_target(t)
+        except TargetError as e:
+            raise UserError(f"--targets: {e}") from None
+    return targets
+
+
+def sections(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The report's tables, each (title, markdown), checking every name before compiling anything."""
+    names = model_list(args.models, "--models")
+    sweep_names = model_list(args.sweep, "--sweep")
+    sensitivity_names = model_list(args.sensitivity_models, "--sensitivity-models") if args.sensitivity else []
+    targets = target_list(args.targets)
+    compiled: dict[tuple[str, str], Compiled] = {}
+    rows = []
+    for n in names:
+        for t in targets:
+            headline, compiled[(n, t)] = row(n, t, args.precision, not args.no_max_batch)
+            rows.append(headline)
+    out = []
+    if rows:
+        out.append(("O0 per-op against O3 graph sink", markdown(rows)))
+        splits = markdown([split_row(compiled[(n, t)]) for n in names for t in targets])
+        out.append(("The compiler's share and the launch mode's share", splits))
+    sens = []
+    for n in sensitivity_names:
+        for t in targets:
+            if (n, t) not in compiled:
+                compiled[(n, t)] = compile_both(n, t, args.precision)
+            sens += sensitivity_rows(compiled[(n, t)])
+    if sens:
+        out.append(("Sensitivity to the assumed constants", markdown(sens) + "\n\n" + CONSTANT_SOURCES))
+    sweeps = [r for n in sweep_names for r in stream_sweep(n, targets[-1], args.precision)]
+    if sweeps:
+        out.append(("Stream count", markdown(sweeps)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    with reported_errors("ge-bench"):
+        text = "\n\n".join(f"## {title}\n\n{table}" for title, table in sections(args))
         print(text)
         if args.markdown:
             write_atomic(args.markdown, f"# ge-bench ({args.precision})\n\n{text}\n")
