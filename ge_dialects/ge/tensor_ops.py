@@ -43,6 +43,7 @@ from ge.ge_dialects.ge.types import (
     reduction_ratio,
     shape_of,
     tensor,
+    tensor_type_of,
     type_name,
 )
 
@@ -465,7 +466,7 @@ class ConcatOp(GeOp):
             raise a.fail("needs at least one input")
         if a.prop("axis") is None:
             raise a.fail("property 'axis' is required")
-        types = [v.type for v in values]
+        types = [tensor_type_of(v) for v in values]
         shapes = [shape_of(t) for t in types]
         for i, t in enumerate(types[1:], 1):
             if t.element_type != types[0].element_type:

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -176,6 +176,13 @@ def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr
     """Builds a ge tensor type; `None` dims print as `?`."""
     dims = [DYNAMIC_INDEX if d is None else int(d) for d in shape]
     return TensorType(element_type, dims, fmt if fmt is not None else NoneAttr())
+
+
+def tensor_type_of(value: SSAValue) -> TensorType:
+    """The tensor type of a value the ge ops and tasks declare a tensor (their verifiers check it)."""
+    t = value.type
+    assert isinstance(t, TensorType), f"expected a tensor value, got {t}"
+    return t
 
 
 def shape_of(t: TensorType) -> Shape:
