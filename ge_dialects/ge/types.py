@@ -214,8 +214,8 @@ class FormatAttr(ParametrizedAttribute):
 
     name = "ge.fmt"
 
-    origin: StringAttr = param_def()
-    storage: StringAttr = param_def()
+    origin: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
+    storage: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
 
     def __init__(self, origin: str, storage: str | None = None):
         super().__init__(StringAttr(origin), StringAttr(storage or origin))
@@ -247,7 +247,7 @@ class WeightRefAttr(ParametrizedAttribute):
 
     name = "ge.weight"
 
-    key: StringAttr = param_def()
+    key: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
 
     def __init__(self, key: str):
         super().__init__(StringAttr(key))
