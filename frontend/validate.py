@@ -209,13 +209,13 @@ class _GraphCheck:
         for i, input_name in enumerate(node.input):
             if input_name and input_name not in self.defined:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            if len(node.output) != 1 or not node.output[0] or node.input:
-                raise OnnxImportError(
-                    f"{where}: a Constant node takes no inputs and has exactly one "
-                    f"named output (it has {len(node.input)} inputs, "
-                    f"{len(node.output)} outputs)"
-                )
+        is_constant = node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        if is_constant and (len(node.output) != 1 or not node.output[0] or node.input):
+            raise OnnxImportError(
+                f"{where}: a Constant node takes no inputs and has exactly one "
+                f"named output (it has {len(node.input)} inputs, "
+                f"{len(node.output)} outputs)"
+            )
         schema = _schema(node, self.opset)
         seen = set()
         for attr in node.attribute:

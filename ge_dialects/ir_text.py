@@ -80,7 +80,8 @@ class GeLexer(MLIRLexer):
             got = f"'{following}'" if following and not following.isspace() else "nothing"
             raise ParseError(
                 Span(start_pos, start_pos + 1, self.input),
-                f"a name after '{sigil}' must be a number or start with a letter or one of $._- (ASCII only); got {got}",
+                f"a name after '{sigil}' must be a number or start with a letter "
+                f"or one of $._- (ASCII only); got {got}",
             ) from e
 
 

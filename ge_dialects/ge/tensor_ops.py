@@ -859,7 +859,7 @@ class RangeOp(GeOp):
 
 
 def range_length(start, limit, delta) -> int:
-    return max(int(math.ceil((limit - start) / delta)), 0)
+    return max(math.ceil((limit - start) / delta), 0)
 
 
 TENSOR_OPS: list = [
