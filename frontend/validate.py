@@ -24,7 +24,7 @@ from ge.frontend.text_fields import first_non_utf8_field
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""
 
-_SUB_BYTE_BITS = {
+_SUB_BYTE_BITS: dict[int, int] = {
     onnx.TensorProto.INT4: 4,
     onnx.TensorProto.UINT4: 4,
     onnx.TensorProto.FLOAT4E2M1: 4,
