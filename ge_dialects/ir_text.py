@@ -44,7 +44,9 @@ class GeLexer(MLIRLexer):
         content = self.input.content
         pos = start_pos + 1
         while True:
-            pos = self._plain_run.match(content, pos).end()
+            run = self._plain_run.match(content, pos)
+            assert run is not None, "_plain_run matches the empty string"
+            pos = run.end()
             char = content[pos] if pos < len(content) else None
             if char == '"':
                 break

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -268,7 +268,7 @@ class PoolOp(GeOp):
     strides = opt_prop_def(IntsProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
-    ALLOWED: ClassVar = FLOAT_TYPES
+    ALLOWED: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
 
     @classmethod
     def pool_shape(cls, a: InferArgs) -> tuple[Shape, FormatAttr | None]:

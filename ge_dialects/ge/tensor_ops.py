@@ -850,9 +850,10 @@ class RangeOp(GeOp):
             if a.rank(n) != 0:
                 raise a.fail(f"operand '{n}' must be a scalar, got rank {a.rank(n)}")
         values = [a.const(n) for n in ("start", "limit", "delta")]
-        if any(v is None for v in values):
+        known = [v for v in values if v is not None]
+        if len(known) < len(values):
             return [tensor(dtype, [None])]
-        start, limit, delta = (v.item() for v in values)
+        start, limit, delta = (v.item() for v in known)
         if delta == 0:
             raise a.fail("delta must not be 0")
         return [tensor(dtype, [range_length(start, limit, delta)])]
