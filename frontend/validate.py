@@ -24,7 +24,7 @@ from ge.frontend.text_fields import first_non_utf8_field
 MAX_TENSOR_BYTES = 4 << 30
 """Default limit on any one tensor the input makes us allocate or describe (4 GiB)."""
 
-_SUB_BYTE_BITS = {
+_SUB_BYTE_BITS: dict[int, int] = {
     onnx.TensorProto.INT4: 4,
     onnx.TensorProto.UINT4: 4,
     onnx.TensorProto.FLOAT4E2M1: 4,
@@ -209,13 +209,13 @@ class _GraphCheck:
         for i, input_name in enumerate(node.input):
             if input_name and input_name not in self.defined:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            if len(node.output) != 1 or not node.output[0] or node.input:
-                raise OnnxImportError(
-                    f"{where}: a Constant node takes no inputs and has exactly one "
-                    f"named output (it has {len(node.input)} inputs, "
-                    f"{len(node.output)} outputs)"
-                )
+        is_constant = node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        if is_constant and (len(node.output) != 1 or not node.output[0] or node.input):
+            raise OnnxImportError(
+                f"{where}: a Constant node takes no inputs and has exactly one "
+                f"named output (it has {len(node.input)} inputs, "
+                f"{len(node.output)} outputs)"
+            )
         schema = _schema(node, self.opset)
         seen = set()
         for attr in node.attribute:

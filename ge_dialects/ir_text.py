@@ -44,7 +44,9 @@ class GeLexer(MLIRLexer):
         content = self.input.content
         pos = start_pos + 1
         while True:
-            pos = self._plain_run.match(content, pos).end()
+            run = self._plain_run.match(content, pos)
+            assert run is not None, "_plain_run matches the empty string"
+            pos = run.end()
             char = content[pos] if pos < len(content) else None
             if char == '"':
                 break
@@ -80,7 +82,8 @@ class GeLexer(MLIRLexer):
             got = f"'{following}'" if following and not following.isspace() else "nothing"
             raise ParseError(
                 Span(start_pos, start_pos + 1, self.input),
-                f"a name after '{sigil}' must be a number or start with a letter or one of $._- (ASCII only); got {got}",
+                f"a name after '{sigil}' must be a number or start with a letter "
+                f"or one of $._- (ASCII only); got {got}",
             ) from e
 
 

@@ -13,6 +13,7 @@ block whose arguments stand for them, and a yield returns the results. The textu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, traits_def, var_operand_def
@@ -20,6 +21,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
+
+OpT = TypeVar("OpT", bound=Operation)
 
 
 def print_signature(printer: Printer, op: Operation, body: Region, extra: dict[str, Attribute]) -> None:
@@ -41,7 +44,7 @@ def parse_signature(parser: Parser) -> tuple[list[SSAValue], list[Attribute], di
     parser.parse_punctuation(":")
     pos = parser.pos
     fn = parser.parse_function_type()
-    inputs = parser.resolve_operands(operands, fn.inputs.data, pos)
+    inputs = list(parser.resolve_operands(operands, fn.inputs.data, pos))
     extra: dict[str, Attribute] = {}
     if parser.parse_optional_keyword("attributes"):
         extra = dict(parser.parse_optional_attr_dict())
@@ -95,10 +98,10 @@ def verify_body(where: str, op: Operation, body: Region, yield_type: type[Operat
 def outline_into(
     members: Sequence[Operation],
     keep: Sequence[SSAValue],
-    make: Callable[[list[SSAValue], list[Attribute], Region], Operation],
+    make: Callable[[list[SSAValue], list[Attribute], Region], OpT],
     make_yield: Callable[[Sequence[SSAValue]], Operation],
     is_immediate: Callable[[Operation], bool],
-) -> Operation:
+) -> OpT:
     """Moves `members` (program order, one block) into a new region op built by `make`.
 
     Values read from outside become inputs, except ops `is_immediate` accepts (scalar constants),
@@ -125,7 +128,9 @@ def outline_into(
     last = members[-1]
     new = make(inputs, [v.type for v in keep], Region(block))
     new.location = members[0].location
-    last.parent_block().insert_op_after(new, last)
+    parent = last.parent_block()
+    assert parent is not None, "outline_into takes members that sit in one block"
+    parent.insert_op_after(new, last)
     for op in members:
         op.detach()
         for i, v in enumerate(op.operands):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 
-from xdsl.dialects.builtin import I64, IntegerAttr
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr
 from xdsl.ir import Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -135,9 +135,10 @@ class RecordOp(IRDLOperation):
             raise VerifyException(f"{where}: 'after' must be a result of a task.kernel")
         task_stream = kernel.properties.get("stream")
         if isinstance(task_stream, IntegerAttr) and task_stream.value.data != self.stream_id:
+            name = kernel.properties["name"]
+            assert isinstance(name, StringAttr), "task.kernel declares its name a StringAttr"
             raise VerifyException(
-                f"{where}: follows task '{kernel.properties['name'].data}' on stream "
-                f"{task_stream.value.data}, not on the record's stream"
+                f"{where}: follows task '{name.data}' on stream {task_stream.value.data}, not on the record's stream"
             )
 
     def print(self, printer: Printer) -> None:

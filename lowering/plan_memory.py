@@ -36,7 +36,7 @@ from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
-from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.lowering.memory.liveness import Buffer
@@ -69,8 +69,8 @@ def same_storage(a: SSAValue, b: SSAValue) -> bool:
     and format (so an elementwise task may write `b` over `a` as it reads it)."""
     return (
         device_bytes(a) == device_bytes(b)
-        and storage_shape(a.type) == storage_shape(b.type)
-        and storage_of(a.type) == storage_of(b.type)
+        and storage_shape(tensor_type_of(a)) == storage_shape(tensor_type_of(b))
+        and storage_of(tensor_type_of(a)) == storage_of(tensor_type_of(b))
     )
 
 
@@ -113,7 +113,7 @@ class PlanMemoryPass(ModulePass):
         plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
-        returned = set(fn.body.block.last_op.operands)
+        returned = _returned_values(fn)
         weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
         io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
         check_hbm("plan-memory", fn, plan.peak, weights, io, target)
@@ -158,10 +158,17 @@ class PoolBuffers:
             k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(self.names.get(r, ""), -1) for r in k.outputs])
 
 
+def _returned_values(fn: func.FuncOp) -> set[SSAValue]:
+    """What the function's `func.return` returns (func.func's verifier requires that terminator)."""
+    terminator = fn.body.block.last_op
+    assert terminator is not None, "a verified func.func ends in its func.return"
+    return set(terminator.operands)
+
+
 def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
     kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
     index = {k: i for i, k in enumerate(kernels)}
-    returned = set(fn.body.block.last_op.operands)
+    returned = _returned_values(fn)
     names: dict[SSAValue, str] = {}
     buffers: list[Buffer] = []
     for i, k in enumerate(kernels):
@@ -170,7 +177,7 @@ def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
                 continue
             names[r] = f"{k.task_name.data}:{r.index}"
             last = max((index[u.operation] for u in r.uses if u.operation in index), default=i)
-            inplace = ()
+            inplace: tuple[str, ...] = ()
             if k.pattern.data in INPLACE_PATTERNS:
                 inplace = tuple(names[v] for v in k.inputs if v in names and same_storage(v, r))
             buffers.append(Buffer(names[r], device_bytes(r), i, last, inplace_of=inplace))

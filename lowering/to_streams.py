@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.target_attr import module_pass_target
-from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
@@ -53,7 +53,7 @@ def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
         return list(range(len(kernels)))
     ids, current = [], 0
     for i, k in enumerate(kernels):
-        host_boundary = k.engine.data == "aicpu" or any(None in shape_of(r.type) for r in k.outputs)
+        host_boundary = k.engine.data == "aicpu" or any(None in shape_of(tensor_type_of(r)) for r in k.outputs)
         if host_boundary and i > 0:
             current += 1
         ids.append(current)

@@ -48,12 +48,15 @@ def lower_op(op: Operation, name: str, target: Target) -> task.KernelOp:
     if isinstance(op, fused.GroupOp):
         body = op.body.clone()
         terminator = body.block.last_op
+        assert terminator is not None, "fused.group's verifier requires its fused.yield terminator"
         terminator.detach()
         body.block.add_op(task.YieldOp(list(terminator.operands)))
         terminator.erase(drop_references=True)
         kernel = task.KernelOp(name, list(op.inputs), [r.type for r in op.outputs], body, props)
         kernel.location = op.location
-        op.parent_block().insert_op_before(kernel, op)
+        parent = op.parent_block()
+        assert parent is not None, "lower_op takes ops of a function body"
+        parent.insert_op_before(kernel, op)
         for old, new in zip(op.results, kernel.results):
             old.replace_all_uses_with(new)
         op.detach()

@@ -118,7 +118,7 @@ def doing(what: str) -> Iterator[None]:
         yield
     except Exception as e:
         if not hasattr(e, "tool_step"):
-            e.tool_step = what
+            e.tool_step = what  # type: ignore[attr-defined]  # tags any exception; read back with getattr
         raise
 
 

@@ -78,10 +78,13 @@ def build(model: onnx.ModelProto, level: int, precision: str, target: str, mode:
 
 
 def device_bytes(module: ModuleOp) -> int:
-    from xdsl.dialects.builtin import IntegerAttr
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 
-    d = module.attributes["task.memory"].data
-    return sum(d[k].value.data for k in ("pool", "weights", "io") if isinstance(d[k], IntegerAttr))
+    memory = module.attributes["task.memory"]
+    assert isinstance(memory, DictionaryAttr), "plan-memory writes task.memory as a dictionary"
+    d = memory.data
+    figures = [d[k] for k in ("pool", "weights", "io")]
+    return sum(v.value.data for v in figures if isinstance(v, IntegerAttr))
 
 
 def fits(builder: Builder, batch: int, level: int, precision: str, target: str, hbm: int) -> int | None:
@@ -135,6 +138,7 @@ def row(name: str, target: str, precision: str, with_max_batch: bool) -> tuple[d
     compiled = Compiled(name, target, sim_tasks(main_function(o0.module)), sim_tasks(main_function(o3.module)))
     r0, r3 = simulate_module(o0.module, spec), simulate_module(o3.module, spec)
     m0, m3 = memory_figures(o0.module), memory_figures(o3.module)
+    assert m0 is not None and m3 is not None, "build() runs plan-memory, which writes the memory figures"
     out = {
         "model": name,
         "target": target,

@@ -347,7 +347,7 @@ def execute(args) -> None:
         seconds = time.perf_counter() - start
         if args.output:
             buffer = io.BytesIO()
-            np.savez(buffer, **results)
+            np.savez(buffer, **results)  # type: ignore[arg-type]  # numpy stubs: savez's **kwds seen as allow_pickle
             outputs.add(args.output, buffer.getvalue())
         if args.print or not args.output:
             print(summary(results, seconds))

@@ -34,12 +34,14 @@ def translate_onnx(
         )
     with doing("printing the IR"):
         if weights:
+            assert sidecar is not None, "weights without -o were rejected above"
             module.attributes[SIDECAR_ATTR] = StringAttr(sidecar.name)
         text = print_module(module)
     if output is None:
         sys.stdout.write(text)
         return
     if weights:
+        assert sidecar is not None, "weights without -o were rejected above"
         outputs.add(sidecar, lambda tmp: save(tmp, weights))
     outputs.add(output, text)
     with doing(f"writing {output}"):

@@ -11,6 +11,7 @@ renamed: renames of several files cannot be made atomic together.)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -105,6 +106,7 @@ def _write_temporary(output: _Output) -> str:
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # what a plain open() would give, not mkstemp's 0600
         contents = output.contents
+        assert contents is not None, "commit writes only the outputs that have contents"
         if callable(contents):
             os.close(fd)
             fd = -1
@@ -130,10 +132,8 @@ def _write_temporary(output: _Output) -> str:
 
 def _remove(paths) -> None:
     for tmp in paths:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
 
 
 SIDECAR_SUFFIX = ".safetensors"

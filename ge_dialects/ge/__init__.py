@@ -35,4 +35,4 @@ ALL_OPS: list[type[GeOp]] = [
     *LAYOUT_OPS,
 ]
 
-GE = Dialect("ge", ALL_OPS, [FormatAttr, WeightRefAttr, TargetAttr])
+GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])

@@ -26,7 +26,7 @@ from xdsl.traits import Pure
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
 from ge.ge_dialects.ge.facts import Engine, RunsOn
-from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, type_name
+from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, tensor_type_of, type_name
 
 SCALE_OPS = ("mul", "div")
 SCALE_ON = ("scores", "q", "k")
@@ -107,19 +107,19 @@ class AttentionOp(GeOp):
 
     def macs(self) -> int:
         """Both matrix products: scores = q @ k^T, then scores @ v."""
-        q, v = shape_of(self.q.type), shape_of(self.v.type)
+        q, v = shape_of(tensor_type_of(self.q)), shape_of(tensor_type_of(self.v))
         keys = v[-2] or 1
         return elements(self.q) * keys + math.prod(d or 1 for d in q[:-1]) * keys * (v[-1] or 1)
 
     def transcendental_elements(self) -> int:
         """Scale, mask and softmax on the Vector, three costly passes over the score matrix (its size
         taken as MACs / q's head dim / 2, exact when q and v have one head dim)."""
-        scores = self.macs() // max(1, shape_of(self.q.type)[-1] or 1) // 2
+        scores = self.macs() // max(1, shape_of(tensor_type_of(self.q))[-1] or 1) // 2
         return 3 * scores
 
     def reduced_row_elements(self) -> int:
         """A row of scores and a row of q: what one softmax row needs on chip."""
-        return (shape_of(self.v.type)[-2] or 1) + (shape_of(self.q.type)[-1] or 1)
+        return (shape_of(tensor_type_of(self.v))[-2] or 1) + (shape_of(tensor_type_of(self.q))[-1] or 1)
 
 
 ATTENTION_OPS = [AttentionOp]

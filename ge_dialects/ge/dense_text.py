@@ -254,9 +254,13 @@ def _check_narrow_bytes(parser: AttrParser, data: np.ndarray, element_type: Attr
             low, high, stored = -(1 << (width - 1)), (1 << (width - 1)) - 1, data
         if stored.size and (int(stored.min()) < low or int(stored.max()) > high):
             _fail(parser, f"the hex data holds values outside {type_name(element_type)}", where)
-    elif isinstance(element_type, AnyFloat) and element_type.bitwidth < 8:
-        if data.size and int(data.view(np.uint8).max()) >> element_type.bitwidth:
-            _fail(parser, f"the hex data holds bit patterns wider than {type_name(element_type)}", where)
+    elif (
+        isinstance(element_type, AnyFloat)
+        and element_type.bitwidth < 8
+        and data.size
+        and int(data.view(np.uint8).max()) >> element_type.bitwidth
+    ):
+        _fail(parser, f"the hex data holds bit patterns wider than {type_name(element_type)}", where)
 
 
 class _Literal:

@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
 from ge.ge_dialects.ge.facts import Engine, RunsOn
-from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, type_name
+from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, tensor_type_of, type_name
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
@@ -131,6 +131,19 @@ def unsupported(origin: str, storage: str, shape: Shape, element_type: Attribute
     return None
 
 
+def _checked_c0(element_type: Attribute) -> int:
+    """C0 of a blocked layout's element type; `unsupported` has rejected the types without one."""
+    c0 = c0_of(element_type)
+    assert c0 is not None, "unsupported() rejects blocked layouts of types without a C0"
+    return c0
+
+
+def _static(dim: int | None) -> int:
+    """A dim `unsupported` has required static (a padded dim of a blocked layout)."""
+    assert dim is not None, "unsupported() rejects blocked layouts with a dynamic padded dim"
+    return dim
+
+
 def _ceil(a: int | None, b: int) -> int | None:
     return None if a is None else -(-a // b)
 
@@ -144,7 +157,7 @@ def physical_shape(shape: Shape, origin: str, storage: str, element_type: Attrib
     if is_trivial(origin, storage, rank):
         return tuple(shape)
     if storage == FRACTAL_NZ:
-        c0 = c0_of(element_type)
+        c0 = _checked_c0(element_type)
         *batch, h, w = shape
         return (*batch, _ceil(w, c0), _ceil(h, FRACTAL_ROWS), FRACTAL_ROWS, c0)
     n, c, h, w = shape if image_origin(origin, rank) == NCHW else (shape[0], shape[3], shape[1], shape[2])
@@ -152,11 +165,11 @@ def physical_shape(shape: Shape, origin: str, storage: str, element_type: Attrib
         return (n, c, h, w)
     if storage == NHWC:
         return (n, h, w, c)
-    c0 = c0_of(element_type)
+    c0 = _checked_c0(element_type)
     if storage == NC1HWC0:
         return (n, _ceil(c, c0), h, w, c0)
     hw = None if h is None or w is None else h * w
-    return (None if hw is None else _ceil(c, c0) * hw, _ceil(n, FRACTAL_ROWS), FRACTAL_ROWS, c0)  # FRACTAL_Z
+    return (None if hw is None else _static(_ceil(c, c0)) * hw, _ceil(n, FRACTAL_ROWS), FRACTAL_ROWS, c0)  # FRACTAL_Z
 
 
 def storage_shape(t: TensorType) -> Shape:
@@ -231,7 +244,7 @@ class TransDataOp(GeOp):
 
     def verify_(self) -> None:
         super().verify_()
-        src, dst = self.src.type, self.dst.type
+        src, dst = tensor_type_of(self.src), tensor_type_of(self.dst)
         if storage_of(dst) != self.p("dst_format"):
             raise _fail(
                 self, f"result storage format {storage_of(dst)} does not match dst_format {self.p('dst_format')}"

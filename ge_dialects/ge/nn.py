@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -39,6 +39,7 @@ from ge.ge_dialects.ge.types import (
     reduction_ratio,
     shape_of,
     tensor,
+    tensor_type_of,
     ui8,
 )
 
@@ -187,7 +188,7 @@ def _image_format(a: InferArgs, name: str, rank: int) -> FormatAttr | None:
 
 def _trailing_elements(value: SSAValue, axis: int) -> int:
     """Elements from `axis` to the end of `value`'s shape: the row a softmax or layer norm reduces."""
-    shape = shape_of(value.type)
+    shape = shape_of(tensor_type_of(value))
     axis = axis + len(shape) if axis < 0 else axis
     return math.prod(d or 1 for d in shape[axis:])
 
@@ -226,7 +227,7 @@ class ConvOp(GeOp):
 
     def macs(self) -> int:
         """One multiply-accumulate per output element and weight element of one output channel."""
-        return elements(self.Y) * math.prod(d or 1 for d in shape_of(self.W.type)[1:])
+        return elements(self.Y) * math.prod(d or 1 for d in shape_of(tensor_type_of(self.W))[1:])
 
 
 def _check_conv_channels(a: InferArgs, x: Shape, w: Shape) -> int | None:
@@ -267,7 +268,7 @@ class PoolOp(GeOp):
     strides = opt_prop_def(IntsProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
 
-    ALLOWED: ClassVar = FLOAT_TYPES
+    ALLOWED: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
 
     @classmethod
     def pool_shape(cls, a: InferArgs) -> tuple[Shape, FormatAttr | None]:
@@ -576,7 +577,7 @@ class GemmOp(GeOp):
         return [tensor(dtype, (m, n))]
 
     def macs(self) -> int:
-        a = shape_of(self.A.type)
+        a = shape_of(tensor_type_of(self.A))
         k = a[0] if self.p("transA") else a[-1]
         return elements(self.Y) * (k or 1)
 
@@ -605,7 +606,7 @@ class MatMulOp(GeOp):
         return [tensor(dtype, (*batch, *rows, *cols))]
 
     def macs(self) -> int:
-        return elements(self.Y) * (shape_of(self.A.type)[-1] or 1)
+        return elements(self.Y) * (shape_of(tensor_type_of(self.A))[-1] or 1)
 
 
 NN_OPS = [

@@ -45,7 +45,7 @@ def scaled_length(length: int, scale: float) -> int:
 
 def round_half_up(x: float) -> int:
     """The spec's `round_int`: nearest integer, halfway cases up."""
-    return int(math.floor(x + 0.5))
+    return math.floor(x + 0.5)
 
 
 def sizes_with_policy(in_sizes: list[int], sizes: list[int], policy: str) -> tuple[list[int], float | None]:

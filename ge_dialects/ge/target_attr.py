@@ -27,7 +27,7 @@ class TargetAttr(ParametrizedAttribute):
 
     name = "ge.target"
 
-    chip: StringAttr = param_def()
+    chip: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
 
     def __init__(self, chip: str):
         super().__init__(StringAttr(chip))

@@ -43,6 +43,7 @@ from ge.ge_dialects.ge.types import (
     reduction_ratio,
     shape_of,
     tensor,
+    tensor_type_of,
     type_name,
 )
 
@@ -465,7 +466,7 @@ class ConcatOp(GeOp):
             raise a.fail("needs at least one input")
         if a.prop("axis") is None:
             raise a.fail("property 'axis' is required")
-        types = [v.type for v in values]
+        types = [tensor_type_of(v) for v in values]
         shapes = [shape_of(t) for t in types]
         for i, t in enumerate(types[1:], 1):
             if t.element_type != types[0].element_type:
@@ -849,16 +850,17 @@ class RangeOp(GeOp):
             if a.rank(n) != 0:
                 raise a.fail(f"operand '{n}' must be a scalar, got rank {a.rank(n)}")
         values = [a.const(n) for n in ("start", "limit", "delta")]
-        if any(v is None for v in values):
+        known = [v for v in values if v is not None]
+        if len(known) < len(values):
             return [tensor(dtype, [None])]
-        start, limit, delta = (v.item() for v in values)
+        start, limit, delta = (v.item() for v in known)
         if delta == 0:
             raise a.fail("delta must not be 0")
         return [tensor(dtype, [range_length(start, limit, delta)])]
 
 
 def range_length(start, limit, delta) -> int:
-    return max(int(math.ceil((limit - start) / delta)), 0)
+    return max(math.ceil((limit - start) / delta), 0)
 
 
 TENSOR_OPS: list = [

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -178,6 +178,13 @@ def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr
     return TensorType(element_type, dims, fmt if fmt is not None else NoneAttr())
 
 
+def tensor_type_of(value: SSAValue) -> TensorType:
+    """The tensor type of a value the ge ops and tasks declare a tensor (their verifiers check it)."""
+    t = value.type
+    assert isinstance(t, TensorType), f"expected a tensor value, got {t}"
+    return t
+
+
 def shape_of(t: TensorType) -> Shape:
     return tuple(None if d == DYNAMIC_INDEX else d for d in t.get_shape())
 
@@ -207,8 +214,8 @@ class FormatAttr(ParametrizedAttribute):
 
     name = "ge.fmt"
 
-    origin: StringAttr = param_def()
-    storage: StringAttr = param_def()
+    origin: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
+    storage: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
 
     def __init__(self, origin: str, storage: str | None = None):
         super().__init__(StringAttr(origin), StringAttr(storage or origin))
@@ -240,7 +247,7 @@ class WeightRefAttr(ParametrizedAttribute):
 
     name = "ge.weight"
 
-    key: StringAttr = param_def()
+    key: StringAttr = param_def()  # type: ignore[assignment]  # xDSL: param_def() without a constraint is typed Attribute
 
     def __init__(self, key: str):
         super().__init__(StringAttr(key))

@@ -72,9 +72,9 @@ def weights_of(module: ModuleOp) -> ModuleWeights:
 
 
 def module_of(op: Operation) -> ModuleOp:
-    top = op
-    while top.parent_op() is not None:
-        top = top.parent_op()
+    top, parent = op, op.parent_op()
+    while parent is not None:
+        top, parent = parent, parent.parent_op()
     if not isinstance(top, ModuleOp):
         raise ValueError(f"{op.name} is not inside a module")
     return top
@@ -90,7 +90,7 @@ def constant_array(value: SSAValue | Operation) -> np.ndarray | None:
         return inline
     table = weights_of(module_of(op))
     key = op.weight_key
-    return table[key] if key in table else None
+    return table[key] if key is not None and key in table else None
 
 
 def make_constant(module: ModuleOp, array: np.ndarray, hint: str, inline_limit: int | None = None) -> ConstantOp:

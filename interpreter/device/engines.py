@@ -18,7 +18,7 @@ from ge.ge_dialects import fused
 from ge.ge_dialects.ge.base import GeOp, has_float_result
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.nn import ConvOp
-from ge.ge_dialects.ge.types import shape_of
+from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.metrics import elements, nbytes
 from ge.target import Target
 
@@ -77,7 +77,7 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
         return 1, f"elements={elements(out) if out else 0}"
     anchor = cube_member(members)
     if engine in ("cube", "cube+vector") and anchor is not None:
-        shape = shape_of(anchor.results[0].type)
+        shape = shape_of(tensor_type_of(anchor.results[0]))
         n = shape[1] if isinstance(anchor, ConvOp) else shape[-1]
         m = max(1, elements(anchor.results[0]) // max(1, n or 1))
         k = anchor.macs() // max(1, elements(anchor.results[0]))

@@ -1,7 +1,8 @@
 """The ordering that memory reuse needs, read from the planned offsets of a task sequence.
 
 `plan-memory` gives each intermediate result of a `task.kernel` a byte range `[offset, offset +
-size)` in the pool (size: its bytes in its storage format, ge_dialects/ge/sizes.py) (offset -1: a graph output, not in the pool). Two results whose ranges overlap
+size)` in the pool (size: its bytes in its storage format, ge_dialects/ge/sizes.py) (offset -1: a
+graph output, not in the pool). Two results whose ranges overlap
 share bytes, which is only sound when every *access* of the earlier one (its writer and all its
 readers) has finished before the later one's writer starts. Each such requirement is a *reuse
 edge* `access -> writer`; on one stream the stream order enforces it, across streams an event
@@ -18,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr
+from xdsl.ir import Operation, OpResult
 
 from ge.ge_dialects.ge.sizes import device_bytes
 
@@ -29,7 +31,7 @@ class ReuseError(ValueError):
 
 @dataclass(frozen=True)
 class PlacedBuffer:
-    value: SSAValue
+    value: OpResult
     writer: int
     """Index of the task that writes it."""
     offset: int
@@ -53,7 +55,9 @@ class ReuseEdge:
 
 
 def task_name(op: Operation) -> str:
-    return op.properties["name"].data
+    name = op.properties["name"]
+    assert isinstance(name, StringAttr), "task.kernel declares its name a StringAttr"
+    return name.data
 
 
 def buffer_label(kernels: Sequence[Operation], b: PlacedBuffer) -> str:
@@ -68,6 +72,7 @@ def placed_buffers(kernels: Sequence[Operation]) -> list[PlacedBuffer]:
         offsets = k.properties.get("offsets")
         if offsets is None:
             continue
+        assert isinstance(offsets, DenseArrayBase), "task.kernel declares its offsets a DenseArrayBase"
         for r, offset in zip(k.results, offsets.get_values()):
             size = device_bytes(r)
             if offset < 0 or size == 0:

@@ -116,7 +116,7 @@ class _StreamWalk:
             )
         i = len(self.kernels)
         for w in self.pending.pop(s, []):
-            self.events.append((self.record_task[w.record], i))
+            self.events.append((self.record_task[_waited_record(w)], i))
             self.task_after_wait[w] = i
         self.last_on_stream[s] = i
         self.kernels.append(op)
@@ -131,7 +131,7 @@ class _StreamWalk:
         after = op.task
         latest = self.last_on_stream.get(op.stream_id)
         if after is None or latest is None or self.kernels[latest] is not after:
-            follows = f"'{after.properties['name'].data}'" if after is not None else "no task"
+            follows = f"'{task_name(after)}'" if after is not None else "no task"
             latest_name = f"'{self.kernels[latest].task_name.data}'" if latest is not None else "none"
             raise StreamError(
                 f"{where}: {label} follows {follows}, but the latest task of stream "
@@ -159,7 +159,7 @@ class _StreamWalk:
         """After the body: every wait is followed by a task of its stream, every record waited exactly once."""
         for s, waits in self.pending.items():
             if waits:
-                r = waits[0].record
+                r = _waited_record(waits[0])
                 raise StreamError(
                     f"{self.where}: stream.wait on {s} for the event after "
                     f"'{self.kernels[self.record_task[r]].task_name.data}' "
@@ -173,6 +173,20 @@ class _StreamWalk:
                 )
 
 
+def _waited_record(op: stream.WaitOp) -> stream.RecordOp:
+    """The record a wait waits for; StreamFacts.wait admits only waits that have one."""
+    record = op.record
+    assert record is not None, "StreamFacts.wait rejects a wait without a record"
+    return record
+
+
+def _recorded_task(op: stream.RecordOp) -> task.KernelOp:
+    """The task a record follows; StreamFacts.record admits only records right after a task."""
+    kernel = op.task
+    assert isinstance(kernel, task.KernelOp), "StreamFacts.record rejects a record after no task"
+    return kernel
+
+
 def _task(facts: StreamFacts, i: int) -> str:
     return f"'{facts.kernels[i].task_name.data}' (stream {facts.streams[i]})"
 
@@ -181,7 +195,7 @@ def check_data_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
     index = {k: i for i, k in enumerate(facts.kernels)}
     for v, k in enumerate(facts.kernels):
         for value in k.inputs:
-            u = index.get(value.owner)
+            u = index.get(value.owner) if isinstance(value.owner, task.KernelOp) else None
             if u is not None and not facts.ordered(u, v):
                 raise StreamError(
                     f"{_where(fn)}: task {_task(facts, v)} reads the result of {_task(facts, u)} "
@@ -194,11 +208,11 @@ def check_reuse_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
         edges = reuse_edges(facts.kernels)
     except ReuseError as e:
         raise StreamError(f"{_where(fn)}: {e}") from None
-    for e in sorted(edges, key=lambda e: (e.dst, -e.src)):  # name the latest unordered access
-        if not facts.ordered(e.src, e.dst):
+    for edge in sorted(edges, key=lambda e: (e.dst, -e.src)):  # name the latest unordered access
+        if not facts.ordered(edge.src, edge.dst):
             raise StreamError(
-                f"{_where(fn)}: task {_task(facts, e.dst)} overwrites {buffer_label(facts.kernels, e.earlier)} "
-                f"while task {_task(facts, e.src)} may still access it: no stream order or event between them"
+                f"{_where(fn)}: task {_task(facts, edge.dst)} overwrites {buffer_label(facts.kernels, edge.earlier)} "
+                f"while task {_task(facts, edge.src)} may still access it: no stream order or event between them"
             )
 
 
@@ -212,11 +226,12 @@ def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
             previous = last.get(op.event_id)
             if previous is not None:
                 earlier, wait = previous
-                after = index[op.task]
+                after = index[_recorded_task(op)]
                 if wait is None:
+                    this_task, earlier_task = task_name(_recorded_task(op)), task_name(_recorded_task(earlier))
                     raise StreamError(
-                        f"{_where(fn)}: event id {op.event_id} is recorded after '{task_name(op.task)}' before the "
-                        f"wait of its previous record (after '{task_name(earlier.task)}') is issued"
+                        f"{_where(fn)}: event id {op.event_id} is recorded after '{this_task}' before the "
+                        f"wait of its previous record (after '{earlier_task}') is issued"
                     )
                 next_task = facts.task_after_wait[wait]
                 if not facts.ordered(next_task, after):
@@ -226,12 +241,12 @@ def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
                     )
             last[op.event_id] = (op, None)
         elif isinstance(op, stream.WaitOp):
-            record = op.record
+            record = _waited_record(op)
             current = last.get(record.event_id)
             if current is None or current[0] is not record:
                 raise StreamError(
                     f"{_where(fn)}: stream.wait on {op.stream_id} waits for event id "
-                    f"{record.event_id} after '{task_name(record.task)}', but a later record of "
+                    f"{record.event_id} after '{task_name(_recorded_task(record))}', but a later record of "
                     f"that id is issued before the wait"
                 )
             last[record.event_id] = (record, op)
