@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -49,6 +49,8 @@ from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.passes import remarks
 from ge.passes.rewrite.pattern import Op, State, match
+
+_OpT = TypeVar("_OpT", bound=Operation)
 
 _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
 
@@ -75,7 +77,15 @@ class Match:
 
     def op(self, name: str) -> Operation:
         """The op that defines the value bound to `name`."""
-        return self.values[name].owner
+        owner = self.values[name].owner
+        assert isinstance(owner, Operation), f"'{name}' is bound to a block argument, not an op result"
+        return owner
+
+    def op_as(self, name: str, cls: type[_OpT]) -> _OpT:
+        """The op that defines the value bound to `name`, which the rule's pattern made a `cls`."""
+        op = self.op(name)
+        assert isinstance(op, cls), f"'{name}' is bound to {op.name}, not a {cls.__name__}"
+        return op
 
     def const(self, name: str) -> np.ndarray | None:
         """The value bound to `name` if it is a visible constant, else None."""
@@ -89,10 +99,12 @@ class Match:
         return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
 
     def type(self, name: str) -> TensorType:
-        return self.values[name].type
+        t = self.values[name].type
+        assert isinstance(t, TensorType), f"'{name}' is bound to a value of type {t}, not a tensor"
+        return t
 
     def shape(self, name: str) -> Shape:
-        return shape_of(self.values[name].type)
+        return shape_of(self.type(name))
 
     def matched_ops(self) -> list[Operation]:
         """The matched ops a remark names (constants left out)."""
@@ -247,7 +259,7 @@ def _shown(m: Match, names: tuple[str, ...] | None) -> list[Operation]:
     return m.matched_ops() if names is None else [m.op(n) for n in names]
 
 
-def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str | None]:
+def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str]:
     """Builds and installs the replacement: ("applied", description) or ("rejected", reason)."""
     b = Builder(m)
     try:
