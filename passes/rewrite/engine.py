@@ -58,7 +58,7 @@ _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.at
 class Match:
     """What a rule's checks and builder see: the root op and the values bound by name."""
 
-    def __init__(self, root: Operation, state: State, context: Any = None):
+    def __init__(self, root: GeOp, state: State, context: Any = None):
         self.root = root
         self.values = dict(state.values)
         self.ops = state.ops
@@ -307,7 +307,7 @@ class RulePattern(RewritePattern):
 
     def __init__(
         self,
-        root: type[Operation],
+        root: type[GeOp],
         rules: Sequence[Rule],
         pass_name: str,
         refused: set[tuple[str, Operation]],
@@ -323,7 +323,7 @@ class RulePattern(RewritePattern):
             if self._try(rule, op, rewriter) and (rule.final or op.parent is None):
                 return
 
-    def _try(self, rule: Rule, root: Operation, rewriter: PatternRewriter) -> bool:
+    def _try(self, rule: Rule, root: GeOp, rewriter: PatternRewriter) -> bool:
         refusal: tuple[Match, _Refusal] | None = None
         for state in match(rule.pattern, root):
             m = Match(root, state, self.context)
@@ -348,7 +348,7 @@ class RulePattern(RewritePattern):
 
 def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None) -> list[RewritePattern]:
     """One RewritePattern per root op class, each trying its rules in table order."""
-    by_root: dict[type[Operation], list[Rule]] = {}
+    by_root: dict[type[GeOp], list[Rule]] = {}
     for rule in rules:
         for cls in rule.pattern.classes:
             by_root.setdefault(cls, []).append(rule)
