@@ -33,22 +33,26 @@ from ge.ge_dialects.ge.types import format_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.interpreter.ge import folding_interpreter
 from ge.passes.rewrite import Builder, Match, Op, Reject, Rule, apply_rules
+from ge.passes.tensor_values import tensor_type
 
 PASS = "fold-trans-data"
 
 
 def _folded(m: Match, b: Builder) -> SSAValue:
     """The constant of the result type holding the converted array."""
-    op, const = m.root, m.op("const")
+    op, const = m.root_as(TransDataOp), m.op_as("const", ge.ConstantOp)
     module = module_of(op)
     value = constant_array(const)
+    assert value is not None  # the rule's "not loaded" Reject refused the others
     (stored,) = m.context.run_op(op, (value,))  # the folding interpreter of this run
     hint = f"{const.weight_key or location_name(const) or 'const'}.{op.p('dst_format')}"
-    t = op.dst.type
+    t = tensor_type(op.dst)
     if format_of(t) is None:  # stored as its logical self: small values may stay inline
         new = make_constant(module, stored, hint)
     else:  # a weight of the storage-format type holding the physical array
-        new = ge.ConstantOp.weight(make_constant(module, stored, hint, inline_limit=-1).weight_key, t)
+        key = make_constant(module, stored, hint, inline_limit=-1).weight_key
+        assert key is not None  # inline_limit=-1 makes every constant a weight
+        new = ge.ConstantOp.weight(key, t)
     new.location = const.location
     m.notes["shapes"] = (list(value.shape), list(stored.shape))
     return b.add(new).results[0]
@@ -66,7 +70,9 @@ RULES: list[Rule] = [
         _folded,
         rejects=[
             Reject(
-                lambda m: f"{describe(m.root)}: the value of weight '{m.op('const').weight_key}' is not loaded",
+                lambda m: (
+                    f"{describe(m.root)}: the value of weight '{m.op_as('const', ge.ConstantOp).weight_key}' is not loaded"
+                ),
                 lambda m: m.const("const") is None,
                 shows=("const", "trans"),
             )

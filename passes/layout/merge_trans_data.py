@@ -41,7 +41,9 @@ def walk_position(op: Operation) -> tuple[int, ...]:
     path: list[int] = []
     while (holder := op.parent_op()) is not None:
         block = op.parent_block()
+        assert block is not None  # an op with a parent op sits in one of its blocks
         region = block.parent
+        assert region is not None
         path[:0] = (_index(holder.regions, region), _index(region.blocks, block), _index(block.ops, op))
         op = holder
     return tuple(path)
@@ -53,7 +55,7 @@ def _index(items, item) -> int:
 
 def _earlier_twin(m: Match) -> SSAValue | None:
     """The result of the first TransData in program order converting the root's source alike."""
-    op = m.root
+    op = m.root_as(TransDataOp)
     twins = [
         u.operation
         for u in op.src.uses

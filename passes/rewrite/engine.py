@@ -48,6 +48,7 @@ from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.passes import remarks
+from ge.passes.tensor_values import tensor_type
 from ge.passes.rewrite.pattern import Op, State, match
 
 _OpT = TypeVar("_OpT", bound=Operation)
@@ -81,6 +82,11 @@ class Match:
         assert isinstance(owner, Operation), f"'{name}' is bound to a block argument, not an op result"
         return owner
 
+    def root_as(self, cls: type[_OpT]) -> _OpT:
+        """The root op, which the rule's pattern made a `cls`."""
+        assert isinstance(self.root, cls), f"the root is {self.root.name}, not a {cls.__name__}"
+        return self.root
+
     def op_as(self, name: str, cls: type[_OpT]) -> _OpT:
         """The op that defines the value bound to `name`, which the rule's pattern made a `cls`."""
         op = self.op(name)
@@ -99,9 +105,7 @@ class Match:
         return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
 
     def type(self, name: str) -> TensorType:
-        t = self.values[name].type
-        assert isinstance(t, TensorType), f"'{name}' is bound to a value of type {t}, not a tensor"
-        return t
+        return tensor_type(self.values[name])
 
     def shape(self, name: str) -> Shape:
         return shape_of(self.type(name))
