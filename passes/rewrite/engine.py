@@ -48,8 +48,8 @@ from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.passes import remarks
-from ge.passes.tensor_values import tensor_type
 from ge.passes.rewrite.pattern import Op, State, match
+from ge.passes.tensor_values import tensor_type
 
 _OpT = TypeVar("_OpT", bound=Operation)
 
