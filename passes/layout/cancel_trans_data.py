@@ -4,8 +4,10 @@ A `ge.trans_data` whose operand comes from another `ge.trans_data` and whose res
 that first one started from converts the value back: its users read the original value instead,
 and the first TransData goes too when nothing else reads it. Before:
 
-    %a = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
-    %b = ge.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+    %a = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+        : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+    %b = ge.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"}
+        : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
     %r = ge.relu %b : ...
 
 after: `%r = ge.relu %x : ...`. A pair that returns to the same layout under another type (an

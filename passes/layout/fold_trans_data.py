@@ -6,7 +6,8 @@ FRACTAL_Z. Such constants are always sidecar weights: an inline `dense<...>` has
 Before:
 
     %w = ge.constant #ge.weight<"conv1.weight"> : tensor<64x3x7x7xf32>
-    %wz = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"} : (tensor<64x3x7x7xf32>) -> tensor<64x3x7x7xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+    %wz = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"}
+        : (tensor<64x3x7x7xf32>) -> tensor<64x3x7x7xf32, #ge.fmt<NCHW, FRACTAL_Z>>
 
 after (the sidecar holds `conv1.weight.FRACTAL_Z`, an array of shape [49, 4, 16, 8]):
 
@@ -63,6 +64,11 @@ def _done(m: Match) -> str:
     return f"{m.root.p('src_format')} -> {m.root.p('dst_format')} done at compile time: {before} stored as {after}"
 
 
+def _not_loaded(m: Match) -> str:
+    key = m.op_as("const", ge.ConstantOp).weight_key
+    return f"{describe(m.root)}: the value of weight '{key}' is not loaded"
+
+
 RULES: list[Rule] = [
     Rule(
         "fold",
@@ -70,9 +76,7 @@ RULES: list[Rule] = [
         _folded,
         rejects=[
             Reject(
-                lambda m: (
-                    f"{describe(m.root)}: the value of weight '{m.op_as('const', ge.ConstantOp).weight_key}' is not loaded"
-                ),
+                _not_loaded,
                 lambda m: m.const("const") is None,
                 shows=("const", "trans"),
             )

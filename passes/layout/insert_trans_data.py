@@ -17,7 +17,8 @@ The annotations are removed. Before:
 
 after:
 
-    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"}
+        : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
     %y = ge.relu %0 : (tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
     %1 = ge.trans_data %y {src_format = "NC1HWC0", dst_format = "ND"} : (...) -> tensor<1x3x8x8xf32>
     func.return %1 : tensor<1x3x8x8xf32>

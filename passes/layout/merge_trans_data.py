@@ -4,8 +4,10 @@ Several `ge.trans_data` of one source value with the same conversion (same forma
 type) become one: the others' users read the result of the first.
 Before:
 
-    %a = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
-    %b = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+    %a = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
+        : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+    %b = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
+        : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
 
 after: only `%a`, read by the users of both. The one kept is the first in program order; it must
 dominate the other (same block, or an enclosing one): two in sibling regions (then / else) are not
