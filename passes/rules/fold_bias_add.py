@@ -15,12 +15,13 @@ from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.weights import constant_array
 from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
+from ge.passes.tensor_values import tensor_type
 
 
 def _channel_bias(m: Match) -> np.ndarray | None:
     """The bias as a vector over the conv's output channels, if it is one (else None)."""
     bias = m.const("bias")
-    out = shape_of(m["conv"].type)
+    out = shape_of(tensor_type(m["conv"]))
     if bias.ndim > len(out) or out[1] is None:
         return None
     padded = (1,) * (len(out) - bias.ndim) + bias.shape
