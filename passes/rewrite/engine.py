@@ -99,6 +99,12 @@ class Match:
             self._consts[name] = constant_array(self.values[name]) if name in self.values else None
         return self._consts[name]
 
+    def array(self, name: str) -> np.ndarray:
+        """The constant bound to `name`, which the pattern (a `Const`) or an earlier check made visible."""
+        c = self.const(name)
+        assert c is not None, f"'{name}' is bound to no visible constant"
+        return c
+
     def scalar(self, name: str) -> float | None:
         """The constant bound to `name` if it has one element, else None."""
         c = self.const(name)
