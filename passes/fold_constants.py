@@ -42,6 +42,7 @@ from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of,
 from ge.ge_dialects.ge.weights import constant_array, make_constant
 from ge.interpreter.ge import can_evaluate, folding_interpreter
 from ge.passes import remarks
+from ge.passes.tensor_values import tensor_type
 
 PASS = "fold-constants"
 
@@ -81,7 +82,7 @@ def _elements(shape: Shape) -> int:
 
 def _static_dims(op: ge.ShapeOp) -> np.ndarray | None:
     """The value of `ge.shape` when the dims it selects are static, else None."""
-    dims = shape_of(op.data.type)
+    dims = shape_of(tensor_type(op.data))
     start, end = shape_range(len(dims), op.p("start"), op.p("end"))
     selected = dims[start:end]
     if any(d is None for d in selected):
@@ -220,7 +221,7 @@ class FoldConstantsPass(ModulePass):
         builtin dense value has no format) and large ones become weights; a weight keeps the
         result's type (and format) when that is static. Users that need the exact type (e.g.
         `func.return`) get it, or the result is not folded."""
-        t = result.type
+        t = tensor_type(result)  # a result of a ge op
         static = _static(t)
         if not _stored_logically(t):
             return (True, t) if static else None

@@ -48,8 +48,9 @@ def _digest(array: np.ndarray) -> bytes:
 
 def _equal_value_groups(consts: list[ge.ConstantOp]) -> list[list[ge.ConstantOp]]:
     """Groups of two or more constants (of one type) with bitwise-equal values, in program order."""
-    arrays = {c: constant_array(c) for c in consts}
-    known = [c for c in consts if arrays[c] is not None]  # a weight missing from the sidecar is unknown
+    found = {c: constant_array(c) for c in consts}
+    arrays = {c: a for c, a in found.items() if a is not None}
+    known = [c for c in consts if c in arrays]  # a weight missing from the sidecar is unknown
     by_print: dict[bytes, list[ge.ConstantOp]] = defaultdict(list)
     for c in known:
         by_print[_fingerprint(arrays[c])].append(c)

@@ -19,6 +19,7 @@ rejected when it kept its type.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, bf16, f16, f32, i64
-from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import AttrSizedOperandSegments, AttrSizedResultSegments, VarOperandDef
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -41,6 +42,7 @@ from ge.ge_dialects.ge.types import is_float, numpy_dtype, type_name
 from ge.ge_dialects.ge.weights import constant_array, make_constant
 from ge.passes import remarks
 from ge.passes.cancel_casts import ONNX_NUMBER, cancel_casts, elem
+from ge.passes.tensor_values import tensor_type
 
 PASS = "mixed-precision"
 DEFAULT_LISTS = Path(__file__).with_name("precision_lists.toml")
@@ -237,18 +239,24 @@ class _Converter:
 
     def _insert_after_def(self, new: Operation, value: SSAValue) -> None:
         if isinstance(value, OpResult):
-            value.op.parent.insert_op_after(new, value.op)
-        elif self.last_arg_cast is not None and self.last_arg_cast.parent is value.block:
+            block = value.op.parent_block()
+            assert block is not None  # the values this pass converts are defined in the graph
+            block.insert_op_after(new, value.op)
+            return
+        assert isinstance(value, BlockArgument)  # an SSA value is an op result or a block argument
+        if self.last_arg_cast is not None and self.last_arg_cast.parent is value.block:
             value.block.insert_op_after(new, self.last_arg_cast)  # graph inputs' casts in order
             self.last_arg_cast = new
         else:
-            value.block.insert_op_before(new, value.block.first_op)
+            first = value.block.first_op
+            assert first is not None  # a graph's block ends in its return
+            value.block.insert_op_before(new, first)
             self.last_arg_cast = new
 
     def _cast(self, value: SSAValue, dtype: Attribute, result_type: TensorType | None = None) -> SSAValue:
         cast = CastOp.build(
             operands=[value],
-            result_types=[result_type or _to_type(value.type, dtype)],
+            result_types=[result_type or _to_type(tensor_type(value), dtype)],
             properties={"to": IntegerAttr(ONNX_NUMBER[dtype], i64)},
         )
         self._insert_after_def(cast, value)
@@ -268,12 +276,14 @@ class _Converter:
         if key in self.versions:
             return self.versions[key]
         owner = value.owner
-        array = constant_array(value) if isinstance(owner, ConstantOp) else None
-        if array is not None:
+        result: SSAValue
+        if isinstance(owner, ConstantOp) and (array := constant_array(value)) is not None:
             hint = f"{owner.weight_key or location_name(owner) or 'constant'}.{type_name(dtype)}"
             const = make_constant(self.module, saturate(array, dtype), hint)
             const.location = owner.location
-            owner.parent.insert_op_after(const, owner)
+            block = owner.parent_block()
+            assert block is not None  # a constant a graph op reads sits in the graph
+            block.insert_op_after(const, owner)
             self.converted_constants.append(owner)
             result = const.output
         else:
@@ -296,6 +306,7 @@ class _Converter:
     def decide(self, op: GeOp, kind: str, floats: list[tuple[str, SSAValue]]) -> tuple[Attribute | None, str, str]:
         """(compute type or None to keep, rule, reason)."""
         mode, low = self.mode, self.mode.low
+        assert low is not None  # visit() returns before deciding in "keep", the one mode without a type
         fp16_only = type(op) in self.lists.fp16_only
         cube = type(op) in self.lists.cube
         if mode.policy == "widen":
@@ -360,7 +371,7 @@ class _Converter:
 
     def convert(self, op: GeOp, target: Attribute) -> None:
         data = DATA_OPERANDS[type(op)]
-        operands: dict[str, object] = {}
+        operands: dict[str, SSAValue | Sequence[SSAValue] | None] = {}
         for name, d in op.get_irdl_definition().operands:
             v = getattr(op, name)
             if isinstance(d, VarOperandDef) and not isinstance(v, SSAValue) and v is not None:
@@ -375,13 +386,15 @@ class _Converter:
         new = type(op).create(operands, props, num_results=len(op.results))
         new.location = op.location
         new.attributes.update(op.attributes)
-        op.parent.insert_op_before(new, op)
+        block = op.parent_block()
+        assert block is not None  # visited ops sit in the graph
+        block.insert_op_before(new, op)
         for old, result in zip(op.results, new.results):
             if old.type == result.type:
                 old.replace_all_uses_with(result)
             else:
-                old.replace_all_uses_with(self._cast(result, elem(old), result_type=old.type))
-        op.parent.erase_op(op)
+                old.replace_all_uses_with(self._cast(result, elem(old), result_type=tensor_type(old)))
+        block.erase_op(op)
         self.changed = True
 
     # -- clean-up ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ge.ge_dialects import fused
+from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.types import numpy_dtype
 from ge.passes import remarks
 from ge.passes.fusion.cost import CostModel
@@ -133,7 +134,8 @@ def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) ->
         for step in rule.producers:
             owner = value.owner
             if (
-                owner not in position
+                not isinstance(owner, Operation)  # a block argument: never in `position`
+                or owner not in position
                 or not is_one_of(owner, step.ops)
                 or any(u.operation is not consumer for r in owner.results for u in r.uses)
                 or (step.when is not None and not step.when(owner, value))
@@ -163,7 +165,7 @@ def _next_follower(
 
 def _outputs(members: list[Operation]) -> list[SSAValue]:
     inside = set(members)
-    out = []
+    out: list[SSAValue] = []
     for op in members:
         for r in op.results:
             if any(u.operation not in inside for u in r.uses):
@@ -199,7 +201,7 @@ class Schedule:
     def __init__(self, block: Block, time: Callable[[Operation], float]):
         order = list(block.ops)
         self.position = {op: i for i, op in enumerate(order)}
-        self.finish: dict[Operation, float] = {}
+        self.finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
         self.tail: dict[Operation, float] = {}
         cost = {op: time(op) for op in order}
         for op in order:
@@ -221,6 +223,11 @@ class Schedule:
         return ready + group_time + after
 
 
+def _reduced_row_elements(op: Operation) -> int:
+    assert isinstance(op, GeOp)  # fusion rules group ge ops only
+    return op.reduced_row_elements()
+
+
 def group_time(candidate: Candidate, cost: CostModel) -> float:
     """The candidate's time as the task it would become (ge-run's device model, cost.py)."""
     return cost.group_time(candidate.rule.pattern, candidate.members, candidate.outputs)
@@ -232,7 +239,7 @@ def working_set_bytes(candidate: Candidate) -> int:
     A tile is one 32-byte block per tensor, except that a reduction needs its whole reduced row
     (each op's `reduced_row_elements()`: softmax and layer_norm over the trailing axes, attention
     over a row of scores)."""
-    row_elems = max([1, *(op.reduced_row_elements() for op in candidate.members)])
+    row_elems = max([1, *(_reduced_row_elements(op) for op in candidate.members)])
     tensors = len(candidate.external_inputs()) + sum(len(op.results) for op in candidate.members)
     itemsize = max(
         numpy_dtype(v.type.element_type).itemsize
@@ -308,7 +315,9 @@ class FusionEngine:
         if benefit <= 0:
             return self._reject(c, "no benefit by the cost estimate", benefit)
         group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
-        restore_order(group.parent_block())
+        block = group.parent_block()
+        assert block is not None  # outlined in place of the members
+        restore_order(block)
         self.applied += 1
         remarks.emit(
             PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
@@ -327,7 +336,7 @@ def restore_order(block: Block) -> None:
     position = {op: i for i, op in enumerate(block.ops)}
 
     def producers(op: Operation) -> set[Operation]:
-        return {v.owner for v in op.operands if v.owner in position}
+        return {owner for v in op.operands if isinstance(owner := v.owner, Operation) and owner in position}
 
     if all(position[p] < i for op, i in position.items() for p in producers(op)):
         return
@@ -344,6 +353,7 @@ def restore_order(block: Block) -> None:
                 if pending[user] == 0:
                     heapq.heappush(ready, (position[user], id(user), user))
     terminator = block.last_op
+    assert terminator is not None  # the block holds the ops of `order`
     for op in order:
         if op is not terminator:
             op.detach()

@@ -17,6 +17,7 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
+from ge.passes.tensor_values import tensor_type
 
 CUBE = ops(*(op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE))
 """The Cube ops (their `RunsOn` trait); attention is Cube+Vector and has a rule of its own."""
@@ -29,14 +30,14 @@ LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
 
 def keeps_shape(op: Operation, value: SSAValue) -> bool:
     """The op does not broadcast the group's tensor to a bigger one (the kernel's tiles stay put)."""
-    return shape_of(op.results[0].type) == shape_of(value.type)
+    return shape_of(tensor_type(op.results[0])) == shape_of(tensor_type(value))
 
 
 def _float_results(c: Candidate) -> str | None:
     for op in c.members:
         for r in op.results:
-            if not is_float(r.type.element_type):
-                return f"{op.name} yields {r.type.element_type}, a Cube epilogue works on floats"
+            if not is_float(tensor_type(r).element_type):
+                return f"{op.name} yields {tensor_type(r).element_type}, a Cube epilogue works on floats"
     return None
 
 
@@ -45,8 +46,10 @@ def _one_storage_format(c: Candidate) -> str | None:
     formats = set()
     for op in c.members:
         for r in op.results:
-            fmt = format_of(r.type)
-            if fmt is not None and len(shape_of(r.type)) == len(shape_of(c.members[-1].results[0].type)):
+            fmt = format_of(tensor_type(r))
+            if fmt is not None and len(shape_of(tensor_type(r))) == len(
+                shape_of(tensor_type(c.members[-1].results[0]))
+            ):
                 formats.add(fmt.storage.data)
     if len(formats) > 1:
         return f"members use storage formats {', '.join(sorted(formats))}"

@@ -4,8 +4,10 @@ A `ge.trans_data` whose operand comes from another `ge.trans_data` and whose res
 that first one started from converts the value back: its users read the original value instead,
 and the first TransData goes too when nothing else reads it. Before:
 
-    %a = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
-    %b = ge.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+    %a = ge.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+        : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+    %b = ge.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"}
+        : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
     %r = ge.relu %b : ...
 
 after: `%r = ge.relu %x : ...`. A pair that returns to the same layout under another type (an
@@ -25,6 +27,7 @@ from xdsl.passes import ModulePass
 from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of
 from ge.passes.rewrite import Match, Op, Reject, Rule, apply_rules
+from ge.passes.tensor_values import tensor_type
 
 PASS = "cancel-trans-data"
 
@@ -36,11 +39,11 @@ def same_layout(a: TensorType, b: TensorType) -> bool:
 
 def _returns_to_layout(second: Operation) -> bool:
     first = second.operands[0].owner
-    return isinstance(first, TransDataOp) and same_layout(first.src.type, second.results[0].type)
+    return isinstance(first, TransDataOp) and same_layout(tensor_type(first.src), tensor_type(second.results[0]))
 
 
 def _other_type(m: Match) -> str:
-    first, second = m.op("first"), m.root
+    first, second = m.op("first"), m.root_as(TransDataOp)
     return (
         f"{describe(first)} and {describe(second)} return to the layout of {m['source'].type} "
         f"but as {second.dst.type}: their users would see another type"
@@ -48,7 +51,7 @@ def _other_type(m: Match) -> str:
 
 
 def _cancelled(m: Match) -> str:
-    first, second = m.op("first"), m.root
+    first, second = m.op_as("first", TransDataOp), m.root
     return f"{first.p('src_format')} -> {first.p('dst_format')} -> {second.p('dst_format')} cancelled"
 
 
@@ -62,7 +65,7 @@ RULES: list[Rule] = [
             where=_returns_to_layout,
         ),
         lambda m, b: m["source"],
-        rejects=[Reject(_other_type, lambda m: m["source"].type != m.root.dst.type)],
+        rejects=[Reject(_other_type, lambda m: m["source"].type != m.root_as(TransDataOp).dst.type)],
         says=_cancelled,
         shows=("first", "second"),
         private=False,

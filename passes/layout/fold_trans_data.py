@@ -6,7 +6,8 @@ FRACTAL_Z. Such constants are always sidecar weights: an inline `dense<...>` has
 Before:
 
     %w = ge.constant #ge.weight<"conv1.weight"> : tensor<64x3x7x7xf32>
-    %wz = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"} : (tensor<64x3x7x7xf32>) -> tensor<64x3x7x7xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+    %wz = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"}
+        : (tensor<64x3x7x7xf32>) -> tensor<64x3x7x7xf32, #ge.fmt<NCHW, FRACTAL_Z>>
 
 after (the sidecar holds `conv1.weight.FRACTAL_Z`, an array of shape [49, 4, 16, 8]):
 
@@ -33,22 +34,26 @@ from ge.ge_dialects.ge.types import format_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.interpreter.ge import folding_interpreter
 from ge.passes.rewrite import Builder, Match, Op, Reject, Rule, apply_rules
+from ge.passes.tensor_values import tensor_type
 
 PASS = "fold-trans-data"
 
 
 def _folded(m: Match, b: Builder) -> SSAValue:
     """The constant of the result type holding the converted array."""
-    op, const = m.root, m.op("const")
+    op, const = m.root_as(TransDataOp), m.op_as("const", ge.ConstantOp)
     module = module_of(op)
     value = constant_array(const)
+    assert value is not None  # the rule's "not loaded" Reject refused the others
     (stored,) = m.context.run_op(op, (value,))  # the folding interpreter of this run
     hint = f"{const.weight_key or location_name(const) or 'const'}.{op.p('dst_format')}"
-    t = op.dst.type
+    t = tensor_type(op.dst)
     if format_of(t) is None:  # stored as its logical self: small values may stay inline
         new = make_constant(module, stored, hint)
     else:  # a weight of the storage-format type holding the physical array
-        new = ge.ConstantOp.weight(make_constant(module, stored, hint, inline_limit=-1).weight_key, t)
+        key = make_constant(module, stored, hint, inline_limit=-1).weight_key
+        assert key is not None  # inline_limit=-1 makes every constant a weight
+        new = ge.ConstantOp.weight(key, t)
     new.location = const.location
     m.notes["shapes"] = (list(value.shape), list(stored.shape))
     return b.add(new).results[0]
@@ -59,6 +64,11 @@ def _done(m: Match) -> str:
     return f"{m.root.p('src_format')} -> {m.root.p('dst_format')} done at compile time: {before} stored as {after}"
 
 
+def _not_loaded(m: Match) -> str:
+    key = m.op_as("const", ge.ConstantOp).weight_key
+    return f"{describe(m.root)}: the value of weight '{key}' is not loaded"
+
+
 RULES: list[Rule] = [
     Rule(
         "fold",
@@ -66,7 +76,7 @@ RULES: list[Rule] = [
         _folded,
         rejects=[
             Reject(
-                lambda m: f"{describe(m.root)}: the value of weight '{m.op('const').weight_key}' is not loaded",
+                _not_loaded,
                 lambda m: m.const("const") is None,
                 shows=("const", "trans"),
             )

@@ -17,7 +17,8 @@ The annotations are removed. Before:
 
 after:
 
-    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"}
+        : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
     %y = ge.relu %0 : (tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
     %1 = ge.trans_data %y {src_format = "NC1HWC0", dst_format = "ND"} : (...) -> tensor<1x3x8x8xf32>
     func.return %1 : tensor<1x3x8x8xf32>
@@ -82,7 +83,7 @@ def annotation(op: Operation) -> dict[str, str]:
         raise DiagnosticException(
             f'{describe(op)}: {ANNOTATION} must be a dictionary of format strings, e.g. {{X = "NC1HWC0"}}'
         )
-    formats = {k: v.data for k, v in attr.data.items()}
+    formats = {k: v.data for k, v in attr.data.items() if isinstance(v, StringAttr)}  # all are (checked above)
     known = set(operand_names(op)) | set(result_names(op))
     for name, fmt in formats.items():
         if name not in known:
@@ -124,7 +125,8 @@ class _Materializer:
             return _checked(op, name, value.type, formats[name])
         return self.original.get(value, value.type)
 
-    def convert(self, op: Operation, value: SSAValue, want: TensorType) -> SSAValue:
+    def convert(self, op: Operation, value: SSAValue, want: Attribute) -> SSAValue:
+        """`value` converted to the type `want` (a tensor type, else a DiagnosticException)."""
         key = (value, want, op.parent_block())
         converted = self.made.get(key)
         if converted is not None:

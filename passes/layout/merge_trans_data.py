@@ -4,8 +4,10 @@ Several `ge.trans_data` of one source value with the same conversion (same forma
 type) become one: the others' users read the result of the first.
 Before:
 
-    %a = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
-    %b = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+    %a = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
+        : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+    %b = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
+        : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
 
 after: only `%a`, read by the users of both. The one kept is the first in program order; it must
 dominate the other (same block, or an enclosing one): two in sibling regions (then / else) are not
@@ -41,7 +43,9 @@ def walk_position(op: Operation) -> tuple[int, ...]:
     path: list[int] = []
     while (holder := op.parent_op()) is not None:
         block = op.parent_block()
+        assert block is not None  # an op with a parent op sits in one of its blocks
         region = block.parent
+        assert region is not None
         path[:0] = (_index(holder.regions, region), _index(region.blocks, block), _index(block.ops, op))
         op = holder
     return tuple(path)
@@ -53,7 +57,7 @@ def _index(items, item) -> int:
 
 def _earlier_twin(m: Match) -> SSAValue | None:
     """The result of the first TransData in program order converting the root's source alike."""
-    op = m.root
+    op = m.root_as(TransDataOp)
     twins = [
         u.operation
         for u in op.src.uses

@@ -30,7 +30,8 @@ from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.layout import c0_of, cannot_store, is_trivial, origin_of, storage_of
 from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.passes.layout.insert_trans_data import annotate
-from ge.passes.rewrite import IN_PLACE, Check, Match, Op, Rule
+from ge.passes.rewrite import IN_PLACE, Builder, Check, Match, Op, Rule
+from ge.passes.rewrite.engine import Replacement
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,11 @@ def anchor(
 
         return Check(why_not)
 
-    def build(m: Match, b) -> object:
+    def build(m: Match, b: Builder) -> Replacement:
         m.context.assign(m.root, {n: storage for n in placed(m)}, names_present(m.root, results))
         return IN_PLACE
 
-    rejects = [refusal(lambda m, c=check: c(m.root, m.context.options)) for check in checks]
+    rejects = [refusal(_on_root(check)) for check in checks]
     rejects.append(refusal(lambda m: _cannot_store(m.root, placed(m), storage)))
     return Rule(
         name,
@@ -185,6 +186,16 @@ def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
     return None
 
 
+def _on_root(check: LayoutCheck) -> Callable[[Match], str | None]:
+    """`check` run on a rule's root with the options of the run."""
+    return lambda m: check(m.root, m.context.options)
+
+
+def _on_root_arriving(check: LayoutCheck) -> Callable[[Match, _Arrival], str | None]:
+    """`check` run on a rule's root with the options of the run (the arrival does not matter)."""
+    return lambda m, a: check(m.root, m.context.options)
+
+
 def follow(
     name: str,
     ops: tuple[type[GeOp], ...],
@@ -217,7 +228,7 @@ def follow(
         a = _arrival(m, operands, results)
         return None if a is None else getattr(m.root, a.operand)
 
-    def build(m: Match, b) -> object:
+    def build(m: Match, b: Builder) -> Replacement:
         a = seen(m)
         m.context.assign(m.root, {n: a.storage for n in a.full + a.results}, a.results)
         return IN_PLACE
@@ -227,7 +238,7 @@ def follow(
             lambda m, a: None if a.storage in formats else f"{name} does not carry {a.storage} (operand '{a.operand}')"
         )
     ]
-    rejects += [refusal(lambda m, a, c=check: c(m.root, m.context.options)) for check in checks]
+    rejects += [refusal(_on_root_arriving(check)) for check in checks]
     rejects += [
         refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)),
         refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),

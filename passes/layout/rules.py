@@ -42,6 +42,12 @@ def _shape(op: GeOp, name: str) -> Shape:
     return shape_of(getattr(op, name).type)
 
 
+def _product(dims: Shape) -> int | None:
+    """The product of `dims`; None when one is unknown."""
+    known = [d for d in dims if d is not None]
+    return math.prod(known) if len(known) == len(dims) else None
+
+
 def is_constant(name: str) -> Check:
     def check(op: GeOp, options: Options) -> str | None:
         value = getattr(op, name)
@@ -83,7 +89,7 @@ def matmul_dims(op: GeOp) -> tuple[int | None, int | None, int | None, int | Non
         n = b[0] if op.p("transB") else b[1]
         return 1, m, k, n
     out = _shape(op, "Y")
-    batch = None if any(d is None for d in out[:-2]) else math.prod(out[:-2])
+    batch = _product(out[:-2])
     m = a[-2] if len(a) >= 2 else 1
     n = b[-1] if len(b) >= 2 else 1
     return batch, m, a[-1], n

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -49,6 +49,9 @@ from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
 from ge.passes import remarks
 from ge.passes.rewrite.pattern import Op, State, match
+from ge.passes.tensor_values import tensor_type
+
+_OpT = TypeVar("_OpT", bound=Operation)
 
 _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
 
@@ -56,7 +59,7 @@ _SEGMENTS = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.at
 class Match:
     """What a rule's checks and builder see: the root op and the values bound by name."""
 
-    def __init__(self, root: Operation, state: State, context: Any = None):
+    def __init__(self, root: GeOp, state: State, context: Any = None):
         self.root = root
         self.values = dict(state.values)
         self.ops = state.ops
@@ -75,7 +78,20 @@ class Match:
 
     def op(self, name: str) -> Operation:
         """The op that defines the value bound to `name`."""
-        return self.values[name].owner
+        owner = self.values[name].owner
+        assert isinstance(owner, Operation), f"'{name}' is bound to a block argument, not an op result"
+        return owner
+
+    def root_as(self, cls: type[_OpT]) -> _OpT:
+        """The root op, which the rule's pattern made a `cls`."""
+        assert isinstance(self.root, cls), f"the root is {self.root.name}, not a {cls.__name__}"
+        return self.root
+
+    def op_as(self, name: str, cls: type[_OpT]) -> _OpT:
+        """The op that defines the value bound to `name`, which the rule's pattern made a `cls`."""
+        op = self.op(name)
+        assert isinstance(op, cls), f"'{name}' is bound to {op.name}, not a {cls.__name__}"
+        return op
 
     def const(self, name: str) -> np.ndarray | None:
         """The value bound to `name` if it is a visible constant, else None."""
@@ -83,16 +99,22 @@ class Match:
             self._consts[name] = constant_array(self.values[name]) if name in self.values else None
         return self._consts[name]
 
+    def array(self, name: str) -> np.ndarray:
+        """The constant bound to `name`, which the pattern (a `Const`) or an earlier check made visible."""
+        c = self.const(name)
+        assert c is not None, f"'{name}' is bound to no visible constant"
+        return c
+
     def scalar(self, name: str) -> float | None:
         """The constant bound to `name` if it has one element, else None."""
         c = self.const(name)
         return float(c.reshape(-1)[0]) if c is not None and c.size == 1 else None
 
     def type(self, name: str) -> TensorType:
-        return self.values[name].type
+        return tensor_type(self.values[name])
 
     def shape(self, name: str) -> Shape:
-        return shape_of(self.values[name].type)
+        return shape_of(self.type(name))
 
     def matched_ops(self) -> list[Operation]:
         """The matched ops a remark names (constants left out)."""
@@ -247,7 +269,7 @@ def _shown(m: Match, names: tuple[str, ...] | None) -> list[Operation]:
     return m.matched_ops() if names is None else [m.op(n) for n in names]
 
 
-def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str | None]:
+def _replace(rule: Rule, m: Match, rewriter: PatternRewriter) -> tuple[str, str]:
     """Builds and installs the replacement: ("applied", description) or ("rejected", reason)."""
     b = Builder(m)
     try:
@@ -295,7 +317,7 @@ class RulePattern(RewritePattern):
 
     def __init__(
         self,
-        root: type[Operation],
+        root: type[GeOp],
         rules: Sequence[Rule],
         pass_name: str,
         refused: set[tuple[str, Operation]],
@@ -311,7 +333,7 @@ class RulePattern(RewritePattern):
             if self._try(rule, op, rewriter) and (rule.final or op.parent is None):
                 return
 
-    def _try(self, rule: Rule, root: Operation, rewriter: PatternRewriter) -> bool:
+    def _try(self, rule: Rule, root: GeOp, rewriter: PatternRewriter) -> bool:
         refusal: tuple[Match, _Refusal] | None = None
         for state in match(rule.pattern, root):
             m = Match(root, state, self.context)
@@ -336,7 +358,7 @@ class RulePattern(RewritePattern):
 
 def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None) -> list[RewritePattern]:
     """One RewritePattern per root op class, each trying its rules in table order."""
-    by_root: dict[type[Operation], list[Rule]] = {}
+    by_root: dict[type[GeOp], list[Rule]] = {}
     for rule in rules:
         for cls in rule.pattern.classes:
             by_root.setdefault(cls, []).append(rule)

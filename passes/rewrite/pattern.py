@@ -35,6 +35,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.traits import Commutative
 
+from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.weights import constant_array
 
@@ -65,14 +66,15 @@ class State:
 
 @dataclass(frozen=True, init=False)
 class Op:
-    classes: tuple[type[IRDLOperation], ...]
+    classes: tuple[type[GeOp], ...]
     operands: tuple[Pattern | None, ...]
     named: Mapping[str, Pattern | None]
     name: str | None
     result: int
     one_use: bool
     props: Mapping[str, Any]
-    where: Callable[[Operation], bool] | None
+    where: Callable[[Any], bool] | None
+    """Takes an op of one of `classes` (typed Any: a predicate may be written for the specific class)."""
     any_block: bool
 
     def __init__(
@@ -83,7 +85,7 @@ class Op:
         result: int = 0,
         one_use: bool = False,
         props: Mapping[str, Any] | None = None,
-        where: Callable[[Operation], bool] | None = None,
+        where: Callable[[Any], bool] | None = None,
         any_block: bool = False,
         **named: Pattern | None,
     ):

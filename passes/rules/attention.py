@@ -15,12 +15,13 @@ from __future__ import annotations
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import shape_of
 from ge.passes.rewrite import Either, Match, Op, Reject, Rule
+from ge.passes.tensor_values import tensor_type
 
 _SCALE_OPS = (ge.MulOp, ge.DivOp)
 
 
 def _swaps_last_two(op: ge.TransposeOp) -> bool:
-    rank = len(op.operands[0].type.get_shape())
+    rank = len(tensor_type(op.operands[0]).get_shape())
     perm = ge.TransposeOp.permutation(op.p("perm"), rank)
     return rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2]
 
@@ -51,8 +52,8 @@ def _scale_at(m: Match) -> str | None:
 
 
 def _softmax_not_last(m: Match) -> bool:
-    softmax = m.op("softmax")
-    rank = len(shape_of(softmax.results[0].type))
+    softmax = m.op_as("softmax", ge.SoftmaxOp)
+    rank = len(shape_of(tensor_type(softmax.results[0])))
     return softmax.p("axis") % rank != rank - 1
 
 

@@ -80,7 +80,9 @@ def composable(a: Attribute, b: Attribute, c: Attribute) -> bool:
 
 def make_cast(value, dtype: Attribute) -> CastOp:
     """A new (unattached) `ge.cast` of `value` to `dtype`."""
-    return CastOp.create({"input": value}, {"to": ONNX_NUMBER[dtype]})
+    cast = CastOp.create({"input": value}, {"to": ONNX_NUMBER[dtype]})
+    assert isinstance(cast, CastOp)  # GeOp.create makes an op of the class it is called on
+    return cast
 
 
 # -- the rules -------------------------------------------------------------------------------------

@@ -9,18 +9,19 @@ large) computed in float64 from the conv's and BN's constants, rounded to the we
 from __future__ import annotations
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.weights import constant_array
-from ge.passes.rewrite import Match, Op, Reject, Rule, copy_props
+from ge.passes.rewrite import Builder, Check, Match, Op, Reject, Rule, copy_props
 
 _STATS = ("scale", "bias", "mean", "var")
 
 
 def _missing_constant(m: Match) -> str | None:
     """Names the first operand the fold needs as a constant and cannot see, else None."""
-    conv = m.op("conv")
+    conv = m.op_as("conv", ge.ConvOp)
     if m.const("w") is None:
         return "conv weights are not constant"
     if conv.B is not None and constant_array(conv.B) is None:
@@ -39,12 +40,13 @@ def _stem(m: Match) -> str:
     return location_name(m.op("conv")) or "conv"
 
 
-def _fold(m: Match, b):
-    conv, bn = m.op("conv"), m.root
-    w = m.const("w")
-    scale, bias, mean, var = (m.const(n).astype(np.float64) for n in _STATS)
+def _fold(m: Match, b: Builder) -> SSAValue:
+    # _missing_constant refused the matches whose weights, conv bias or statistics are not visible
+    conv, bn = m.op_as("conv", ge.ConvOp), m.root
+    w = m.array("w")
+    scale, bias, mean, var = (m.array(n).astype(np.float64) for n in _STATS)
     factor = scale / np.sqrt(var + np.float64(np.float32(bn.p("epsilon"))))
-    conv_b = constant_array(conv.B).astype(np.float64) if conv.B is not None else 0.0
+    conv_b = _conv_bias(conv)
     weight = (w.astype(np.float64) * factor.reshape(-1, *[1] * (w.ndim - 1))).astype(w.dtype)
     new_bias = ((conv_b - mean) * factor + bias).astype(w.dtype)
     stem = _stem(m)
@@ -56,6 +58,15 @@ def _fold(m: Match, b):
     return b.op(ge.ConvOp, operands, copy_props(conv), name=location_name(conv)).results[0]
 
 
+def _conv_bias(conv: ge.ConvOp) -> np.ndarray | float:
+    """The conv's bias in float64 (0.0 when it has none); a visible constant when present."""
+    if conv.B is None:
+        return 0.0
+    array = constant_array(conv.B)
+    assert array is not None  # _missing_constant refused the others
+    return array.astype(np.float64)
+
+
 _training = Reject("batch_norm is in training mode (training_mode = 1)", lambda m: m.root.p("training_mode"))
 
 RULES: list[Rule] = [
@@ -63,6 +74,6 @@ RULES: list[Rule] = [
         "conv-bn",
         Op(ge.BatchNormOp, Op(ge.ConvOp, "x", "w", name="conv"), *_STATS),
         _fold,
-        rejects=[_training, Reject(_missing_constant, _missing_constant)],
+        rejects=[_training, Check(_missing_constant)],
     ),
 ]

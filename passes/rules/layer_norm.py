@@ -12,11 +12,12 @@ axes (as a negative index). `c` is used twice: naming it binds both uses to one 
 from __future__ import annotations
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import numpy_dtype
 from ge.ge_dialects.ge.weights import constant_array
-from ge.passes.rewrite import Const, Either, Match, Op, Reject, Rule
+from ge.passes.rewrite import Builder, Const, Either, Match, Op, Reject, Rule
 
 _centered = Op(ge.SubOp, "x", Op(ge.ReduceMeanOp, "x", name="mean"), name="c")
 _square = Either(Op(ge.PowOp, "c", Const(value=2.0, tol=0.0)), Op(ge.MulOp, "c", "c"))
@@ -28,14 +29,14 @@ _normalized = Either(Op(ge.DivOp, _centered, _std), Op(ge.MulOp, _centered, _by_
 def _axes(m: Match, name: str) -> list[int] | None:
     """The axes a ReduceMean of the match averages over (sorted, non-negative), if constant and
     kept as size-1 dims; else None."""
-    op = m.op(name)
+    op = m.op_as(name, ge.ReduceMeanOp)
     rank = len(m.shape("x"))
     if op.p("keepdims") != 1:
         return None
-    axes = [] if op.axes is None else constant_array(op.axes)
-    if axes is None:
+    given: np.ndarray | list[int] | None = [] if op.axes is None else constant_array(op.axes)
+    if given is None:
         return None
-    axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+    axes = [int(a) for a in np.asarray(given).reshape(-1)]
     if not axes:
         return None if op.p("noop_with_empty_axes") else list(range(rank))
     return sorted(a % rank for a in axes)
@@ -47,9 +48,11 @@ def _trailing(m: Match) -> bool:
     return axes is not None and axes == list(range(rank - len(axes), rank))
 
 
-def _build(m: Match, b):
+def _build(m: Match, b: Builder) -> SSAValue:
     rank = len(m.shape("x"))
-    axis = _axes(m, "mean")[0] - rank
+    axes = _axes(m, "mean")
+    assert axes is not None  # the rule's first Reject refused the others
+    axis = axes[0] - rank
     ones = np.ones((1,), numpy_dtype(m.type("x").element_type))
     scale = m["gamma"] if "gamma" in m else b.const(ones, "layer_norm.scale")
     operands = {"X": m["x"], "Scale": scale, "B": m.values.get("beta")}

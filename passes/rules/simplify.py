@@ -10,6 +10,7 @@ from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.weights import constant_array
 from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
 from ge.passes.rules.casts import SIMPLIFY_NOOP_CAST
+from ge.passes.tensor_values import tensor_type
 
 SHAPE_OPS = (ge.ReshapeOp, ge.FlattenOp, ge.SqueezeOp, ge.UnsqueezeOp, ge.ExpandOp)
 
@@ -20,11 +21,11 @@ def _keeps_type(op: Operation) -> bool:
 
 def _keeps_static_type(op: Operation) -> bool:
     """Result type == operand type with every dim known (a `?` could still be moved around)."""
-    return _keeps_type(op) and None not in shape_of(op.results[0].type)
+    return _keeps_type(op) and None not in shape_of(tensor_type(op.results[0]))
 
 
 def _perm(op: ge.TransposeOp) -> list[int]:
-    return ge.TransposeOp.permutation(op.p("perm"), len(op.operands[0].type.get_shape()))
+    return ge.TransposeOp.permutation(op.p("perm"), len(tensor_type(op.operands[0]).get_shape()))
 
 
 def _identity_perm(op: ge.TransposeOp) -> bool:
@@ -33,7 +34,7 @@ def _identity_perm(op: ge.TransposeOp) -> bool:
 
 
 def _compose_transposes(m: Match, b):
-    inner, outer = _perm(m.op("inner")), _perm(m.root)
+    inner, outer = _perm(m.op_as("inner", ge.TransposeOp)), _perm(m.root_as(ge.TransposeOp))
     perm = [inner[i] for i in outer]
     if perm == sorted(perm):
         return m["x"]
@@ -49,14 +50,14 @@ def _outer_shape_reusable(m: Match) -> bool:
 def _merge_reshapes(m: Match, b):
     if _outer_shape_reusable(m):
         return b.op(ge.ReshapeOp, {"data": m["x"], "shape": m["shape"]}, copy_props(m.root)).results[0]
-    dims = shape_of(m.root.results[0].type)
+    dims = shape_of(tensor_type(m.root.results[0]))
     shape = b.const(np.array(dims, np.int64), "shape")
     return b.op(ge.ReshapeOp, {"data": m["x"], "shape": shape}, {"allowzero": int(0 in dims)}).results[0]
 
 
 def _training(m: Match) -> bool | None:
     """Whether the dropout is active: True/False, or None when training_mode is not a constant."""
-    op = m.root
+    op = m.root_as(ge.DropoutOp)
     if op.training_mode is None:
         return False
     mode = constant_array(op.training_mode)
@@ -101,7 +102,7 @@ RULES: list[Rule] = [
         rejects=[
             Reject(
                 "the outer shape copies (0) dims of the inner result and the result shape is not static",
-                lambda m: not _outer_shape_reusable(m) and None in shape_of(m.root.results[0].type),
+                lambda m: not _outer_shape_reusable(m) and None in shape_of(tensor_type(m.root.results[0])),
             )
         ],
     ),
