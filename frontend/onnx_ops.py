@@ -93,6 +93,7 @@ ONNX_TO_GE: dict[str, str] = {
     "Unsqueeze": "UnsqueezeOp",
     "Squeeze": "SqueezeOp",
     "ReduceMean": "ReduceMeanOp",
+    "ReduceSum": "ReduceSumOp",
     "Cast": "CastOp",
     "Where": "WhereOp",
     "Expand": "ExpandOp",
@@ -115,7 +116,7 @@ MakeConstant = Callable[[np.ndarray, str], SSAValue]
 
 
 def _reduce_axes_to_input(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
-    """ReduceMean before opset 18 takes `axes` as an attribute; ge takes it as an operand."""
+    """ReduceMean before opset 18 (ReduceSum before 13) takes `axes` as an attribute; ge takes an operand."""
     axes = attrs.pop("axes", None)
     if axes is not None:
         inputs = [inputs[0], make_constant(np.asarray(axes, dtype=np.int64), f"{name}/axes")]
@@ -134,6 +135,7 @@ def _drop(*names: str):
 #: (ONNX operator, first opset where the adapter no longer applies) -> adapter.
 ADAPTERS: dict[tuple[str, int], Callable] = {
     ("ReduceMean", 18): _reduce_axes_to_input,
+    ("ReduceSum", 13): _reduce_axes_to_input,
     # `spatial` left BatchNormalization in opset 9; `is_test`-style leftovers are ignored likewise.
     ("BatchNormalization", 14): _drop("spatial"),
 }

@@ -100,6 +100,7 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.UnsqueezeOp: ("data",),
     ge.SqueezeOp: ("data",),
     ge.ReduceMeanOp: ("data",),
+    ge.ReduceSumOp: ("data",),
     ge.WhereOp: ("X", "Y"),
     ge.ExpandOp: ("input",),
     ge.PadOp: ("data", "constant_value"),

@@ -46,6 +46,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.facts import Engine, RunsOn, Transcendental
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import (
     FORMATS,
     FormatAttr,
@@ -338,9 +339,16 @@ class GeOp(IRDLOperation):
     # Reduction, LayoutAgnostic, Transcendental); the methods below derive the work metrics from
     # them, and an op overrides a method when its work is not one pass over its results.
     # The facts the next issues add go here as methods with a default, overridden per op:
-    # - the gradient: `vjp(cotangents) -> operand cotangents`, built as ge ops; the default will
-    #   refuse with the op's name (an op without one is not differentiable);
     # - the symbolic shape function: `infer` above, run on symbolic dims (InferArgs grows symbols).
+
+    NOT_DIFFERENTIABLE: ClassVar[frozenset[str]] = frozenset()
+    """Operands (by definition name) no gradient flows into: indices, shapes, masks, statistics."""
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """The gradient: from the cotangents of the results (None for a result the loss does not
+        depend on), the cotangents of `self.operands` in order (None for an operand that gets none),
+        built as ge ops with `g` (ge_dialects/ge/grad.py). An op without one is not differentiable."""
+        raise NotDifferentiable(f"{describe(self)} has no gradient")
 
     @classmethod
     def engine_class(cls) -> Engine:

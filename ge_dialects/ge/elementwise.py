@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, i1
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
 from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
-from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, SIGNED_INT_TYPES, Shape, format_of, tensor
+from ge.ge_dialects.ge.grad import GradBuilder
+from ge.ge_dialects.ge.types import (
+    ALL_TYPES,
+    FLOAT_TYPES,
+    NUMERIC_TYPES,
+    SIGNED_INT_TYPES,
+    Shape,
+    format_of,
+    shape_of,
+    tensor,
+)
 
 SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
 
@@ -145,16 +156,31 @@ class AddOp(BinaryElementwiseOp):
     name = "ge.add"
     traits = traits_def(Pure(), Commutative())
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        (dz,) = cotangents
+        assert dz is not None
+        return [g.sum_to(dz, shape_of(self.a.type)), g.sum_to(dz, shape_of(self.b.type))]
+
 
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
     name = "ge.sub"
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        (dz,) = cotangents
+        assert dz is not None
+        return [g.sum_to(dz, shape_of(self.a.type)), g.sum_to(g.neg(dz), shape_of(self.b.type))]
 
 
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
     name = "ge.mul"
     traits = traits_def(Pure(), Commutative())
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        (dz,) = cotangents
+        assert dz is not None
+        return [g.sum_to(g.mul(dz, self.b), shape_of(self.a.type)), g.sum_to(g.mul(dz, self.a), shape_of(self.b.type))]
 
 
 @irdl_op_definition

@@ -621,11 +621,10 @@ class SqueezeOp(GeOp):
         return [tensor(a.dtype("data"), squeezed_dims(shape, axes))]
 
 
-@irdl_op_definition
-class ReduceMeanOp(GeOp):
-    """Mean over `axes` (all axes when absent or empty, unless noop_with_empty_axes=1)."""
+class ReduceOp(GeOp):
+    """A reduction over `axes` (all axes when absent or empty, unless noop_with_empty_axes=1),
+    ONNX opset 18 style: the axes are an operand."""
 
-    name = "ge.reduce_mean"
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     reduced = result_def(TensorType)
@@ -649,6 +648,20 @@ class ReduceMeanOp(GeOp):
 
     def reduced_row_elements(self) -> int:
         return reduction_ratio(self.data, self.reduced)
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Mean over `axes`."""
+
+    name = "ge.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum over `axes`; the backward graph's reduction (a broadcast operand's gradient, a bias's)."""
+
+    name = "ge.reduce_sum"
 
 
 @irdl_op_definition
@@ -874,6 +887,7 @@ TENSOR_OPS: list = [
     UnsqueezeOp,
     SqueezeOp,
     ReduceMeanOp,
+    ReduceSumOp,
     CastOp,
     WhereOp,
     ExpandOp,
@@ -891,6 +905,7 @@ shape_like_operands: dict[type, tuple[str, ...]] = {
     UnsqueezeOp: ("axes",),
     SqueezeOp: ("axes",),
     ReduceMeanOp: ("axes",),
+    ReduceSumOp: ("axes",),
     ExpandOp: ("shape",),
     ConstantOfShapeOp: ("input",),
     PadOp: ("pads", "axes"),
@@ -907,6 +922,7 @@ __all__ = [
     "UnsqueezeOp",
     "SqueezeOp",
     "ReduceMeanOp",
+    "ReduceSumOp",
     "CastOp",
     "WhereOp",
     "ExpandOp",

@@ -118,17 +118,26 @@ def _accumulation_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
 
 
-def reduce_mean(op, ins):
+def _reduce(op, ins, mean: bool):
     x = ins["data"]
     axes = _ints(ins["axes"])
     if not axes and op.p("noop_with_empty_axes"):
         return x.copy()
     reduced = tuple(normalize_axes(axes, x.ndim)) if axes else tuple(range(x.ndim))
-    count = int(np.prod([x.shape[a] for a in reduced]))
     total = np.sum(x, axis=reduced, dtype=_accumulation_dtype(x.dtype))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = total / total.dtype.type(count)  # an empty reduction gives NaN
-    return np.asarray(mean, dtype=x.dtype).reshape(reduced_dims(x.shape, reduced, bool(op.p("keepdims")), False))
+    if mean:
+        count = int(np.prod([x.shape[a] for a in reduced]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = total / total.dtype.type(count)  # an empty reduction gives NaN
+    return np.asarray(total, dtype=x.dtype).reshape(reduced_dims(x.shape, reduced, bool(op.p("keepdims")), False))
+
+
+def reduce_mean(op, ins):
+    return _reduce(op, ins, mean=True)
+
+
+def reduce_sum(op, ins):
+    return _reduce(op, ins, mean=False)
 
 
 def cast(op, ins):
@@ -252,6 +261,7 @@ class TensorFunctions(InterpreterFunctions):
     run_unsqueeze = impl(ge.UnsqueezeOp)(kernel_impl(unsqueeze))
     run_squeeze = impl(ge.SqueezeOp)(kernel_impl(squeeze))
     run_reduce_mean = impl(ge.ReduceMeanOp)(kernel_impl(reduce_mean))
+    run_reduce_sum = impl(ge.ReduceSumOp)(kernel_impl(reduce_sum))
     run_cast = impl(ge.CastOp)(kernel_impl(cast))
     run_where = impl(ge.WhereOp)(kernel_impl(where))
     run_expand = impl(ge.ExpandOp)(kernel_impl(expand))

@@ -24,7 +24,7 @@ CUBE = ops(*(op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE))
 EPILOGUE_BINARY = ops(ge.AddOp, ge.SubOp, ge.MulOp, ge.DivOp)
 ACTIVATIONS = ops(ge.ReluOp, ge.GeluOp, ge.ClipOp, ge.SigmoidOp, ge.TanhOp, ge.HardSwishOp)
 ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp)
-REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp)
+REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
 
 

@@ -86,6 +86,8 @@ func.func @squeeze_unsqueeze_reduce(%x: tensor<1x3x1xbf16>, %rt: tensor<2xi64>) 
   %7 = ge.reduce_mean %x {noop_with_empty_axes = 1 : i64} : (tensor<1x3x1xbf16>) -> tensor<1x3x1xbf16>
   // CHECK-NEXT: ge.reduce_mean %{{.*}}, axes = %{{.*}} {keepdims = 0 : i64} : (tensor<1x3x1xbf16>, tensor<2xi64>) -> tensor<?xbf16>
   %8 = ge.reduce_mean %x, axes = %rt {keepdims = 0 : i64} : (tensor<1x3x1xbf16>, tensor<2xi64>) -> tensor<?xbf16>
+  // CHECK-NEXT: ge.reduce_sum %{{.*}}, axes = %{{.*}} {keepdims = 0 : i64} : (tensor<1x3x1xbf16>, tensor<2xi64>) -> tensor<3xbf16>
+  %sum = ge.reduce_sum %x, axes = %axes {keepdims = 0 : i64} : (tensor<1x3x1xbf16>, tensor<2xi64>) -> tensor<3xbf16>
   func.return %2 : tensor<3xbf16>
 }
 

@@ -347,6 +347,15 @@ func.func @reduce_mean_bool(%x: tensor<2xi1>) {
 
 // -----
 
+func.func @reduce_sum_shape(%x: tensor<2x3xf32>) {
+  %axes = ge.constant dense<[1]> : tensor<1xi64>
+  // CHECK: ge.reduce_sum: result #0 has type tensor<2x3xf32> but its operands imply tensor<2x1xf32>
+  %0 = ge.reduce_sum %x, axes = %axes : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
 func.func @reduce_mean_axis(%x: tensor<2x3xf32>) {
   %a = ge.constant dense<[2]> : tensor<1xi64>
   // CHECK: ge.reduce_mean: axis 2 is out of range for rank 2
