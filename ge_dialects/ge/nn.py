@@ -330,7 +330,7 @@ class MaxPoolOp(PoolOp):
         dy = cotangents[0]
         if dy is None:
             return [None]
-        if self.X.type.element_type not in FLOAT_TYPES:  # type: ignore[attr-defined]
+        if tensor_type_of(self.X).element_type not in FLOAT_TYPES:
             raise NotDifferentiable(f"{self.name} of an integer input has no gradient")
         props = explicit_window_props(self, self.p("kernel_shape"), ["kernel_shape", "ceil_mode"])
         return [typed_like(g, g.value(MaxPoolGradOp, {"x": self.X, "dy": dy}, props), self.X)]
