@@ -24,6 +24,7 @@ from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
+from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.nn import NnFunctions
@@ -33,6 +34,7 @@ from ge.interpreter.kernels.tensor import TensorFunctions
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     NnFunctions,
+    ConvGradFunctions,
     TensorFunctions,
     AttentionFunctions,
     LayoutFunctions,

@@ -85,6 +85,10 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.MaxPoolOp: ("X",),
     ge.AvgPoolOp: ("X",),
     ge.GlobalAvgPoolOp: ("X",),
+    ge.ConvBackpropInputOp: ("dy", "W"),
+    ge.ConvBackpropFilterOp: ("x", "dy"),
+    ge.MaxPoolGradOp: ("x", "dy"),
+    ge.AvgPoolGradOp: ("dy",),
     ge.BatchNormOp: ("X",),  # scale, bias, mean and variance stay f32 (GE's BNInference)
     ge.LayerNormOp: ("X", "Scale", "B"),  # statistics stay in stash_type
     ge.DropoutOp: ("data",),

@@ -11,6 +11,8 @@ from ge.ge_dialects.ge.attention import ATTENTION_OPS
 from ge.ge_dialects.ge.base import GeOp as GeOp
 from ge.ge_dialects.ge.base import InferArgs as InferArgs
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
+from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
+from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
@@ -29,6 +31,7 @@ ALL_OPS: list[type[GeOp]] = [
     ConstantOp,
     *ELEMENTWISE_OPS,
     *NN_OPS,
+    *CONV_GRAD_OPS,
     *TENSOR_OPS,
     *RESIZE_OPS,
     *ATTENTION_OPS,

@@ -30,6 +30,7 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
 from ge.ge_dialects.ge.facts import Elementwise, Engine, LayoutAgnostic, Reduction, RunsOn, Transcendental
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
     NUMERIC_TYPES,
@@ -229,6 +230,29 @@ class ConvOp(GeOp):
         """One multiply-accumulate per output element and weight element of one output channel."""
         return elements(self.Y) * math.prod(d or 1 for d in shape_of(tensor_type_of(self.W))[1:])
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dX = ConvBackpropInput(dY, W), dW = ConvBackpropFilter(X, dY), dB = dY summed over the
+        batch and spatial dims. auto_pad becomes explicit pads (the backward ops have none)."""
+        from ge.ge_dialects.ge.conv_grad import (
+            ConvBackpropFilterOp,
+            ConvBackpropInputOp,
+            explicit_window_props,
+            typed_like,
+        )
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None] * len(self.operands)
+        x, w = static_shape(self.X), static_shape(self.W)
+        props = explicit_window_props(self, w[2:], ["group"])
+        dx = g.value(ConvBackpropInputOp, {"dy": dy, "W": self.W}, {**props, "input_shape": x})
+        dw = g.value(ConvBackpropFilterOp, {"x": self.X, "dy": dy}, {**props, "filter_shape": w})
+        grads = [typed_like(g, dx, self.X), typed_like(g, dw, self.W)]
+        if self.B is not None:
+            db = g.reduce_sum(dy, [0, *range(2, len(x))], keepdims=False)
+            grads.append(typed_like(g, db, self.B))
+        return grads
+
 
 def _check_conv_channels(a: InferArgs, x: Shape, w: Shape) -> int | None:
     """Checks channels against group and bias; returns the output channel count."""
@@ -298,6 +322,19 @@ class MaxPoolOp(PoolOp):
         shape, fmt = cls.pool_shape(a)
         return [tensor(a.dtype("X"), shape, fmt), tensor(i64, shape, fmt)]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dX = MaxPoolGrad(X, dY): each window's gradient to its first maximum. The Indices are
+        integers and take no cotangent; storage_order only orders them, so any value is fine."""
+        from ge.ge_dialects.ge.conv_grad import MaxPoolGradOp, explicit_window_props, typed_like
+
+        dy = cotangents[0]
+        if dy is None:
+            return [None]
+        if tensor_type_of(self.X).element_type not in FLOAT_TYPES:
+            raise NotDifferentiable(f"{self.name} of an integer input has no gradient")
+        props = explicit_window_props(self, self.p("kernel_shape"), ["kernel_shape", "ceil_mode"])
+        return [typed_like(g, g.value(MaxPoolGradOp, {"x": self.X, "dy": dy}, props), self.X)]
+
 
 @irdl_op_definition
 class AvgPoolOp(PoolOp):
@@ -313,6 +350,17 @@ class AvgPoolOp(PoolOp):
             raise a.fail(f"count_include_pad must be 0 or 1, got {a.prop('count_include_pad')}")
         shape, fmt = cls.pool_shape(a)
         return [tensor(a.dtype("X"), shape, fmt)]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dX = AvgPoolGrad(dY): each window's gradient over its divisor, spread over the window."""
+        from ge.ge_dialects.ge.conv_grad import AvgPoolGradOp, explicit_window_props, typed_like
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None]
+        props = explicit_window_props(self, self.p("kernel_shape"), ["kernel_shape", "ceil_mode", "count_include_pad"])
+        dx = g.value(AvgPoolGradOp, {"dy": dy}, {**props, "input_shape": static_shape(self.X)})
+        return [typed_like(g, dx, self.X)]
 
 
 @irdl_op_definition
@@ -333,6 +381,17 @@ class GlobalAvgPoolOp(GeOp):
 
     def reduced_row_elements(self) -> int:
         return reduction_ratio(self.X, self.Y)
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dX = dY / (D1 * ... * Dk) expanded back over the spatial dims."""
+        from ge.ge_dialects.ge.conv_grad import typed_like
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None]
+        x = static_shape(self.X)
+        dx = g.expand(g.scale(dy, 1.0 / math.prod(x[2:])), x)
+        return [typed_like(g, dx, self.X)]
 
 
 # -- normalization -----------------------------------------------------------------------------

@@ -229,7 +229,14 @@ def test_default_lists_partition_the_ops():
 
 def test_default_cube_set_is_the_engine_trait():
     """The precision pass's Cube ops are the ops whose RunsOn trait uses the Cube, not a list of its own."""
-    assert {op.name for op in load_lists().cube} == {"ge.conv", "ge.matmul", "ge.gemm", "ge.attention"}
+    assert {op.name for op in load_lists().cube} == {
+        "ge.conv",
+        "ge.matmul",
+        "ge.gemm",
+        "ge.attention",
+        "ge.conv_backprop_input",
+        "ge.conv_backprop_filter",
+    }
 
 
 def test_cube_set_follows_the_trait(monkeypatch):

@@ -71,7 +71,13 @@ def test_an_op_without_an_engine_is_refused(monkeypatch):
 
 def test_known_engines():
     engine = {op.name: op.engine_class() for op in ge.ALL_OPS}
-    assert {n for n, e in engine.items() if e is Engine.CUBE} == {"ge.conv", "ge.matmul", "ge.gemm"}
+    assert {n for n, e in engine.items() if e is Engine.CUBE} == {
+        "ge.conv",
+        "ge.matmul",
+        "ge.gemm",
+        "ge.conv_backprop_input",
+        "ge.conv_backprop_filter",
+    }
     assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
     assert {n for n, e in engine.items() if e is Engine.AICPU} == {"ge.shape", "ge.range", "ge.constant_of_shape"}
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant"}
