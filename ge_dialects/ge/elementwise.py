@@ -12,7 +12,7 @@ from xdsl.traits import Commutative, Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
 from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
-from ge.ge_dialects.ge.grad import GradBuilder
+from ge.ge_dialects.ge.grad import GradBuilder, value_shape
 from ge.ge_dialects.ge.types import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -20,7 +20,6 @@ from ge.ge_dialects.ge.types import (
     SIGNED_INT_TYPES,
     Shape,
     format_of,
-    shape_of,
     tensor,
 )
 
@@ -159,7 +158,7 @@ class AddOp(BinaryElementwiseOp):
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         (dz,) = cotangents
         assert dz is not None
-        return [g.sum_to(dz, shape_of(self.a.type)), g.sum_to(dz, shape_of(self.b.type))]
+        return [g.sum_to(dz, value_shape(self.a)), g.sum_to(dz, value_shape(self.b))]
 
 
 @irdl_op_definition
@@ -169,7 +168,7 @@ class SubOp(BinaryElementwiseOp):
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         (dz,) = cotangents
         assert dz is not None
-        return [g.sum_to(dz, shape_of(self.a.type)), g.sum_to(g.neg(dz), shape_of(self.b.type))]
+        return [g.sum_to(dz, value_shape(self.a)), g.sum_to(g.neg(dz), value_shape(self.b))]
 
 
 @irdl_op_definition
@@ -180,7 +179,7 @@ class MulOp(BinaryElementwiseOp):
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         (dz,) = cotangents
         assert dz is not None
-        return [g.sum_to(g.mul(dz, self.b), shape_of(self.a.type)), g.sum_to(g.mul(dz, self.a), shape_of(self.b.type))]
+        return [g.sum_to(g.mul(dz, self.b), value_shape(self.a)), g.sum_to(g.mul(dz, self.a), value_shape(self.b))]
 
 
 @irdl_op_definition

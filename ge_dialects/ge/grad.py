@@ -24,9 +24,14 @@ class NotDifferentiable(Exception):
     """The op has no gradient (or none for these operands or attributes); the message says why."""
 
 
+def value_shape(value: SSAValue) -> Shape:
+    """The shape of a tensor value (dims may be unknown: None)."""
+    return shape_of(_tensor(value))
+
+
 def static_shape(value: SSAValue) -> tuple[int, ...]:
     """The value's shape; the backward graph is built for static shapes."""
-    shape = shape_of(value.type)
+    shape = value_shape(value)
     if any(d is None for d in shape):
         raise NotDifferentiable(f"the gradient needs static shapes, got {value.type}")
     return tuple(int(d) for d in shape)  # type: ignore[arg-type]
