@@ -27,12 +27,14 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.nn import NnFunctions
+from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     NnFunctions,
+    NormGradFunctions,
     TensorFunctions,
     AttentionFunctions,
     LayoutFunctions,
