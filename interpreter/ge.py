@@ -28,6 +28,7 @@ from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.nn import NnFunctions
+from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 
@@ -35,6 +36,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     NnFunctions,
     ConvGradFunctions,
+    NormGradFunctions,
     TensorFunctions,
     AttentionFunctions,
     LayoutFunctions,

@@ -94,6 +94,9 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.DropoutOp: ("data",),
     ge.ClipOp: ("input", "min", "max"),
     ge.SoftmaxOp: ("input",),
+    ge.BatchNormGradOp: ("dy", "x"),  # scale and the statistics stay f32, as the forward's do
+    ge.LayerNormGradOp: ("dy", "x", "scale"),
+    ge.SoftmaxGradOp: ("y", "dy"),
     ge.TransposeOp: ("data",),
     ge.ReshapeOp: ("data",),
     ge.FlattenOp: ("input",),

@@ -19,6 +19,8 @@ from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
+from ge.ge_dialects.ge.norm_grad import *  # noqa: F403
+from ge.ge_dialects.ge.norm_grad import NORM_GRAD_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -32,6 +34,7 @@ ALL_OPS: list[type[GeOp]] = [
     *ELEMENTWISE_OPS,
     *NN_OPS,
     *CONV_GRAD_OPS,
+    *NORM_GRAD_OPS,
     *TENSOR_OPS,
     *RESIZE_OPS,
     *ATTENTION_OPS,

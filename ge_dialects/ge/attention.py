@@ -16,17 +16,30 @@ MatMul -> scale -> mask -> Softmax -> MatMul chain of the exported transformers.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import TensorType, i1
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
 from ge.ge_dialects.ge.facts import Engine, RunsOn
-from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, tensor_type_of, type_name
+from ge.ge_dialects.ge.grad import GradBuilder, static_shape
+from ge.ge_dialects.ge.types import (
+    FLOAT_TYPES,
+    Shape,
+    elements,
+    numpy_dtype,
+    shape_of,
+    tensor,
+    tensor_type_of,
+    type_name,
+)
 
 SCALE_OPS = ("mul", "div")
 SCALE_ON = ("scores", "q", "k")
@@ -120,6 +133,73 @@ class AttentionOp(GeOp):
     def reduced_row_elements(self) -> int:
         """A row of scores and a row of q: what one softmax row needs on chip."""
         return (shape_of(tensor_type_of(self.v))[-2] or 1) + (shape_of(tensor_type_of(self.q))[-1] or 1)
+
+    # -- gradient ---------------------------------------------------------------------------------
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """The probabilities are recomputed with the forward's steps as ge ops (the forward keeps
+        none), then back through them: dP = dO v^T, dS = softmax_grad(P, dP), masked positions get
+        none, the scale as the forward applied it (it is linear), and the two score products'
+        cotangents summed back over broadcast batch dims. An additive mask gets dS (it may be a
+        learned bias); a boolean mask gets none."""
+        from ge.ge_dialects.ge.matmul_grad import matmul, swap_last
+        from ge.ge_dialects.ge.norm_grad import SoftmaxGradOp
+
+        (d_out,) = cotangents
+        if d_out is None:
+            return [None] * len(self.operands)
+        where = self.p("scale_on")
+        q = self._scaled(g, self.q) if where == "q" else self.q
+        k = self._scaled(g, self.k) if where == "k" else self.k
+        kt = k if self.p("k_transposed") else swap_last(g, k)
+        scores = matmul(g, q, kt)
+        probs = self._probabilities(g, self._scaled(g, scores) if where == "scores" else scores)
+        d_probs = g.sum_to(matmul(g, d_out, swap_last(g, self.v)), static_shape(probs))
+        dv = g.sum_to(matmul(g, swap_last(g, probs), d_out), static_shape(self.v))
+        d_masked = g.value(SoftmaxGradOp, {"y": probs, "dy": d_probs}, {"axis": -1})
+        d_scores, d_mask = self._mask_grads(g, d_masked)
+        if where == "scores":
+            d_scores = self._scaled(g, d_scores)
+        dq = g.sum_to(matmul(g, d_scores, swap_last(g, kt)), static_shape(self.q))
+        dkt = matmul(g, swap_last(g, q), d_scores)
+        dk = g.sum_to(dkt if self.p("k_transposed") else swap_last(g, dkt), static_shape(self.k))
+        if where == "q":
+            dq = self._scaled(g, dq)
+        elif where == "k":
+            dk = self._scaled(g, dk)
+        return [dq, dk, dv] if self.mask is None else [dq, dk, dv, d_mask]
+
+    def _scaled(self, g: GradBuilder, value: SSAValue) -> SSAValue:
+        """`value` times (or over) the scale, in its element type, as the kernel applies it."""
+        scale = self.p("scale")
+        if scale == 1.0:
+            return value
+        factor = g.scalar(scale, value)
+        return g.div(value, factor) if self.p("scale_op") == "div" else g.mul(value, factor)
+
+    def _probabilities(self, g: GradBuilder, scores: SSAValue) -> SSAValue:
+        """softmax(mask(scores)) over the keys, as the forward computes it."""
+        from ge.ge_dialects.ge.nn import SoftmaxOp
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        if self.mask is not None and self.p("mask_kind") == "additive":
+            scores = g.add(scores, self.mask)
+        elif self.mask is not None:
+            dtype = numpy_dtype(tensor_type_of(self.q).element_type)
+            finite = ml_dtypes.finfo(dtype)  # the fill saturates to the type's range, as in the kernel
+            fill = float(np.clip(self.p("fill"), float(finite.min), float(finite.max)))
+            scores = g.value(WhereOp, {"condition": self.mask, "X": scores, "Y": g.scalar(fill, scores)})
+        return g.value(SoftmaxOp, {"input": scores}, {"axis": -1})
+
+    def _mask_grads(self, g: GradBuilder, d_masked: SSAValue) -> tuple[SSAValue, SSAValue | None]:
+        """(the scores' cotangent, the mask's): a kept position passes dS, a filled one gets 0."""
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        if self.mask is None:
+            return d_masked, None
+        if self.p("mask_kind") == "additive":
+            return d_masked, g.sum_to(d_masked, static_shape(self.mask))
+        zero = g.scalar(0.0, d_masked)
+        return g.value(WhereOp, {"condition": self.mask, "X": d_masked, "Y": zero}), None
 
 
 ATTENTION_OPS = [AttentionOp]

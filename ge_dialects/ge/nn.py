@@ -27,10 +27,11 @@ from xdsl.irdl import (
 )
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 
-from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value
-from ge.ge_dialects.ge.elementwise import broadcast_shapes
+from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
+from ge.ge_dialects.ge.elementwise import EqualOp, broadcast_shapes
 from ge.ge_dialects.ge.facts import Elementwise, Engine, LayoutAgnostic, Reduction, RunsOn, Transcendental
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
+from ge.ge_dialects.ge.tensor_ops import WhereOp
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
     NUMERIC_TYPES,
@@ -417,6 +418,7 @@ class BatchNormOp(GeOp):
     irdl_options = (AttrSizedResultSegments(as_property=True),)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"input_mean", "input_var"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -434,6 +436,24 @@ class BatchNormOp(GeOp):
             raise a.fail("running_mean and running_var are results only in training mode (training_mode = 1)")
         stats = a.dtype("input_mean")
         return [tensor(dtype, x, a.fmt("X")), tensor(stats, (x[1],)), tensor(stats, (x[1],))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """One `ge.batch_norm_grad` in the op's mode. The statistics (input_mean / input_var, and
+        the running_mean / running_var results) are state, not something the loss is
+        differentiated through: a cotangent on the running statistics is refused."""
+        from ge.ge_dialects.ge.norm_grad import BatchNormGradOp
+
+        dy, *running = cotangents
+        if any(c is not None for c in running):
+            raise NotDifferentiable(
+                f"{describe(self)}: running_mean and running_var are running statistics and carry no gradient"
+            )
+        if dy is None:
+            return [None] * len(self.operands)
+        operands = {"dy": dy, "x": self.X, "scale": self.scale, "mean": self.input_mean, "var": self.input_var}
+        props = {"epsilon": self.p("epsilon"), "training_mode": self.p("training_mode")}
+        dx, dscale, dbias = g.emit(BatchNormGradOp, operands, props).results
+        return [dx, dscale, dbias, None, None]
 
 
 def _check_channel_vector(a: InferArgs, name: str, channels: int | None) -> None:
@@ -482,6 +502,26 @@ class LayerNormOp(GeOp):
     def reduced_row_elements(self) -> int:
         return _trailing_elements(self.X, self.p("axis"))
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """One `ge.layer_norm_grad` (it recomputes the statistics from X, in X's type). Mean and
+        InvStdDev only feed a backward: a cotangent on them is refused."""
+        from ge.ge_dialects.ge.norm_grad import LayerNormGradOp
+
+        dy, *stats = cotangents
+        if any(c is not None for c in stats):
+            raise NotDifferentiable(
+                f"{describe(self)}: Mean and InvStdDev carry no gradient (they only feed the backward)"
+            )
+        if dy is None:
+            return [None] * len(self.operands)
+        props = {"axis": self.p("axis"), "epsilon": self.p("epsilon")}
+        dx, dscale, dbias = g.emit(LayerNormGradOp, {"dy": dy, "x": self.X, "scale": self.Scale}, props).results
+        if self.B is None:
+            return [dx, dscale]
+        if static_shape(self.B) != static_shape(self.Scale):
+            dbias = g.sum_to(dy, static_shape(self.B))  # B broadcasts on its own, not like Scale
+        return [dx, dscale, dbias]
+
 
 def _check_unidirectional(a: InferArgs, name: str, target: Shape) -> None:
     """`name` must broadcast to `target` without changing it (ONNX unidirectional broadcasting)."""
@@ -519,6 +559,7 @@ class DropoutOp(GeOp):
     seed = opt_prop_def(IntProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(RandomWhenTraining(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"ratio", "training_mode"})
 
     def is_identity(self) -> bool:
         """Whether the op is known, from its IR alone, to pass its input through unchanged."""
@@ -545,6 +586,35 @@ class DropoutOp(GeOp):
         x = a.shape("data")
         return [tensor(dtype, x, a.fmt("data")), tensor(i1, x, a.fmt("data"))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy where the op is the identity; in training, dy * mask / (1 - ratio) with the mask the
+        forward drew (a second draw would be another mask), so the forward must yield it."""
+        dy = cotangents[0]
+        grads: list[SSAValue | None] = [None] * len(self.operands)
+        if dy is None or self.is_identity():
+            grads[0] = dy
+            return grads
+        if self.mask is None:
+            raise NotDifferentiable(
+                f"{describe(self)}: the gradient of a dropout in training mode needs its mask; request the mask result"
+            )
+        kept = g.mul(dy, g.cast_like(self.mask, dy))
+        scaled = g.div(kept, self._keep_probability(g, dy))
+        training = constant_value(self.training_mode) if self.training_mode is not None else None
+        if training is None:  # decided at run time: the op is the identity when it is false
+            grads[0] = g.value(WhereOp, {"condition": g.reshape(self.training_mode, ()), "X": scaled, "Y": dy})
+        else:
+            grads[0] = scaled
+        return grads
+
+    def _keep_probability(self, g: GradBuilder, like: SSAValue) -> SSAValue:
+        """1 - ratio as a scalar of `like`'s type (ratio 0.5 when absent, as the kernel has it)."""
+        if self.ratio is None or constant_value(self.ratio) is not None:
+            ratio = 0.5 if self.ratio is None else float(np.asarray(constant_value(self.ratio)).reshape(-1)[0])
+            return g.scalar(1.0 - ratio, like)
+        ratio = g.cast_like(g.reshape(self.ratio, ()), like)
+        return g.sub(g.scalar(1.0, like), ratio)
+
 
 def _check_scalar(a: InferArgs, name: str) -> None:
     shape = a.shape(name)
@@ -566,6 +636,7 @@ class ClipOp(GeOp):
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"min", "max"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -575,6 +646,18 @@ class ClipOp(GeOp):
             if a.has(name):
                 _check_scalar(a, name)
         return [tensor(dtype, a.shape("input"), a.fmt("input"))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy where min <= input <= max, else 0: exactly where the output equals the input (the
+        bounds are hyperparameters and get no gradient)."""
+        (dy,) = cotangents
+        grads: list[SSAValue | None] = [None] * len(self.operands)
+        if dy is None or (self.min is None and self.max is None):
+            grads[0] = dy
+            return grads
+        inside = g.value(EqualOp, {"a": self.output, "b": self.input})
+        grads[0] = g.value(WhereOp, {"condition": inside, "X": dy, "Y": g.scalar(0.0, dy)})
+        return grads
 
 
 @irdl_op_definition
@@ -596,6 +679,15 @@ class SoftmaxOp(GeOp):
 
     def reduced_row_elements(self) -> int:
         return _trailing_elements(self.input, self.p("axis"))
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """`ge.softmax_grad` through the output: dx = y * (dy - sum(dy * y, axis))."""
+        from ge.ge_dialects.ge.norm_grad import SoftmaxGradOp
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None]
+        return [g.value(SoftmaxGradOp, {"y": self.output, "dy": dy}, {"axis": self.p("axis")})]
 
 
 # -- matrix products ---------------------------------------------------------------------------
@@ -640,6 +732,25 @@ class GemmOp(GeOp):
         k = a[0] if self.p("transA") else a[-1]
         return elements(self.Y) * (k or 1)
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """Two Gemms, the transposes folded into their transA / transB: with A' = op(A), B' = op(B),
+        dA' = alpha dY B'^T and dB' = alpha A'^T dY; dC = beta dY summed back to C's shape."""
+        (dy,) = cotangents
+        if dy is None:
+            return [None] * len(self.operands)
+        alpha, ta, tb = self.p("alpha"), self.p("transA"), self.p("transB")
+
+        def gemm(a: SSAValue, b: SSAValue, trans_a: int, trans_b: int) -> SSAValue:
+            return g.value(GemmOp, {"A": a, "B": b}, {"alpha": alpha, "transA": trans_a, "transB": trans_b})
+
+        da = gemm(self.B, dy, tb, 1) if ta else gemm(dy, self.B, 0, 1 - tb)
+        db = gemm(dy, self.A, 1, ta) if tb else gemm(self.A, dy, 1 - ta, 0)
+        if self.C is None:
+            return [da, db]
+        beta = self.p("beta")
+        dc = g.zeros(self.C) if beta == 0 else g.sum_to(g.scale(dy, beta), static_shape(self.C))
+        return [da, db, dc]
+
 
 @irdl_op_definition
 class MatMulOp(GeOp):
@@ -666,6 +777,16 @@ class MatMulOp(GeOp):
 
     def macs(self) -> int:
         return elements(self.Y) * (shape_of(tensor_type_of(self.A))[-1] or 1)
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dA = dY @ B^T, dB = A^T @ dY with numpy's 1-D promotion and batch broadcasting undone
+        (ge_dialects/ge/matmul_grad.py)."""
+        from ge.ge_dialects.ge.matmul_grad import matmul_grads
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None, None]
+        return list(matmul_grads(g, self.A, self.B, dy))
 
 
 NN_OPS = [
