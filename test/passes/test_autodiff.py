@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from training_models import cnn, mlp
 from xdsl.context import Context
 
 from ge.frontend.onnx_importer import import_model
@@ -15,76 +15,6 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import main_function, output_names, run
 from ge.passes.autodiff import AutodiffPass
-
-D = TensorProto.DOUBLE
-
-
-def _model(nodes, inputs, outputs, weights: dict[str, np.ndarray]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
-        [numpy_helper.from_array(a, k) for k, a in weights.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def _squared_error(y: str, t: str) -> list:
-    return [
-        helper.make_node("Sub", [y, t], ["diff"]),
-        helper.make_node("Mul", ["diff", "diff"], ["sq"]),
-        helper.make_node("ReduceMean", ["sq"], ["loss"], keepdims=0),
-    ]
-
-
-def mlp(rng) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    w = {
-        "fc1.weight": rng.standard_normal((5, 6)),
-        "fc1.bias": rng.standard_normal(6),
-        "fc2.weight": rng.standard_normal((3, 6)),
-        "fc2.bias": rng.standard_normal(3),
-    }
-    nodes = [
-        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"]),
-        helper.make_node("Tanh", ["h"], ["a"]),
-        helper.make_node("Gemm", ["a", "fc2.weight", "fc2.bias"], ["y"], transB=1, alpha=0.5),
-        *_squared_error("y", "t"),
-    ]
-    inputs = {"x": rng.standard_normal((4, 5)), "t": rng.standard_normal((4, 3))}
-    model = _model(nodes, [("x", D, [4, 5]), ("t", D, [4, 3])], [("y", D, [4, 3]), ("loss", D, [])], w)
-    return model, inputs
-
-
-def cnn(rng) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    w = {
-        "conv.weight": rng.standard_normal((4, 2, 3, 3)) * 0.5,
-        "conv.bias": rng.standard_normal(4),
-        "bn.weight": rng.uniform(0.5, 1.5, 4),
-        "bn.bias": rng.standard_normal(4),
-        "bn.running_mean": np.zeros(4),
-        "bn.running_var": np.ones(4),
-        "fc.weight": rng.standard_normal((3, 4)),
-        "fc.bias": rng.standard_normal(3),
-    }
-    nodes = [
-        helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
-        helper.make_node(
-            "BatchNormalization",
-            ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
-            ["b", "new_mean", "new_var"],
-            training_mode=1,
-        ),
-        helper.make_node("Relu", ["b"], ["r"]),
-        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("GlobalAveragePool", ["p"], ["gp"]),
-        helper.make_node("Flatten", ["gp"], ["f"]),
-        helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], transB=1),
-        *_squared_error("y", "t"),
-    ]
-    inputs = {"x": rng.standard_normal((3, 2, 8, 8)), "t": rng.standard_normal((3, 3))}
-    outputs = [("y", D, [3, 3]), ("loss", D, [])]
-    return _model(nodes, [("x", D, [3, 2, 8, 8]), ("t", D, [3, 3])], outputs, w), inputs
 
 
 def differentiate(model: onnx.ModelProto, **options):
