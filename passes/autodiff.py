@@ -34,6 +34,8 @@ from ge.interpreter.runner import InputError, main_function, output_names
 from ge.passes.pipeline import require_graph_level
 
 PASS = "autodiff"
+SEED_NAME = "/autodiff/seed"
+"""The location of the loss's cotangent (ones), the backward graph's first op: checkpoint finds it."""
 
 
 def _error(message: str) -> DiagnosticException:
@@ -135,7 +137,7 @@ def _backward(
     g = GradBuilder(block, ret)
     cotangent: dict[SSAValue, SSAValue] = {}
     if needed:
-        g.name = "/autodiff/seed"
+        g.name = SEED_NAME
         loss_type = loss.type
         assert isinstance(loss_type, TensorType)
         cotangent[loss] = g.const(np.ones(shape_of(loss_type), numpy_dtype(loss_type.element_type)))
