@@ -77,3 +77,28 @@ def cnn(rng, dtype=np.float64, batch: int = 3) -> Model:
     ]
     inputs = {"x": rng.standard_normal((batch, 2, 8, 8)), "t": rng.standard_normal((batch, 3))}
     return _model(nodes, inputs, {"y": [batch, 3], "loss": []}, w, dtype)
+
+
+def deep_mlp(rng, depth: int = 8, width: int = 32, batch: int = 16, dtype=np.float32) -> Model:
+    """`depth` Gemm+Tanh layers named as a PyTorch nn.ModuleList exports them (`/layers.3/fc/Gemm`),
+    so the layer scopes are visible to checkpoint{policy=layer}."""
+    w: dict[str, np.ndarray] = {}
+    nodes = []
+    x = "x"
+    for i in range(depth):
+        w[f"layers.{i}.fc.weight"] = rng.standard_normal((width, width)) / np.sqrt(width)
+        w[f"layers.{i}.fc.bias"] = rng.standard_normal(width) * 0.1
+        nodes.append(
+            helper.make_node(
+                "Gemm",
+                [x, f"layers.{i}.fc.weight", f"layers.{i}.fc.bias"],
+                [f"h{i}"],
+                transB=1,
+                name=f"/layers.{i}/fc/Gemm",
+            )
+        )
+        nodes.append(helper.make_node("Tanh", [f"h{i}"], [f"a{i}"], name=f"/layers.{i}/act/Tanh"))
+        x = f"a{i}"
+    nodes += _squared_error(x, "t")
+    inputs = {"x": rng.standard_normal((batch, width)), "t": rng.standard_normal((batch, width))}
+    return _model(nodes, inputs, {"loss": []}, w, dtype)
