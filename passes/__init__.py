@@ -23,9 +23,12 @@ refuse_bare_import(__name__)
 
 #: Pass name -> (module, class), for the passes this project defines.
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
+    "accumulate-gradients": ("ge.passes.accumulate_gradients", "AccumulateGradientsPass"),
+    "autodiff": ("ge.passes.autodiff", "AutodiffPass"),
     "assign-formats": ("ge.passes.layout.assign_formats", "AssignFormatsPass"),
     "cancel-casts": ("ge.passes.cancel_casts", "CancelCastsPass"),
     "cancel-trans-data": ("ge.passes.layout.cancel_trans_data", "CancelTransDataPass"),
+    "checkpoint": ("ge.passes.checkpoint", "CheckpointPass"),
     "fold-bias-add": ("ge.passes.fold_bias_add", "FoldBiasAddPass"),
     "fold-constants": ("ge.passes.fold_constants", "FoldConstantsPass"),
     "fold-conv-bn": ("ge.passes.fold_conv_bn", "FoldConvBnPass"),

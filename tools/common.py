@@ -166,6 +166,19 @@ def seed(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """An argparse type: a count of at least 1."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return value
+
+
 def one_line_usage_errors(parser) -> None:
     """A bad command line is a user mistake like any other: one line, exit code 1 (argparse would print
     the usage too and exit with 2, the code the tools keep for internal errors)."""

@@ -58,11 +58,13 @@ from ge.tools.common import (
     doing,
     first_line,
     import_onnx_file,
+    positive,
     read_module,
     reported_errors,
     seed,
 )
 from ge.tools.outputs import Outputs
+from ge.tools.training_state import load_state, require_state, run_steps, scalar_line, state_outputs, state_writer
 
 PROGRAM_SUFFIXES = (".mlir", ".onnx", "")
 """What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models."""
@@ -290,6 +292,12 @@ def main(argv: list[str] | None = None) -> None:
         help="compute the outputs with every intermediate in one arena at its planned offset and "
         "the tasks in a random order the streams and events allow, drawn from seed N",
     )
+    training = parser.add_argument_group("training steps (graphs made by apply-optimizer)")
+    training.add_argument(
+        "--steps", metavar="N", type=positive, default=1, help="run N steps, each on the state the last one wrote"
+    )
+    training.add_argument("--save-state", metavar="SAFETENSORS", help="write the parameters and optimizer slots")
+    training.add_argument("--load-state", metavar="SAFETENSORS", help="start from a state --save-state wrote")
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
@@ -303,7 +311,15 @@ def execute(args) -> None:
     outputs.protect(args.program, "program")
     if args.inputs:
         outputs.protect(args.inputs, "inputs")
-    for path, role in ((args.output, "outputs (-o)"), (args.trace, "trace"), (args.op_summary, "op summary")):
+    if args.load_state:
+        outputs.protect(args.load_state, "state (--load-state)")
+    reserved = (
+        (args.output, "outputs (-o)"),
+        (args.trace, "trace"),
+        (args.op_summary, "op summary"),
+        (args.save_state, "state (--save-state)"),
+    )
+    for path, role in reserved:
         if path:
             outputs.reserve(path, role)
     with doing(f"loading {args.program}"):
@@ -330,29 +346,57 @@ def execute(args) -> None:
                     inputs = random_inputs(module, args.random_inputs)
                 except InputError as e:
                     raise UserError(f"{args.program}: {e}") from None
-        start = time.perf_counter()
-        try:
-            with doing(f"running {args.program}"):
-                results = (
-                    run(module, inputs, weights)
-                    if args.schedule_seed is None
-                    else run_in_arena(module, inputs, weights, args.schedule_seed)
-                )
-        except InputError as e:
-            raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
-        except NotLowered as e:
-            raise UserError(f"{args.program}: --schedule-seed: {first_line(e)}") from None
-        except (KernelError, InterpretationError) as e:
-            raise UserError(f"{args.program}: {first_line(e)}") from None
-        seconds = time.perf_counter() - start
-        if args.output:
-            buffer = io.BytesIO()
-            np.savez(buffer, **results)  # type: ignore[arg-type]  # numpy stubs: savez's **kwds seen as allow_pickle
-            outputs.add(args.output, buffer.getvalue())
-        if args.print or not args.output:
-            print(summary(results, seconds))
+        run_and_report(args, module, inputs, weights, outputs)
     with doing("writing the outputs"):
         outputs.commit()
+
+
+def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
+    """Runs the graph (`--steps` times for a training step, each reading the state the last wrote)
+    and hands the outputs, the state and the summary to `outputs` / stdout."""
+    marked = state_outputs(module)
+    for option, given in (
+        ("--steps", args.steps > 1),
+        ("--save-state", args.save_state),
+        ("--load-state", args.load_state),
+    ):
+        if given:
+            require_state(args.program, marked, option)
+    initial = None
+    if args.load_state:
+        with doing(f"reading the state from {args.load_state}"):
+            initial = load_state(args.load_state, marked)
+
+    def run_step(step_weights):
+        return (
+            run(module, inputs, step_weights)
+            if args.schedule_seed is None
+            else run_in_arena(module, inputs, step_weights, args.schedule_seed)
+        )
+
+    def on_step(step: int, results) -> None:
+        if args.print and args.steps > 1:
+            print(scalar_line(step, results))
+
+    start = time.perf_counter()
+    try:
+        with doing(f"running {args.program}"):
+            results, state = run_steps(run_step, weights, marked, args.steps, on_step, initial)
+    except InputError as e:
+        raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
+    except NotLowered as e:
+        raise UserError(f"{args.program}: --schedule-seed: {first_line(e)}") from None
+    except (KernelError, InterpretationError) as e:
+        raise UserError(f"{args.program}: {first_line(e)}") from None
+    seconds = time.perf_counter() - start
+    if args.output:
+        buffer = io.BytesIO()
+        np.savez(buffer, **results)  # type: ignore[arg-type]  # numpy stubs: savez's **kwds seen as allow_pickle
+        outputs.add(args.output, buffer.getvalue())
+    if args.save_state:
+        outputs.add(args.save_state, state_writer(state))
+    if args.print or not args.output:
+        print(summary(results, seconds))
 
 
 if __name__ == "__main__":

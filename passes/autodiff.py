@@ -1,0 +1,195 @@
+"""`autodiff{loss=loss wrt="a,b"}`: reverse-mode differentiation of a ge graph.
+
+Differentiates the scalar graph output `loss` and adds one graph output per trainable weight,
+named `<weight key>_grad` (the ONNX Runtime training convention). A weight is a float
+`#ge.weight` constant; it is trainable when a differentiable path leads from it to the loss (or
+when `wrt` names it). The backward graph is built in the same function, after the forward, from
+each op's own gradient (`GeOp.vjp`, defined beside its shape function): this pass knows no op by
+name. Gradients are computed in the forward's precision.
+
+    %y = ge.matmul %x, %w ...            ->  %y = ge.matmul %x, %w ...
+    %loss = ...                              %loss = ...
+    return %y, %loss                         %dy = ... ; %dw = ge.matmul %xT, %dy ...
+                                             return %y, %loss, %dw     // "w_grad"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
+from ge.ge_dialects.ge.types import is_float, numpy_dtype, shape_of
+from ge.interpreter.runner import InputError, main_function, output_names
+from ge.passes.pipeline import require_graph_level
+
+PASS = "autodiff"
+SEED_NAME = "/autodiff/seed"
+"""The location of the loss's cotangent (ones), the backward graph's first op: checkpoint finds it."""
+
+
+def _error(message: str) -> DiagnosticException:
+    return DiagnosticException(f"{PASS}: {message}")
+
+
+def _is_float_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and is_float(value.type.element_type)
+
+
+def _listed(names: Iterable[str], limit: int = 8) -> str:
+    names = list(names)
+    shown = ", ".join(f"'{n}'" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "") if names else "none"
+
+
+@dataclass(frozen=True)
+class AutodiffPass(ModulePass):
+    name = "autodiff"
+
+    loss: str = "loss"
+    """The graph output to differentiate: a float scalar."""
+    wrt: str | None = None
+    """Comma-separated weight keys to differentiate with respect to (default: every trainable one)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_graph_level(PASS, op)
+        try:
+            fn = main_function(op)
+        except InputError as e:
+            raise _error(str(e)) from None
+        ret = fn.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        loss = self._loss_value(fn, ret)
+        weights = _weights(fn)
+        wanted = self._wanted(weights)
+        grads = _backward(fn, ret, loss, {k: v for k, v in weights.items() if k in wanted})
+        missing = [k for k in wanted if k not in grads]
+        if self.wrt is not None and missing:
+            raise _error(
+                f"no differentiable path leads from weight '{missing[0]}' to '{self.loss}' "
+                "(it does not reach the loss, or only through operands without a gradient)"
+            )
+        _add_outputs(fn, ret, [(f"{k}_grad", grads[k]) for k in wanted if k in grads])
+
+    def _loss_value(self, fn: func.FuncOp, ret: func.ReturnOp) -> SSAValue:
+        names = output_names(fn)
+        if self.loss not in names:
+            raise _error(f"the graph has no output '{self.loss}' (outputs: {_listed(names)})")
+        value = ret.operands[names.index(self.loss)]
+        shape = shape_of(value.type) if isinstance(value.type, TensorType) else None
+        if shape is None or not _is_float_tensor(value) or shape not in ((), (1,)):
+            raise _error(f"the loss '{self.loss}' must be a float scalar, got {value.type}")
+        return value
+
+    def _wanted(self, weights: dict[str, list[SSAValue]]) -> list[str]:
+        if self.wrt is None:
+            return sorted(weights)
+        names = [n.strip() for n in self.wrt.split(",") if n.strip()]
+        if not names:
+            raise _error("wrt names no weight")
+        for name in names:
+            if name not in weights:
+                raise _error(
+                    f"wrt names '{name}', which is not a float weight of the graph (weights: {_listed(weights)})"
+                )
+        return names
+
+
+def _weights(fn: func.FuncOp) -> dict[str, list[SSAValue]]:
+    """Float `#ge.weight` constants by key (one key may be read by several constants)."""
+    weights: dict[str, list[SSAValue]] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, ge.ConstantOp) and op.weight_key is not None and _is_float_tensor(op.output):
+            weights.setdefault(op.weight_key, []).append(op.output)
+    return weights
+
+
+def _on_path(ops: Sequence[Operation], sources: set[SSAValue], loss: SSAValue) -> set[SSAValue]:
+    """The float values that depend on a source and that the loss depends on."""
+    depends = set(sources)
+    for op in ops:
+        if any(v in depends for v in op.operands):
+            depends.update(r for r in op.results if _is_float_tensor(r))
+    needed = {loss} & depends
+    for op in reversed(ops):
+        if any(r in needed for r in op.results):
+            needed.update(v for v in op.operands if v in depends)
+    return needed
+
+
+def _backward(
+    fn: func.FuncOp, ret: func.ReturnOp, loss: SSAValue, weights: dict[str, list[SSAValue]]
+) -> dict[str, SSAValue]:
+    """Builds the backward graph before `ret`; returns each reached weight's gradient."""
+    block = fn.body.block
+    forward = [op for op in block.ops if op is not ret]
+    needed = _on_path(forward, {v for vs in weights.values() for v in vs}, loss)
+    g = GradBuilder(block, ret)
+    cotangent: dict[SSAValue, SSAValue] = {}
+    if needed:
+        g.name = SEED_NAME
+        loss_type = loss.type
+        assert isinstance(loss_type, TensorType)
+        cotangent[loss] = g.const(np.ones(shape_of(loss_type), numpy_dtype(loss_type.element_type)))
+    for op in reversed(forward):
+        cts = [cotangent.get(r) if r in needed else None for r in op.results]
+        if all(c is None for c in cts):
+            continue
+        name = location_name(op)
+        g.name = f"{name}/grad" if name else None
+        try:
+            operand_cts = op.vjp(g, cts) if isinstance(op, ge.GeOp) else _not_ge(op)
+        except NotDifferentiable as e:
+            reason = str(e) if str(e).startswith(describe(op)) else f"{describe(op)}: {e}"
+            raise _error(f"{reason} (it lies on a path from the weights to the loss)") from None
+        for operand, ct in zip(op.operands, operand_cts, strict=True):
+            if ct is None or operand not in needed:
+                continue
+            previous = cotangent.get(operand)
+            cotangent[operand] = ct if previous is None else g.add(previous, ct)
+    grads: dict[str, SSAValue] = {}
+    g.name = "/autodiff/sum"
+    for key, values in weights.items():
+        reached = [cotangent[v] for v in values if v in cotangent]
+        if reached:
+            total = reached[0]
+            for more in reached[1:]:
+                total = g.add(total, more)
+            grads[key] = total
+    _erase_unused(g.emitted, keep=set(grads.values()))
+    return grads
+
+
+def _not_ge(op: Operation) -> Sequence[SSAValue | None]:
+    raise NotDifferentiable(f"{op.name} is not a ge op")
+
+
+def _erase_unused(emitted: list[Operation], keep: set[SSAValue]) -> None:
+    """Drops the backward ops whose results nothing uses (a VJP builds every operand's cotangent,
+    also those of operands the loss needs none for)."""
+    for op in reversed(emitted):
+        if not any(r in keep or r.uses for r in op.results):
+            op.detach()
+            op.erase()
+
+
+def _add_outputs(fn: func.FuncOp, ret: func.ReturnOp, outputs: list[tuple[str, SSAValue]]) -> None:
+    existing = output_names(fn)
+    for name, _ in outputs:
+        if name in existing:
+            raise _error(f"the graph already has an output named '{name}'")
+    attrs = list(fn.res_attrs.data) if fn.res_attrs is not None else [DictionaryAttr({}) for _ in existing]
+    ret.operands = [*ret.operands, *(v for _, v in outputs)]
+    attrs += [DictionaryAttr({"ge.name": StringAttr(name)}) for name, _ in outputs]
+    fn.res_attrs = ArrayAttr(attrs)
+    fn.update_function_type()
