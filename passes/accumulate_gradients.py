@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.grad import GradBuilder
 from ge.ge_dialects.ge.types import shape_of
 from ge.interpreter.runner import InputError, main_function, output_names
@@ -144,14 +144,10 @@ class _Unroller:
     def _rebuild(self, op: Operation, mapping: dict[SSAValue, SSAValue]) -> None:
         if not isinstance(op, ge.GeOp):
             raise _error(f"{op.name} is not a ge op; the body cannot be split into micro-batches")
-        operands = {name: _mapped(getattr(op, name), mapping) for name, _ in op.get_irdl_definition().operands}
-        kinds = op.property_kinds()
-        props = {k: v for k, v in op.properties.items() if k in kinds}
         try:
-            new = type(op).create(operands, props, num_results=len(op.results), name=location_name(op))
+            new = op.rebuilt(mapping)
         except VerifyException as e:
             raise _error(f"{describe(op)} does not fit a micro-batch of {self.batch // self.k}: {e}") from None
-        new.attributes.update(op.attributes)
         self.g.insert(new)
         mapping.update(zip(op.results, new.results))
 
@@ -160,11 +156,3 @@ class _Unroller:
         if not shape or shape[0] != self.batch // self.k:
             raise _error(f"output '{name}' has no batch dimension to join the micro-batches on ({parts[0].type})")
         return self.g.value(ge.ConcatOp, {"inputs": parts}, {"axis": 0})
-
-
-def _mapped(value, mapping: dict[SSAValue, SSAValue]):
-    if value is None:
-        return None
-    if isinstance(value, SSAValue):
-        return mapping.get(value, value)
-    return [mapping.get(v, v) for v in value]

@@ -134,6 +134,7 @@ def _backward(
     block = fn.body.block
     forward = [op for op in block.ops if op is not ret]
     needed = _on_path(forward, {v for vs in weights.values() for v in vs}, loss)
+    forward = [_with_all_results(op, needed) for op in forward]
     g = GradBuilder(block, ret)
     cotangent: dict[SSAValue, SSAValue] = {}
     if needed:
@@ -168,6 +169,27 @@ def _backward(
             grads[key] = total
     _erase_unused(g.emitted, keep=set(grads.values()))
     return grads
+
+
+def _with_all_results(op: Operation, needed: set[SSAValue]) -> Operation:
+    """The op itself, or, when its gradient reads optional results it was built without (dropout's
+    mask), the op rebuilt with them, its uses moved over."""
+    if not (isinstance(op, ge.GeOp) and op.GRADIENT_NEEDS_ALL_RESULTS and any(r in needed for r in op.results)):
+        return op
+    count = len(op.get_irdl_definition().results)
+    if len(op.results) == count:
+        return op
+    full = op.rebuilt(num_results=count)
+    assert op.parent is not None
+    op.parent.insert_op_before(full, op)
+    for old, new in zip(op.results, full.results):
+        old.replace_by(new)
+        if old in needed:
+            needed.discard(old)
+            needed.add(new)
+    op.detach()
+    op.erase()
+    return full
 
 
 def _not_ge(op: Operation) -> Sequence[SSAValue | None]:

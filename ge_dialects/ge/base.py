@@ -13,7 +13,7 @@ the first two.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar
 
@@ -333,6 +333,28 @@ class GeOp(IRDLOperation):
             op.location = name_loc(name)
         return op
 
+    def rebuilt(self, replace: Mapping[SSAValue, SSAValue] | None = None, num_results: int | None = None) -> GeOp:
+        """A new op like this one (not inserted): operands swapped per `replace`, result types
+        re-inferred, `num_results` results (default: as many as this one), location and
+        attributes kept. Raises VerifyException when the new operands do not fit."""
+        swap = replace or {}
+        operands: dict[str, SSAValue | Sequence[SSAValue] | None] = {}
+        for name, _ in self.get_irdl_definition().operands:
+            value = getattr(self, name)
+            if isinstance(value, SSAValue):
+                operands[name] = swap.get(value, value)
+            elif value is not None:
+                operands[name] = [swap.get(v, v) for v in value]
+            else:
+                operands[name] = None
+        kinds = self.property_kinds()
+        props = {k: v for k, v in self.properties.items() if k in kinds}
+        count = len(self.results) if num_results is None else num_results
+        new = type(self).create(operands, props, num_results=count)
+        new.location = self.location
+        new.attributes.update(self.attributes)
+        return new
+
     # -- op facts -------------------------------------------------------------------------------
     # What the passes, the lowering and the device model ask of an op, in one place. Yes/no facts
     # and the engine are traits (ge_dialects/ge/facts.py: RunsOn, Elementwise, Broadcasting,
@@ -343,6 +365,8 @@ class GeOp(IRDLOperation):
 
     NOT_DIFFERENTIABLE: ClassVar[frozenset[str]] = frozenset()
     """Operands (by definition name) no gradient flows into: indices, shapes, masks, statistics."""
+    GRADIENT_NEEDS_ALL_RESULTS: ClassVar[bool] = False
+    """The gradient reads optional results (dropout's mask): autodiff asks the forward for them."""
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         """The gradient: from the cotangents of the results (None for a result the loss does not

@@ -560,6 +560,7 @@ class DropoutOp(GeOp):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(RandomWhenTraining(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"ratio", "training_mode"})
+    GRADIENT_NEEDS_ALL_RESULTS: ClassVar = True
 
     def is_identity(self) -> bool:
         """Whether the op is known, from its IR alone, to pass its input through unchanged."""

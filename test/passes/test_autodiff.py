@@ -53,6 +53,17 @@ def test_whole_model_gradients_match_finite_differences(build):
         assert relative_error(out[f"{key}_grad"], want) < 1e-4, key
 
 
+def test_a_training_dropout_gets_its_mask_and_a_gradient():
+    """The forward dropout had no mask result; autodiff asks for it (the gradient reads the mask the
+    forward drew) and the gradients still match finite differences (the seeded mask is fixed)."""
+    model, inputs = mlp(np.random.default_rng(2), dropout=0.5)
+    module, weights = differentiate(model)
+    assert "ge.dropout" in str(module) and "tensor<4x6xi1>" in str(module)
+    out = run(module, inputs)
+    want = finite_difference_gradient(module, inputs, weights, "fc1.weight")
+    assert relative_error(out["fc1.weight_grad"], want) < 1e-4
+
+
 def test_a_wrong_op_gradient_fails_the_whole_model_check(monkeypatch):
     """Mutation: Tanh's gradient drops its (1 - y^2) factor; the whole-model check catches it."""
     monkeypatch.setattr(ge.TanhOp, "vjp", lambda self, g, cts: [cts[0]])

@@ -24,6 +24,15 @@ def _model(nodes, inputs: dict[str, np.ndarray], outputs: dict[str, list[int]], 
     return model, {k: np.asarray(a, dtype) for k, a in inputs.items()}
 
 
+def _dropout(x: str, y: str, ratio: float) -> list:
+    """A seeded training-mode Dropout: the same mask on every run, so finite differences see one function."""
+    return [
+        helper.make_node("Constant", [], ["ratio"], value=numpy_helper.from_array(np.array(ratio, np.float32))),
+        helper.make_node("Constant", [], ["training"], value=numpy_helper.from_array(np.array(True))),
+        helper.make_node("Dropout", [x, "ratio", "training"], [y], seed=7),
+    ]
+
+
 def _squared_error(y: str, t: str) -> list:
     return [
         helper.make_node("Sub", [y, t], ["diff"]),
@@ -32,7 +41,8 @@ def _squared_error(y: str, t: str) -> list:
     ]
 
 
-def mlp(rng, dtype=np.float64, batch: int = 4) -> Model:
+def mlp(rng, dtype=np.float64, batch: int = 4, dropout: float = 0.0) -> Model:
+    """x -> Gemm -> Tanh (-> Dropout in training mode, seeded) -> Gemm(transB, alpha) -> y; MSE loss."""
     w = {
         "fc1.weight": rng.standard_normal((5, 6)),
         "fc1.bias": rng.standard_normal(6),
@@ -41,7 +51,8 @@ def mlp(rng, dtype=np.float64, batch: int = 4) -> Model:
     }
     nodes = [
         helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"]),
-        helper.make_node("Tanh", ["h"], ["a"]),
+        helper.make_node("Tanh", ["h"], ["a" if not dropout else "t0"]),
+        *(_dropout("t0", "a", dropout) if dropout else []),
         helper.make_node("Gemm", ["a", "fc2.weight", "fc2.bias"], ["y"], transB=1, alpha=0.5),
         *_squared_error("y", "t"),
     ]
