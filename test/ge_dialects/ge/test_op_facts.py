@@ -95,6 +95,9 @@ def test_known_traits():
         "ge.softmax",
         "ge.layer_norm",
         "ge.hard_swish",
+        "ge.exp",
+        "ge.log",
+        "ge.gelu_grad",
     }
     assert having(Reduction) == {"ge.softmax", "ge.layer_norm", "ge.reduce_mean", "ge.reduce_sum", "ge.global_avg_pool"}
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
