@@ -72,7 +72,9 @@ def gelu(op, ins):
 def relu_grad(op, ins):
     """GE's ReluGrad: dy where the ReLU output y > 0, else 0 (a NaN y passes no gradient)."""
     dy = ins["dy"]
-    return np.where(ins["y"] > 0, dy, dy.dtype.type(0)).astype(dy.dtype, copy=False)
+    with np.errstate(invalid="ignore"):
+        on = ins["y"] > 0
+    return np.where(on, dy, dy.dtype.type(0)).astype(dy.dtype, copy=False)
 
 
 _SQRT_2_OVER_PI = np.sqrt(2 / np.pi)
