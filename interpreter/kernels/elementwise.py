@@ -32,6 +32,12 @@ def _float_op(fn):
     return run
 
 
+def _log(x: np.ndarray) -> np.ndarray:
+    """ln x; -inf at 0 and NaN below, as IEEE (and ONNX's node tests) define them, without warnings."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
 def relu(op, ins):
     return np.maximum(ins["x"], ins["x"].dtype.type(0), out=donated(op, ins, "x"))
 
@@ -147,7 +153,7 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_hard_swish = impl(ge.HardSwishOp)(kernel_impl(hard_swish))
     run_gelu = impl(ge.GeluOp)(kernel_impl(gelu))
     run_exp = impl(ge.ExpOp)(kernel_impl(_float_op(np.exp)))
-    run_log = impl(ge.LogOp)(kernel_impl(_float_op(np.log)))
+    run_log = impl(ge.LogOp)(kernel_impl(_float_op(_log)))
     run_relu_grad = impl(ge.ReluGradOp)(kernel_impl(relu_grad))
     run_gelu_grad = impl(ge.GeluGradOp)(kernel_impl(gelu_grad))
     run_add = impl(ge.AddOp)(kernel_impl(_binary(np.add)))
