@@ -113,6 +113,10 @@ class BinaryElementwiseOp(GeOp):
         raise NotDifferentiable(f"{describe(self)} has no gradient")
 
 
+def _shape(value: SSAValue) -> Shape:
+    return shape_of(tensor_type_of(value))
+
+
 def float_cotangent(op: GeOp, cotangents: Sequence[SSAValue | None]) -> SSAValue | None:
     """The cotangent of the op's one result (None: the loss does not depend on it). Gradients are
     for float values: an integer instance (ge.relu on i32, integer division) has none."""
@@ -249,7 +253,7 @@ class AddOp(BinaryElementwiseOp):
     traits = traits_def(Pure(), Commutative())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
-        return g.sum_to(dz, shape_of(self.a.type)), g.sum_to(dz, shape_of(self.b.type))
+        return g.sum_to(dz, _shape(self.a)), g.sum_to(dz, _shape(self.b))
 
 
 @irdl_op_definition
@@ -257,7 +261,7 @@ class SubOp(BinaryElementwiseOp):
     name = "ge.sub"
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
-        return g.sum_to(dz, shape_of(self.a.type)), g.sum_to(g.neg(dz), shape_of(self.b.type))
+        return g.sum_to(dz, _shape(self.a)), g.sum_to(g.neg(dz), _shape(self.b))
 
 
 @irdl_op_definition
@@ -266,7 +270,7 @@ class MulOp(BinaryElementwiseOp):
     traits = traits_def(Pure(), Commutative())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
-        return g.sum_to(g.mul(dz, self.b), shape_of(self.a.type)), g.sum_to(g.mul(dz, self.a), shape_of(self.b.type))
+        return g.sum_to(g.mul(dz, self.b), _shape(self.a)), g.sum_to(g.mul(dz, self.a), _shape(self.b))
 
 
 @irdl_op_definition
@@ -277,7 +281,7 @@ class DivOp(BinaryElementwiseOp):
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         da = g.div(dz, self.b)
         db = g.neg(g.div(g.mul(dz, self.z), self.b))  # -dz a / b^2 = -dz z / b
-        return g.sum_to(da, shape_of(self.a.type)), g.sum_to(db, shape_of(self.b.type))
+        return g.sum_to(da, _shape(self.a)), g.sum_to(db, _shape(self.b))
 
 
 @irdl_op_definition
@@ -293,11 +297,11 @@ class PowOp(BinaryElementwiseOp):
         not a value a gradient moves)."""
         b = g.cast_like(self.b, self.a)
         a_to_b_minus_1 = g.value(PowOp, {"a": self.a, "b": g.sub(b, g.scalar(1.0, b))})
-        da = g.sum_to(g.mul(g.mul(dz, b), a_to_b_minus_1), shape_of(self.a.type))
+        da = g.sum_to(g.mul(g.mul(dz, b), a_to_b_minus_1), _shape(self.a))
         if not is_float(tensor_type_of(self.b).element_type):
             return da, None
         db = g.mul(g.mul(dz, self.z), g.value(LogOp, {"x": self.a}))
-        return da, g.sum_to(g.cast_like(db, self.b), shape_of(self.b.type))
+        return da, g.sum_to(g.cast_like(db, self.b), _shape(self.b))
 
 
 @irdl_op_definition
