@@ -72,6 +72,8 @@ ONNX_TO_GE: dict[str, str] = {
     "HardSwish": "HardSwishOp",
     "Identity": "IdentityOp",
     "Gelu": "GeluOp",
+    "Exp": "ExpOp",
+    "Log": "LogOp",
     "Conv": "ConvOp",
     "BatchNormalization": "BatchNormOp",
     "Clip": "ClipOp",

@@ -79,6 +79,8 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     **{op: ("x",) for op in ALL_OPS if issubclass(op, ge.UnaryElementwiseOp)},
     **{op: ("a", "b") for op in ALL_OPS if issubclass(op, ge.BinaryElementwiseOp)},
     ge.PowOp: ("a",),  # the exponent may keep its own type
+    ge.ReluGradOp: ("dy", "y"),
+    ge.GeluGradOp: ("dy", "x"),
     ge.ConvOp: ("X", "W", "B"),
     ge.GemmOp: ("A", "B", "C"),
     ge.MatMulOp: ("A", "B"),

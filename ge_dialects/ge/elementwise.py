@@ -1,7 +1,10 @@
-"""Elementwise ops: unary maps and broadcasting binary maps (ONNX multidirectional broadcasting)."""
+"""Elementwise ops: unary maps and broadcasting binary maps (ONNX multidirectional broadcasting),
+their gradients (`vjp`), and the fused activation gradients GE's backward graphs use (ReluGrad,
+GeluGrad)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -10,9 +13,9 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 
-from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
+from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe
 from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
-from ge.ge_dialects.ge.grad import GradBuilder, value_shape
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, value_shape
 from ge.ge_dialects.ge.types import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -20,7 +23,9 @@ from ge.ge_dialects.ge.types import (
     SIGNED_INT_TYPES,
     Shape,
     format_of,
+    is_float,
     tensor,
+    tensor_type_of,
 )
 
 SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
@@ -67,6 +72,14 @@ class UnaryElementwiseOp(GeOp):
         dtype = a.expect_dtype("x", cls.ALLOWED)
         return [tensor(dtype, a.shape("x"), a.fmt("x"))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        dy = float_cotangent(self, cotangents)
+        return [None if dy is None else self.grad_x(g, dy)]
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        """dx from dy (a float cotangent of y); an op without a gradient keeps this refusal."""
+        raise NotDifferentiable(f"{describe(self)} has no gradient")
+
 
 class BinaryElementwiseOp(GeOp):
     """z = f(a, b) with broadcasting; `a` and `b` share an element type."""
@@ -90,17 +103,40 @@ class BinaryElementwiseOp(GeOp):
 
     SAME_DTYPE: ClassVar[bool] = True
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        dz = float_cotangent(self, cotangents)
+        return [None, None] if dz is None else list(self.grad_ab(g, dz))
+
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """(da, db) from dz (a float cotangent of z), each summed back to its operand's shape."""
+        raise NotDifferentiable(f"{describe(self)} has no gradient")
+
+
+def float_cotangent(op: GeOp, cotangents: Sequence[SSAValue | None]) -> SSAValue | None:
+    """The cotangent of the op's one result (None: the loss does not depend on it). Gradients are
+    for float values: an integer instance (ge.relu on i32, integer division) has none."""
+    (dy,) = cotangents
+    if dy is not None and not is_float(tensor_type_of(op.results[0]).element_type):
+        raise NotDifferentiable(f"{describe(op)} computes on {op.results[0].type}: gradients are for float values only")
+    return dy
+
 
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
     name = "ge.relu"
     ALLOWED: ClassVar = SIGNED_NUMERIC
 
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.value(ReluGradOp, {"dy": dy, "y": self.y})
+
 
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
     name = "ge.sqrt"
     traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.div(g.scale(dy, 0.5), self.y)  # dy / (2 sqrt(x))
 
 
 @irdl_op_definition
@@ -109,11 +145,18 @@ class ErfOp(UnaryElementwiseOp):
     traits = traits_def(Transcendental())
     ALLOWED: ClassVar = NUMERIC_TYPES
 
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        gauss = g.value(ExpOp, {"x": g.neg(g.mul(self.x, self.x))})  # exp(-x^2)
+        return g.scale(g.mul(dy, gauss), 2 / math.sqrt(math.pi))
+
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
     name = "ge.tanh"
     traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.mul(dy, g.sub(g.scalar(1.0, self.y), g.mul(self.y, self.y)))  # dy (1 - y^2)
 
 
 @irdl_op_definition
@@ -121,17 +164,63 @@ class SigmoidOp(UnaryElementwiseOp):
     name = "ge.sigmoid"
     traits = traits_def(Transcendental())
 
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.mul(g.mul(dy, self.y), g.sub(g.scalar(1.0, self.y), self.y))  # dy y (1 - y)
+
 
 @irdl_op_definition
 class HardSwishOp(UnaryElementwiseOp):
+    """x * clip(x/6 + 1/2, 0, 1)."""
+
     name = "ge.hard_swish"
     traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        """dy * (x/3 + 1/2 inside the band -3 <= x <= 3, else the 0 or 1 hard_sigmoid gives there):
+        the mask GE's HardSwishGrad computes, built from clip, equal and where."""
+        from ge.ge_dialects.ge.nn import ClipOp
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        x = self.x
+
+        def clip(v: SSAValue, low: float, high: float) -> SSAValue:
+            return g.value(ClipOp, {"input": v, "min": g.scalar(low, v), "max": g.scalar(high, v)})
+
+        in_band = g.value(EqualOp, {"a": x, "b": clip(x, -3.0, 3.0)})
+        inside = g.add(g.scale(x, 1 / 3), g.scalar(0.5, x))
+        outside = clip(g.add(g.scale(x, 1 / 6), g.scalar(0.5, x)), 0.0, 1.0)
+        return g.mul(dy, g.value(WhereOp, {"condition": in_band, "X": inside, "Y": outside}))
 
 
 @irdl_op_definition
 class IdentityOp(UnaryElementwiseOp):
     name = "ge.identity"
     ALLOWED: ClassVar = ALL_TYPES
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return dy
+
+
+@irdl_op_definition
+class ExpOp(UnaryElementwiseOp):
+    """ONNX Exp (GE's Exp)."""
+
+    name = "ge.exp"
+    traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.mul(dy, self.y)
+
+
+@irdl_op_definition
+class LogOp(UnaryElementwiseOp):
+    """ONNX Log (GE's Log): the natural logarithm."""
+
+    name = "ge.log"
+    traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.div(dy, self.x)
 
 
 @irdl_op_definition
@@ -149,26 +238,25 @@ class GeluOp(UnaryElementwiseOp):
             raise a.fail(f'approximate must be "none" or "tanh", got "{a.prop("approximate")}"')
         return super().infer(a)
 
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.value(GeluGradOp, {"dy": dy, "x": self.x}, {"approximate": self.p("approximate")})
+
 
 @irdl_op_definition
 class AddOp(BinaryElementwiseOp):
     name = "ge.add"
     traits = traits_def(Pure(), Commutative())
 
-    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
-        (dz,) = cotangents
-        assert dz is not None
-        return [g.sum_to(dz, value_shape(self.a)), g.sum_to(dz, value_shape(self.b))]
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        return g.sum_to(dz, value_shape(self.a)), g.sum_to(dz, value_shape(self.b))
 
 
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
     name = "ge.sub"
 
-    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
-        (dz,) = cotangents
-        assert dz is not None
-        return [g.sum_to(dz, value_shape(self.a)), g.sum_to(g.neg(dz), value_shape(self.b))]
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        return g.sum_to(dz, value_shape(self.a)), g.sum_to(g.neg(dz), value_shape(self.b))
 
 
 @irdl_op_definition
@@ -176,16 +264,19 @@ class MulOp(BinaryElementwiseOp):
     name = "ge.mul"
     traits = traits_def(Pure(), Commutative())
 
-    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
-        (dz,) = cotangents
-        assert dz is not None
-        return [g.sum_to(g.mul(dz, self.b), value_shape(self.a)), g.sum_to(g.mul(dz, self.a), value_shape(self.b))]
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        return g.sum_to(g.mul(dz, self.b), value_shape(self.a)), g.sum_to(g.mul(dz, self.a), value_shape(self.b))
 
 
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
     name = "ge.div"
     traits = traits_def(Transcendental())
+
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        da = g.div(dz, self.b)
+        db = g.neg(g.div(g.mul(dz, self.z), self.b))  # -dz a / b^2 = -dz z / b
+        return g.sum_to(da, value_shape(self.a)), g.sum_to(db, value_shape(self.b))
 
 
 @irdl_op_definition
@@ -196,6 +287,17 @@ class PowOp(BinaryElementwiseOp):
     traits = traits_def(Transcendental())
     SAME_DTYPE: ClassVar = False
 
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """da = dz b a^(b-1); db = dz z log(a), for a float exponent only (an integer one is a count,
+        not a value a gradient moves)."""
+        b = g.cast_like(self.b, self.a)
+        a_to_b_minus_1 = g.value(PowOp, {"a": self.a, "b": g.sub(b, g.scalar(1.0, b))})
+        da = g.sum_to(g.mul(g.mul(dz, b), a_to_b_minus_1), value_shape(self.a))
+        if not is_float(tensor_type_of(self.b).element_type):
+            return da, None
+        db = g.mul(g.mul(dz, self.z), g.value(LogOp, {"x": self.a}))
+        return da, g.sum_to(g.cast_like(db, self.b), value_shape(self.b))
+
 
 @irdl_op_definition
 class EqualOp(BinaryElementwiseOp):
@@ -203,6 +305,73 @@ class EqualOp(BinaryElementwiseOp):
     traits = traits_def(Pure(), Commutative())
     ALLOWED: ClassVar = ALL_TYPES
     RESULT_IS_BOOL: ClassVar = True
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"a", "b"})
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """None for both: the bool result carries no cotangent, and a comparison is piecewise
+        constant (its derivative is zero wherever it exists)."""
+        return [None, None]
+
+
+def _show_shape(shape: Shape) -> str:
+    """(4, ?) for a shape with an unknown dim, (5,) for rank 1."""
+    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+class ActivationGradOp(GeOp):
+    """dx = dy * f'(...): an activation's gradient fused with its incoming gradient `dy`, from one
+    saved forward value (named by `SAVED`) of dy's shape and element type, as GE's *Grad ops.
+    Subclasses define both operands, `dy` first (xDSL orders a subclass's fields before its base's)."""
+
+    dx = result_def(TensorType)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+
+    SAVED: ClassVar[str]
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("dy", FLOAT_TYPES)
+        a.expect_same_dtype("dy", cls.SAVED)
+        dy_shape, saved_shape = a.shape("dy"), a.shape(cls.SAVED)
+        compatible = len(dy_shape) == len(saved_shape) and all(
+            d is None or s is None or d == s for d, s in zip(dy_shape, saved_shape)
+        )
+        if not compatible:
+            shown = " and ".join(_show_shape(s) for s in (dy_shape, saved_shape))
+            raise a.fail(f"operands 'dy' and '{cls.SAVED}' must have one shape, got {shown}")
+        shape = tuple(s if d is None else d for d, s in zip(dy_shape, saved_shape))
+        return [tensor(dtype, shape, _same_rank_format(a, ("dy", cls.SAVED), len(shape)))]
+
+
+@irdl_op_definition
+class ReluGradOp(ActivationGradOp):
+    """GE's ReluGrad: dy where the ReLU's output y is positive, else 0 (the ReLU mask applied to
+    its incoming gradient, one pass instead of a compare, a cast and a multiply)."""
+
+    name = "ge.relu_grad"
+    dy = operand_def(TensorType)
+    y = operand_def(TensorType)
+    SAVED: ClassVar = "y"
+
+
+@irdl_op_definition
+class GeluGradOp(ActivationGradOp):
+    """GE's GeluGrad: dy * gelu'(x) for the erf form ("none") or the tanh form of the forward."""
+
+    name = "ge.gelu_grad"
+    dy = operand_def(TensorType)
+    x = operand_def(TensorType)
+    approximate = opt_prop_def(StrProp)
+    traits = traits_def(Transcendental())
+    DEFAULTS: ClassVar = {"approximate": "none"}
+    SAVED: ClassVar = "x"
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        if a.prop("approximate") not in ("none", "tanh"):
+            raise a.fail(f'approximate must be "none" or "tanh", got "{a.prop("approximate")}"')
+        return super().infer(a)
 
 
 ELEMENTWISE_OPS = [
@@ -213,6 +382,8 @@ ELEMENTWISE_OPS = [
     SigmoidOp,
     HardSwishOp,
     IdentityOp,
+    ExpOp,
+    LogOp,
     GeluOp,
     AddOp,
     SubOp,
@@ -220,4 +391,6 @@ ELEMENTWISE_OPS = [
     DivOp,
     PowOp,
     EqualOp,
+    ReluGradOp,
+    GeluGradOp,
 ]

@@ -2,8 +2,8 @@
 
 Narrow floats (f16, bf16): +, -, *, / and max run in the narrow type (numpy and ml_dtypes round
 each result once, as the Vector unit does); functions (sqrt, tanh, erf, sigmoid, gelu, hard_swish,
-pow) compute in f32 and round the result once (assumed to be what Ascend's f16 kernels of them do;
-see docs/mixed_precision.md).
+pow, exp, log, gelu_grad) compute in f32 and round the result once (assumed to be what Ascend's f16
+kernels of them do; see docs/mixed_precision.md). relu_grad selects, which is exact in any type.
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ def _float_op(fn):
         return np.asarray(fn(_wide(x)), dtype=x.dtype)
 
     return run
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    """ln x; -inf at 0 and NaN below, as IEEE (and ONNX's node tests) define them, without warnings."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
 
 
 def relu(op, ins):
@@ -67,6 +73,37 @@ def gelu(op, ins):
     else:
         y = 0.5 * wide * (1 + special.erf(wide / np.sqrt(2).astype(wide.dtype)))
     return np.asarray(y, dtype=x.dtype)
+
+
+def relu_grad(op, ins):
+    """GE's ReluGrad: dy where the ReLU output y > 0, else 0 (a NaN y passes no gradient)."""
+    dy = ins["dy"]
+    with np.errstate(invalid="ignore"):
+        on = ins["y"] > 0
+    return np.where(on, dy, dy.dtype.type(0)).astype(dy.dtype, copy=False)
+
+
+_SQRT_2_OVER_PI = np.sqrt(2 / np.pi)
+_GELU_TANH_CUBIC = 0.044715
+
+
+def gelu_derivative(x: np.ndarray, approximate: str) -> np.ndarray:
+    """d gelu / dx in x's type, for the erf form ("none") or the tanh form."""
+    t = x.dtype.type
+    if approximate == "tanh":
+        cubic = t(_GELU_TANH_CUBIC)
+        th = np.tanh(t(_SQRT_2_OVER_PI) * (x + cubic * x**3))
+        return t(0.5) * (1 + th) + t(0.5) * x * (1 - th * th) * t(_SQRT_2_OVER_PI) * (1 + t(3) * cubic * x * x)
+    cdf = t(0.5) * (1 + special.erf(x / t(np.sqrt(2))))
+    pdf = np.exp(t(-0.5) * x * x) / t(np.sqrt(2 * np.pi))
+    return cdf + x * pdf
+
+
+def gelu_grad(op, ins):
+    """GE's GeluGrad: dy * gelu'(x), computed in f32 for f16/bf16 and rounded once."""
+    dy = ins["dy"]
+    wide = _wide(dy)
+    return np.asarray(wide * gelu_derivative(_wide(ins["x"]), op.p("approximate")), dtype=dy.dtype)
 
 
 def _binary(ufunc):
@@ -115,6 +152,10 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_sigmoid = impl(ge.SigmoidOp)(kernel_impl(sigmoid))
     run_hard_swish = impl(ge.HardSwishOp)(kernel_impl(hard_swish))
     run_gelu = impl(ge.GeluOp)(kernel_impl(gelu))
+    run_exp = impl(ge.ExpOp)(kernel_impl(_float_op(np.exp)))
+    run_log = impl(ge.LogOp)(kernel_impl(_float_op(_log)))
+    run_relu_grad = impl(ge.ReluGradOp)(kernel_impl(relu_grad))
+    run_gelu_grad = impl(ge.GeluGradOp)(kernel_impl(gelu_grad))
     run_add = impl(ge.AddOp)(kernel_impl(_binary(np.add)))
     run_sub = impl(ge.SubOp)(kernel_impl(_binary(np.subtract)))
     run_mul = impl(ge.MulOp)(kernel_impl(_binary(np.multiply)))

@@ -23,7 +23,14 @@ CUBE = ops(*(op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE))
 """The Cube ops (their `RunsOn` trait); attention is Cube+Vector and has a rule of its own."""
 EPILOGUE_BINARY = ops(ge.AddOp, ge.SubOp, ge.MulOp, ge.DivOp)
 ACTIVATIONS = ops(ge.ReluOp, ge.GeluOp, ge.ClipOp, ge.SigmoidOp, ge.TanhOp, ge.HardSwishOp)
-ELEMENTWISE = EPILOGUE_BINARY | ACTIVATIONS | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp)
+ACTIVATION_GRADS = ops(ge.ReluGradOp, ge.GeluGradOp)
+"""The backward's fused activation gradients: elementwise, they chain like their forwards."""
+ELEMENTWISE = (
+    EPILOGUE_BINARY
+    | ACTIVATIONS
+    | ACTIVATION_GRADS
+    | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp, ge.ExpOp, ge.LogOp)
+)
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
 

@@ -198,6 +198,9 @@ _ANY = (NC1HWC0, FRACTAL_NZ)
 FOLLOWERS: tuple[Rule, ...] = (
     follow("elementwise", _UNARY, _ANY, ("x",), ("y",)),
     follow("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
+    # the backward's activation gradients: GE keeps a conv backward's NC1HWC0 through ReluGrad
+    follow("elementwise", (ge.ReluGradOp,), _ANY, ("dy", "y"), ("dx",)),
+    follow("elementwise", (ge.GeluGradOp,), _ANY, ("dy", "x"), ("dx",)),
     follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
     follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
     follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",), (last_axis("axis", "input"),)),

@@ -24,6 +24,27 @@ func.func @unary(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
   func.return %7 : tensor<2x?xf32>
 }
 
+// CHECK-LABEL: func.func @exp_log
+func.func @exp_log(%x: tensor<3x4xbf16>) -> tensor<3x4xbf16> {
+  // CHECK: ge.exp %{{.*}} : (tensor<3x4xbf16>) -> tensor<3x4xbf16> loc("/exp")
+  %0 = ge.exp %x : (tensor<3x4xbf16>) -> tensor<3x4xbf16> loc("/exp")
+  // CHECK-NEXT: ge.log %{{.*}} : (tensor<3x4xbf16>) -> tensor<3x4xbf16>
+  %1 = ge.log %0 : (tensor<3x4xbf16>) -> tensor<3x4xbf16>
+  func.return %1 : tensor<3x4xbf16>
+}
+
+// The fused activation gradients: a dynamic dim of one operand is fixed by the other.
+// CHECK-LABEL: func.func @activation_grads
+func.func @activation_grads(%dy: tensor<2x?xf32>, %y: tensor<2x5xf32>, %x: tensor<2x5xf32, #ge.fmt<ND>>) -> tensor<2x5xf32> {
+  // CHECK: ge.relu_grad %{{.*}}, %{{.*}} : (tensor<2x?xf32>, tensor<2x5xf32>) -> tensor<2x5xf32> loc("/relu/grad")
+  %0 = ge.relu_grad %dy, %y : (tensor<2x?xf32>, tensor<2x5xf32>) -> tensor<2x5xf32> loc("/relu/grad")
+  // CHECK-NEXT: ge.gelu_grad %{{.*}}, %{{.*}} : (tensor<2x5xf32>, tensor<2x5xf32, #ge.fmt<ND>>) -> tensor<2x5xf32>
+  %1 = ge.gelu_grad %0, %x : (tensor<2x5xf32>, tensor<2x5xf32, #ge.fmt<ND>>) -> tensor<2x5xf32>
+  // CHECK-NEXT: ge.gelu_grad %{{.*}}, %{{.*}} {approximate = "tanh"} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  %2 = ge.gelu_grad %1, %y {approximate = "tanh"} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %2 : tensor<2x5xf32>
+}
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%a: tensor<4x1x3xf16, #ge.fmt<ND>>, %b: tensor<5x1xf16>, %e: tensor<3xi64>) -> tensor<4x5x3xi1> {
   // CHECK: ge.add %{{.*}}, %{{.*}} : (tensor<4x1x3xf16, #ge.fmt<ND>>, tensor<5x1xf16>) -> tensor<4x5x3xf16>

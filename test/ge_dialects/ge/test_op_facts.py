@@ -101,6 +101,9 @@ def test_known_traits():
         "ge.softmax",
         "ge.layer_norm",
         "ge.hard_swish",
+        "ge.exp",
+        "ge.log",
+        "ge.gelu_grad",
         "ge.batch_norm_grad",
         "ge.layer_norm_grad",
     }

@@ -35,6 +35,24 @@ func.func @conv_block(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NC
 
 // -----
 
+// The backward's activation gradients follow the conv's NC1HWC0 like their forwards (elementwise).
+
+// CHECK-LABEL: func.func @activation_grads
+// CHECK:         %g = ge.relu_grad %{{.*}}, %r : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %h = ge.gelu_grad %g, %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
+// REMARK: applied elementwise on [/relu/grad]: ge.relu_grad '/relu/grad' carries NC1HWC0 from 'y'
+// REMARK: applied elementwise on [/gelu/grad]: ge.gelu_grad '/gelu/grad' carries NC1HWC0 from 'dy'
+func.func @activation_grads(%x: tensor<1x3x8x8xf32, #ge.fmt<NCHW>>, %dy: tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> {
+  %w = ge.constant dense<0.5> : tensor<4x3x3x3xf32>
+  %c = ge.conv %x, %w : (tensor<1x3x8x8xf32, #ge.fmt<NCHW>>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/conv")
+  %r = ge.relu %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/relu")
+  %g = ge.relu_grad %dy, %r : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/relu/grad")
+  %h = ge.gelu_grad %g, %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/gelu/grad")
+  func.return %h : tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
 // conv-weight-fractal-z, negative: a weight that is not a constant, and a grouped conv.
 
 // CHECK-LABEL: func.func @conv_weights_kept
