@@ -141,13 +141,16 @@ class _Importer:
     opset: int
     inline_limit: int
     max_tensor_bytes: int = MAX_TENSOR_BYTES
+    training: bool = False
+    """Float initializers of rank >= 1 are parameters: weights whatever their size."""
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict[str, SSAValue] = field(default_factory=dict)
     interpreter: Interpreter = field(default_factory=folding_interpreter)
     """Evaluates the nodes whose inputs are all constants (`try_fold`)."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
-        if array.size <= self.inline_limit or key is None:
+        parameter = self.training and array.dtype.kind == "f" and array.ndim >= 1
+        if (array.size <= self.inline_limit and not parameter) or key is None:
             op = ge.ConstantOp.inline(array, name)
         else:
             self.weights[key] = array
@@ -375,15 +378,20 @@ def _names_attr(names) -> ArrayAttr:
 
 
 def import_model(
-    model: onnx.ModelProto, inline_limit: int = ge.ConstantOp.INLINE_LIMIT, max_tensor_bytes: int = MAX_TENSOR_BYTES
+    model: onnx.ModelProto,
+    inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
+    max_tensor_bytes: int = MAX_TENSOR_BYTES,
+    training: bool = False,
 ) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
     """The model as a ge module, and the weights its `#ge.weight` constants refer to.
 
     The model is validated first (`ge.frontend.validate`); no tensor the model describes or makes
-    the importer allocate may exceed `max_tensor_bytes`."""
+    the importer allocate may exceed `max_tensor_bytes`. With `training`, every float initializer
+    of rank >= 1 becomes a weight however small (a parameter `autodiff` can train: a bias of 6
+    elements would otherwise be an inline literal); scalars and integer initializers stay literals."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
-    importer = _Importer(opset, inline_limit, max_tensor_bytes)
+    importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)
     module = importer.run(model.graph)
     try:
         module.verify()

@@ -73,7 +73,9 @@ def read_module(path: str) -> ModuleOp:
     return parse_module(text, path)
 
 
-def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_bytes: int | None = None):
+def import_onnx_file(
+    path: str, inline_limit: int | None = None, max_tensor_bytes: int | None = None, training: bool = False
+):
     """(module, weights) of an ONNX file, import errors as user errors naming the file.
 
     `max_tensor_bytes` bounds every tensor the importer reads or allocates: initializers, external
@@ -88,7 +90,7 @@ def import_onnx_file(path: str, inline_limit: int | None = None, max_tensor_byte
     try:
         with doing(f"importing {path}"), tensor_byte_limit(limit):
             model = load_onnx(path, max_tensor_bytes=limit)
-            return import_model(model, max_tensor_bytes=limit, **options)
+            return import_model(model, max_tensor_bytes=limit, training=training, **options)
     except OnnxImportError as e:
         raise UserError(str(e) if str(e).startswith(path) else f"{path}: {e}") from None
     except TensorTooLarge as e:  # import-time constant folding refused a result

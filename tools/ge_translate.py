@@ -23,10 +23,11 @@ def translate_onnx(
     output: str | None,
     inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
     max_tensor_bytes: int | None = None,
+    training: bool = False,
 ) -> None:
     outputs = Outputs()
     sidecar = reserve_ir_output(outputs, output) if output is not None else None
-    module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes)
+    module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes, training)
     if weights and output is None:
         raise UserError(
             f"{model_path}: the model has {len(weights)} weights above the inline limit; "
@@ -60,10 +61,16 @@ def main(argv: list[str] | None = None) -> None:
         default=ge.ConstantOp.INLINE_LIMIT,
         help="constants with at most this many elements stay inline (default %(default)s)",
     )
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="import for training: every float initializer of rank >= 1 becomes a weight (a parameter "
+        "autodiff can train), however small",
+    )
     add_contract_arguments(parser)
     args = parser.parse_args(argv)
     with reported_errors("ge-translate", args.debug):
-        translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes)
+        translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes, args.training)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from ge.passes.autodiff import AutodiffPass
 
 def _training_graph(dtype, batch=8):
     model, inputs = mlp(np.random.default_rng(3), dtype=dtype, batch=batch)
-    module, weights = import_model(model)
+    module, weights = import_model(model, training=True)
     attach_weights(module, weights)
     AutodiffPass().apply(Context(), module)
     return module, inputs
@@ -70,6 +70,6 @@ def test_bad_options_are_one_line_errors(options, message):
 
 def test_a_graph_without_gradients_is_refused():
     model, _ = mlp(np.random.default_rng(3))
-    module, _ = import_model(model)
+    module, _ = import_model(model, training=True)
     with pytest.raises(DiagnosticException, match="has no gradient outputs .* run autodiff first"):
         AccumulateGradientsPass(micro_batches=2).apply(Context(), module)

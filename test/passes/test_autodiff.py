@@ -18,7 +18,7 @@ from ge.passes.autodiff import AutodiffPass
 
 
 def differentiate(model: onnx.ModelProto, **options):
-    module, weights = import_model(model)
+    module, weights = import_model(model, training=True)
     attach_weights(module, weights)
     AutodiffPass(**options).apply(Context(), module)
     module.verify()
@@ -76,7 +76,7 @@ def test_a_wrong_op_gradient_fails_the_whole_model_check(monkeypatch):
 
 def test_wrt_restricts_the_gradients_and_keeps_the_forward_outputs():
     model, inputs = mlp(np.random.default_rng(1))
-    plain, _ = import_model(model)
+    plain, _ = import_model(model, training=True)
     module, weights = differentiate(model, wrt="fc2.bias, fc1.weight")
     assert output_names(main_function(module)) == ["y", "loss", "fc2.bias_grad", "fc1.weight_grad"]
     attach_weights(plain, weights)

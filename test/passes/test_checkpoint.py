@@ -20,7 +20,7 @@ from ge.passes.pipeline import parse_passes
 
 def _step(build, **kwargs):
     model, inputs = build(np.random.default_rng(5), **kwargs)
-    module, weights = import_model(model)
+    module, weights = import_model(model, training=True)
     attach_weights(module, weights)
     AutodiffPass().apply(Context(), module)
     return module, inputs
@@ -112,6 +112,6 @@ def test_bad_options_are_one_line_errors(options, message):
 
 def test_a_graph_without_backward_is_refused():
     model, _ = deep_mlp(np.random.default_rng(0))
-    module, _ = import_model(model)
+    module, _ = import_model(model, training=True)
     with pytest.raises(DiagnosticException, match="no backward part .* run checkpoint right after autodiff"):
         CheckpointPass(policy="sqrt").apply(Context(), module)
