@@ -26,6 +26,7 @@ from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
+from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
@@ -37,6 +38,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,
+    LossFunctions,
 )
 
 

@@ -12,6 +12,7 @@ Run as a script for the per-operator table: `python test/frontend/onnx_node_case
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sys
 import tempfile
@@ -33,7 +34,11 @@ from ge.interpreter.runner import run
 #: or for "(expanded)" when it is a function body made only of supported operators.
 LISTED_OPS = set(ONNX_TO_GE) | {"Constant"}
 
-CACHE = Path(tempfile.gettempdir()) / f"ge-onnx-node-cases-{onnx.__version__}"
+#: Keyed by the onnx version and the listed operators: a newly mapped operator's cases are collected.
+CACHE = (
+    Path(tempfile.gettempdir())
+    / f"ge-onnx-node-cases-{onnx.__version__}-{hashlib.sha256(' '.join(sorted(LISTED_OPS)).encode()).hexdigest()[:12]}"
+)
 
 
 @dataclass(frozen=True)
