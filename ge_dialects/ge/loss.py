@@ -76,9 +76,10 @@ def loss_shape(reduction: str, positions: Shape) -> Shape:
 def check_cotangent(a: InferArgs, name: str, reduction: str, positions: Shape) -> None:
     """The loss cotangent `name` has the loss's shape: scalar for sum/mean, the labels' for none."""
     want = loss_shape(reduction, positions)
-    if not _dims_agree(a.shape(name), want):
+    got = a.shape(name)
+    if not _dims_agree(got, want):
         raise a.fail(
-            f"operand '{name}' must have the loss's shape {_show(want)} (reduction {reduction}), got {_show(a.shape(name))}"
+            f"operand '{name}' must have the loss's shape {_show(want)} (reduction {reduction}), got {_show(got)}"
         )
 
 
