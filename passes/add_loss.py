@@ -124,10 +124,10 @@ class AddLossPass(ModulePass):
         if not isinstance(t, TensorType) or not is_float(t.element_type):
             shown = type_name(t.element_type) if isinstance(t, TensorType) else str(t)
             raise _error(f"output '{name}' is {shown}; a {self.kind} loss needs a float tensor")
-        if self.kind != "mse" and len(t.get_shape()) < 2:
-            raise _error(
-                f"output '{name}' has rank {len(t.get_shape())}; a {self.kind} loss needs (N, C, d1..dk) logits of rank 2 or more"
-            )
+        rank = len(t.get_shape())
+        if self.kind != "mse" and rank < 2:
+            needs = "(N, C, d1..dk) logits of rank 2 or more"
+            raise _error(f"output '{name}' has rank {rank}; a {self.kind} loss needs {needs}")
 
     def _check_free_names(self, fn: func.FuncOp) -> None:
         inputs = _names(fn.arg_attrs, len(fn.args))
