@@ -5,6 +5,10 @@
 // RUN: ge-opt %s -p "add-loss{output=seg}" | filecheck %s --check-prefix=SEG
 // RUN: ge-opt %s -p "add-loss{output=half kind=mse}" | filecheck %s --check-prefix=HALF
 // RUN: ge-opt %s -p "add-loss{output=logits}" | ge-opt | filecheck %s --check-prefix=SCE-DEFAULT
+// RUN: ge-opt %s -p "add-loss{output=logits},mixed-precision{mode=allow_mix_precision}" | filecheck %s --check-prefix=MIXED
+// Mutation: moved to the gray list, the loss would follow its f16 input.
+// RUN: echo 'gray = ["ge.softmax_cross_entropy_loss"]' > %t.gray.toml
+// RUN: ge-opt %s -p "add-loss{output=logits},mixed-precision{mode=allow_mix_precision lists=\"%t.gray.toml\"}" | filecheck %s --check-prefix=GRAY
 
 // A loss on one named output: a new labels input, a new scalar f32 output named loss, and the
 // original outputs kept.
@@ -48,3 +52,9 @@ func.func @main(%x: tensor<4x8xf32> {ge.name = "x"}, %w: tensor<8x5xf32> {ge.nam
 // HALF-NEXT: func.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LOSS]]
 
 // SCE-DEFAULT: ge.softmax_cross_entropy_loss %{{.*}}, %labels {reduction = "mean"} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+
+// Under mixed precision the matmul computes in f16 and the loss (black list) stays f32.
+// MIXED:      %[[MM:.*]] = ge.matmul %{{.*}}, %{{.*}} : (tensor<4x8xf16>, tensor<8x5xf16>) -> tensor<4x5xf16>
+// MIXED-NEXT: %[[WIDE:.*]] = ge.cast %[[MM]] {to = 1 : i64} : (tensor<4x5xf16>) -> tensor<4x5xf32>
+// MIXED:      ge.softmax_cross_entropy_loss %[[WIDE]], %labels {reduction = "mean"} : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+// GRAY:       ge.softmax_cross_entropy_loss %{{.*}}, %labels {reduction = "mean"} : (tensor<4x5xf16>, tensor<4xi64>) -> tensor<f16>

@@ -95,8 +95,19 @@ def test_known_traits():
         "ge.softmax",
         "ge.layer_norm",
         "ge.hard_swish",
+        "ge.softmax_cross_entropy_loss",
+        "ge.softmax_cross_entropy_loss_grad",
     }
-    assert having(Reduction) == {"ge.softmax", "ge.layer_norm", "ge.reduce_mean", "ge.reduce_sum", "ge.global_avg_pool"}
+    assert having(Reduction) == {
+        "ge.softmax",
+        "ge.layer_norm",
+        "ge.reduce_mean",
+        "ge.reduce_sum",
+        "ge.global_avg_pool",
+        "ge.softmax_cross_entropy_loss",
+        "ge.softmax_cross_entropy_loss_grad",
+        "ge.nll_loss",
+    }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
     assert "ge.cast" not in having(LayoutAgnostic)  # a cast changes C0, so it is no format follower
