@@ -40,7 +40,7 @@ def _error(message: str) -> DiagnosticException:
     return DiagnosticException(f"{PASS}: {message}")
 
 
-def _names(attrs: ArrayAttr | None, count: int) -> list[str | None]:
+def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int) -> list[str | None]:
     """The `ge.name` of each argument or result (None where there is none)."""
     names: list[str | None] = []
     for i in range(count):
@@ -50,10 +50,10 @@ def _names(attrs: ArrayAttr | None, count: int) -> list[str | None]:
     return names
 
 
-def _with_name(attrs: ArrayAttr | None, count: int, name: str) -> ArrayAttr:
+def _with_name(attrs: ArrayAttr[DictionaryAttr] | None, count: int, name: str) -> ArrayAttr[DictionaryAttr]:
     """The argument (result) attributes with one more entry, named `name`."""
     entries = list(attrs.data) if attrs is not None else [DictionaryAttr({}) for _ in range(count)]
-    return ArrayAttr([*entries, DictionaryAttr({"ge.name": StringAttr(name)})])
+    return ArrayAttr[DictionaryAttr]([*entries, DictionaryAttr({"ge.name": StringAttr(name)})])
 
 
 def _main(module: ModuleOp) -> func.FuncOp:

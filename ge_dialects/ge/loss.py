@@ -29,7 +29,7 @@ from xdsl.traits import Pure
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
 from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn, Transcendental
 from ge.ge_dialects.ge.grad import GradBuilder, static_shape
-from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor
+from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, tensor_type_of
 
 REDUCTIONS = ("none", "sum", "mean")
 LABEL_TYPES = (i64, i32)
@@ -96,7 +96,7 @@ class LossOp(GeOp):
 
     def reduced_row_elements(self) -> int:
         """The class row a tile holds (softmax over C; the pick of one class among C)."""
-        dim = shape_of(self.operands[0].type)[1]
+        dim = shape_of(tensor_type_of(self.operands[0]))[1]
         return dim if dim is not None else 1
 
 
@@ -204,7 +204,7 @@ class SoftmaxCrossEntropyLossGradOp(LossOp):
         return [tensor(dtype, scores)]
 
     def reduced_row_elements(self) -> int:
-        dim = shape_of(self.scores.type)[1]
+        dim = shape_of(tensor_type_of(self.scores))[1]
         return dim if dim is not None else 1
 
 
