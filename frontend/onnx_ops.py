@@ -104,6 +104,8 @@ ONNX_TO_GE: dict[str, str] = {
     "Pad": "PadOp",
     "Resize": "ResizeOp",
     "Range": "RangeOp",
+    "SoftmaxCrossEntropyLoss": "SoftmaxCrossEntropyLossOp",
+    "NegativeLogLikelihoodLoss": "NllLossOp",
 }
 
 

@@ -27,6 +27,7 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
+from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
@@ -41,6 +42,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,
+    LossFunctions,
 )
 
 

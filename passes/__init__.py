@@ -24,8 +24,9 @@ refuse_bare_import(__name__)
 #: Pass name -> (module, class), for the passes this project defines.
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "accumulate-gradients": ("ge.passes.accumulate_gradients", "AccumulateGradientsPass"),
-    "autodiff": ("ge.passes.autodiff", "AutodiffPass"),
+    "add-loss": ("ge.passes.add_loss", "AddLossPass"),
     "assign-formats": ("ge.passes.layout.assign_formats", "AssignFormatsPass"),
+    "autodiff": ("ge.passes.autodiff", "AutodiffPass"),
     "cancel-casts": ("ge.passes.cancel_casts", "CancelCastsPass"),
     "cancel-trans-data": ("ge.passes.layout.cancel_trans_data", "CancelTransDataPass"),
     "checkpoint": ("ge.passes.checkpoint", "CheckpointPass"),

@@ -115,6 +115,10 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.PadOp: ("data", "constant_value"),
     ge.ResizeOp: ("X",),
     ge.AttentionOp: ("q", "k", "v", "mask"),  # an additive (float) mask; a boolean one stays i1
+    ge.SoftmaxCrossEntropyLossOp: ("scores", "weights"),  # labels stay integers
+    ge.NllLossOp: ("input", "weight"),
+    ge.SoftmaxCrossEntropyLossGradOp: ("dy", "scores", "weights"),
+    ge.NllLossGradOp: ("dy", "weight"),
 }
 
 _SEGMENT_NAMES = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)

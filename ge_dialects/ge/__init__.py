@@ -17,6 +17,8 @@ from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
+from ge.ge_dialects.ge.loss import *  # noqa: F403
+from ge.ge_dialects.ge.loss import LOSS_OPS
 from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
 from ge.ge_dialects.ge.norm_grad import *  # noqa: F403
@@ -39,6 +41,7 @@ ALL_OPS: list[type[GeOp]] = [
     *RESIZE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,
+    *LOSS_OPS,
 ]
 
 GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])

@@ -106,6 +106,8 @@ def test_known_traits():
         "ge.gelu_grad",
         "ge.batch_norm_grad",
         "ge.layer_norm_grad",
+        "ge.softmax_cross_entropy_loss",
+        "ge.softmax_cross_entropy_loss_grad",
     }
     assert having(Reduction) == {
         "ge.softmax",
@@ -115,6 +117,9 @@ def test_known_traits():
         "ge.global_avg_pool",
         "ge.layer_norm_grad",
         "ge.softmax_grad",
+        "ge.softmax_cross_entropy_loss",
+        "ge.softmax_cross_entropy_loss_grad",
+        "ge.nll_loss",
     }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
