@@ -29,11 +29,13 @@ from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
+from ge.interpreter.kernels.tensor_grad import TensorGradFunctions
 
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     NnFunctions,
     TensorFunctions,
+    TensorGradFunctions,
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,

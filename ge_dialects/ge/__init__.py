@@ -20,6 +20,8 @@ from ge.ge_dialects.ge.nn import NN_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
+from ge.ge_dialects.ge.tensor_grad import *  # noqa: F403
+from ge.ge_dialects.ge.tensor_grad import TENSOR_GRAD_OPS
 from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
 from ge.ge_dialects.ge.types import FormatAttr as FormatAttr
@@ -30,6 +32,7 @@ ALL_OPS: list[type[GeOp]] = [
     *ELEMENTWISE_OPS,
     *NN_OPS,
     *TENSOR_OPS,
+    *TENSOR_GRAD_OPS,
     *RESIZE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,
