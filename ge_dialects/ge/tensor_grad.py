@@ -87,11 +87,11 @@ TENSOR_GRAD_OPS: list = [GatherGradOp]
 # -- pieces of the VJPs in tensor_ops.py -----------------------------------------------------------
 
 
-def operand_cotangents(op: Operation, **grads: Any) -> list[SSAValue | None]:
+def operand_cotangents(op: GeOp, **grads: Any) -> list[SSAValue | None]:
     """One cotangent per operand of `op`, in order (what `vjp` returns): `grads[name]` for a single
     operand, the items of `grads[name]` for a variadic one, None for the operands not named."""
     out: list[SSAValue | None] = []
-    for name, _ in op.get_irdl_definition().operands:  # type: ignore[attr-defined]
+    for name, _ in op.get_irdl_definition().operands:
         value = getattr(op, name)
         if value is None:  # an absent optional operand has no entry
             continue
@@ -134,7 +134,7 @@ def reduce_cotangent(g: GradBuilder, op: Any, dy: SSAValue, mean: bool) -> SSAVa
     count = math.prod(data[i] for i in reduced)
     if mean and count:
         dy = g.scale(dy, 1.0 / count)
-    kept = [1 if i in reduced else d for i, d in enumerate(data)]
+    kept = tuple(1 if i in reduced else d for i, d in enumerate(data))
     return g.expand(g.reshape(dy, kept), data)
 
 
@@ -183,7 +183,7 @@ def strided_scatter(g: GradBuilder, dy: SSAValue, data: SSAValue, bounds: dict[i
 
 def _interleave_zeros(g: GradBuilder, dy: SSAValue, lengths: Sequence[int], strides: dict[int, int]) -> SSAValue:
     """dy with `strides[axis] - 1` zeros after each element along each axis named."""
-    with_ones: list[int] = []
+    with_ones: list[int | None] = []
     widths: list[int] = []
     for axis, n in enumerate(lengths):
         with_ones.append(n)
@@ -191,8 +191,8 @@ def _interleave_zeros(g: GradBuilder, dy: SSAValue, lengths: Sequence[int], stri
         if axis in strides:
             with_ones.append(1)
             widths.append(strides[axis] - 1)
-    padded = pad(g, g.reshape(dy, with_ones), [0] * len(widths), widths)
-    return g.reshape(padded, [n * strides.get(axis, 1) for axis, n in enumerate(lengths)])
+    padded = pad(g, g.reshape(dy, tuple(with_ones)), [0] * len(widths), widths)
+    return g.reshape(padded, tuple(n * strides.get(axis, 1) for axis, n in enumerate(lengths)))
 
 
 __all__ = ["GatherGradOp", "TENSOR_GRAD_OPS"]

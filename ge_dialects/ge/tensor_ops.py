@@ -801,7 +801,7 @@ class CastOp(GeOp):
         """dy cast back to the input's type. Nothing flows through an integer end: an integer input
         takes no cotangent, and a float -> integer cast is piecewise constant (zero gradient)."""
         (dy,) = cotangents
-        floats = is_float(self.input.type.element_type) and is_float(self.output.type.element_type)  # type: ignore[attr-defined]
+        floats = all(is_float(tensor_type_of(v).element_type) for v in (self.input, self.output))
         return [g.cast_like(dy, self.input) if dy is not None and floats else None]
 
 

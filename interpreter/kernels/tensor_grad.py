@@ -29,11 +29,13 @@ def gather_grad(op, ins):
     if bad.size:
         raise DataError(f"index {bad[0]} is out of range for axis {axis} of size {size}")
     rows = np.where(indices < 0, indices + size, indices)
-    # As (before, size, after) blocks, dy is (before, len(indices), after): one add.at does it all.
+    # With the data as (size, before, after) rows, dy is (len(indices), before, after): one add.at
+    # adds every dy row into the row its index names (repeated rows accumulate).
     before, after = math.prod(data_shape[:axis]), math.prod(data_shape[axis + 1 :])
     wide = _accumulation_dtype(dy.dtype)
     total = np.zeros((before, size, after), wide)
-    np.add.at(total, (slice(None), rows), dy.astype(wide, copy=False).reshape(before, rows.size, after))
+    rows_of_dy = dy.astype(wide, copy=False).reshape(before, rows.size, after).transpose(1, 0, 2)
+    np.add.at(total.transpose(1, 0, 2), rows, rows_of_dy)  # the transposed view writes into total
     return total.astype(dy.dtype).reshape(data_shape)
 
 
