@@ -1001,12 +1001,13 @@ class PadOp(GeOp):
         d_data = g.value(PadOp, unpad)
         if self.constant_value is None:
             return operand_cotangents(self, data=d_data)
+        if 0 in static_shape(self.constant_value):  # an empty constant_value pads with 0: it has no effect
+            return operand_cotangents(self, data=d_data, constant_value=g.zeros(self.constant_value))
         everything = list(range(len(static_shape(dy))))
         border = g.sub(g.reduce_sum(dy, everything, keepdims=False), g.reduce_sum(d_data, everything, keepdims=False))
-        fill = g.reshape(border, static_shape(self.constant_value))
-        if 0 in static_shape(self.constant_value):
-            fill = g.zeros(self.constant_value)  # an empty constant_value pads with 0: it has no effect
-        return operand_cotangents(self, data=d_data, constant_value=fill)
+        return operand_cotangents(
+            self, data=d_data, constant_value=g.reshape(border, static_shape(self.constant_value))
+        )
 
 
 @irdl_op_definition

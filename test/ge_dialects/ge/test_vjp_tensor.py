@@ -206,7 +206,7 @@ def test_pad_constant_with_negative_pads_and_axes(shape, data):
     padded = range(rank) if axes is None else [a % rank for a in axes]
     widths = [data.draw(st.integers(-(shape[a] // 2), 2)) for a in padded for _ in range(2)]
     pads = widths[0::2] + widths[1::2]  # all befores, then all afters
-    value = data.draw(st.sampled_from([None, (), (1,)]))
+    value = data.draw(st.sampled_from([None, (), (1,), (0,)]))  # (0,): an empty value pads with 0
     operands = {"data": rand(rng, shape), "pads": ints(*pads), "axes": None if axes is None else ints(*axes)}
     operands["constant_value"] = None if value is None else rand(rng, value)
     check_vjp(ge.PadOp, operands)
