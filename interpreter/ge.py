@@ -32,6 +32,7 @@ from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
+from ge.interpreter.kernels.tensor_grad import TensorGradFunctions
 
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
@@ -39,6 +40,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ConvGradFunctions,
     NormGradFunctions,
     TensorFunctions,
+    TensorGradFunctions,
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,

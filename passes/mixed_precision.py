@@ -106,6 +106,7 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.SplitOp: ("input",),
     ge.SliceOp: ("data",),
     ge.GatherOp: ("data",),
+    ge.GatherGradOp: ("dy",),
     ge.UnsqueezeOp: ("data",),
     ge.SqueezeOp: ("data",),
     ge.ReduceMeanOp: ("data",),

@@ -26,6 +26,8 @@ from ge.ge_dialects.ge.norm_grad import NORM_GRAD_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
+from ge.ge_dialects.ge.tensor_grad import *  # noqa: F403
+from ge.ge_dialects.ge.tensor_grad import TENSOR_GRAD_OPS
 from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
 from ge.ge_dialects.ge.types import FormatAttr as FormatAttr
@@ -38,6 +40,7 @@ ALL_OPS: list[type[GeOp]] = [
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,
     *TENSOR_OPS,
+    *TENSOR_GRAD_OPS,
     *RESIZE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1, i32, i64
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -30,15 +30,17 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
+from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
 from ge.ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
 from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, Reduction, RunsOn
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
     Shape,
     format_of,
+    is_float,
     numpy_dtype,
     reduction_ratio,
     shape_of,
@@ -409,6 +411,14 @@ class TransposeOp(GeOp):
     def permutation(perm: list[int] | None, rank: int) -> list[int]:
         return list(range(rank - 1, -1, -1)) if perm is None else perm
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy transposed back by the inverse permutation."""
+        (dy,) = cotangents
+        if dy is None:
+            return [None]
+        perm = self.permutation(self.p("perm"), len(static_shape(self.data)))
+        return [g.transpose(dy, [int(i) for i in np.argsort(perm)])]
+
 
 @irdl_op_definition
 class ReshapeOp(GeOp):
@@ -421,6 +431,7 @@ class ReshapeOp(GeOp):
     allowzero = opt_prop_def(IntProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"allowzero": 0}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"shape"})
 
     @classmethod
     @_reports_shape_errors
@@ -429,6 +440,11 @@ class ReshapeOp(GeOp):
         if target is None:
             return [tensor(a.dtype("data"), [None] * _static_length(a, "shape"))]
         return [tensor(a.dtype("data"), reshape_dims(a.shape("data"), target, bool(a.prop("allowzero"))))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy reshaped back to the data's shape."""
+        (dy,) = cotangents
+        return [None if dy is None else g.reshape(dy, static_shape(self.data)), None]
 
 
 @irdl_op_definition
@@ -446,6 +462,11 @@ class FlattenOp(GeOp):
     @_reports_shape_errors
     def infer(cls, a: InferArgs) -> list[TensorType]:
         return [tensor(a.dtype("input"), flatten_dims(a.shape("input"), a.prop("axis")))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy reshaped back to the input's shape."""
+        (dy,) = cotangents
+        return [None if dy is None else g.reshape(dy, static_shape(self.input))]
 
 
 @irdl_op_definition
@@ -479,6 +500,18 @@ class ConcatOp(GeOp):
         out = concat_dims(shapes, a.normalize_axis(a.prop("axis"), len(shapes[0])))
         return [tensor(types[0].element_type, out, format_of(types[0]))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy split back into the inputs' sizes along the axis (one ge.split)."""
+        (dy,) = cotangents
+        if dy is None:
+            return [None] * len(self.inputs)
+        shapes = [static_shape(v) for v in self.inputs]
+        if len(shapes) == 1:
+            return [dy]
+        axis = normalize_axes([self.p("axis")], len(shapes[0]))[0]
+        sizes = g.ints([shape[axis] for shape in shapes])
+        return list(g.emit(SplitOp, {"input": dy, "split": sizes}, {"axis": axis}, num_results=len(shapes)).results)
+
 
 @irdl_op_definition
 class SplitOp(GeOp):
@@ -492,6 +525,7 @@ class SplitOp(GeOp):
     num_outputs = opt_prop_def(IntProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": 0}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"split"})
 
     @classmethod
     @_reports_shape_errors
@@ -516,6 +550,18 @@ class SplitOp(GeOp):
         fmt = a.fmt("input")
         return [tensor(a.dtype("input"), shape[:axis] + (size,) + shape[axis + 1 :], fmt) for size in sizes]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """The results' cotangents concatenated along the axis, zeros for a result without one."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents
+
+        if all(ct is None for ct in cotangents):
+            return operand_cotangents(self)
+        parts = [g.zeros(r) if ct is None else ct for ct, r in zip(cotangents, self.outputs)]
+        if len(parts) == 1:
+            return operand_cotangents(self, input=parts[0])
+        axis = normalize_axes([self.p("axis")], len(static_shape(self.input)))[0]
+        return operand_cotangents(self, input=g.value(ConcatOp, {"inputs": parts}, {"axis": axis}))
+
 
 @irdl_op_definition
 class SliceOp(GeOp):
@@ -530,6 +576,7 @@ class SliceOp(GeOp):
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"starts", "ends", "axes", "steps"})
 
     @classmethod
     @_reports_shape_errors
@@ -556,6 +603,19 @@ class SliceOp(GeOp):
                 out[axis] = None if bound is None else slice_length(*bound)
         return [tensor(a.dtype("data"), out, a.fmt("data"))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """Zeros of the data's shape with dy at the positions the slice read (any steps, negative
+        ones included); the bounds must be constants."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents, required_constants, strided_scatter
+
+        (dy,) = cotangents
+        if dy is None:
+            return operand_cotangents(self)
+        v = required_constants(self, ["starts", "ends", "axes", "steps"])
+        assert v["starts"] is not None and v["ends"] is not None  # required operands
+        bounds = slice_bounds(static_shape(self.data), v["starts"], v["ends"], v["axes"], v["steps"])
+        return operand_cotangents(self, data=strided_scatter(g, dy, self.data, bounds))
+
 
 @irdl_op_definition
 class GatherOp(GeOp):
@@ -568,6 +628,7 @@ class GatherOp(GeOp):
     axis = opt_prop_def(IntProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": 0}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"indices"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -579,6 +640,16 @@ class GatherOp(GeOp):
         out = shape[:axis] + a.shape("indices") + shape[axis + 1 :]
         return [tensor(a.dtype("data"), out, _format_if_same_rank(a, "data", len(out)))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """One ge.gather_grad: dy's rows added into zeros of the data's shape at their indices."""
+        from ge.ge_dialects.ge.tensor_grad import GatherGradOp
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None, None]
+        props = {"axis": self.p("axis"), "data_shape": static_shape(self.data)}
+        return [g.value(GatherGradOp, {"dy": dy, "indices": self.indices}, props), None]
+
 
 @irdl_op_definition
 class UnsqueezeOp(GeOp):
@@ -589,6 +660,7 @@ class UnsqueezeOp(GeOp):
     axes = operand_def(TensorType)
     expanded = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod
     @_reports_shape_errors
@@ -600,6 +672,11 @@ class UnsqueezeOp(GeOp):
             return [tensor(a.dtype("data"), [None] * rank)]
         return [tensor(a.dtype("data"), unsqueezed_dims(shape, axes))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy reshaped back to the data's shape."""
+        (dy,) = cotangents
+        return [None if dy is None else g.reshape(dy, static_shape(self.data)), None]
+
 
 @irdl_op_definition
 class SqueezeOp(GeOp):
@@ -610,6 +687,7 @@ class SqueezeOp(GeOp):
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod
     @_reports_shape_errors
@@ -619,6 +697,13 @@ class SqueezeOp(GeOp):
         if not known:
             return [tensor(a.dtype("data"), [None] * (len(shape) - _axes_count(a, len(shape))))]
         return [tensor(a.dtype("data"), squeezed_dims(shape, axes))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy reshaped back to the data's shape."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents
+
+        (dy,) = cotangents
+        return operand_cotangents(self, data=None if dy is None else g.reshape(dy, static_shape(self.data)))
 
 
 class ReduceOp(GeOp):
@@ -655,6 +740,14 @@ class ReduceMeanOp(ReduceOp):
     """Mean over `axes`."""
 
     name = "ge.reduce_mean"
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy over the count of reduced elements, expanded back over the reduced dims."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents, reduce_cotangent
+
+        (dy,) = cotangents
+        return operand_cotangents(self, data=None if dy is None else reduce_cotangent(g, self, dy, mean=True))
 
 
 @irdl_op_definition
@@ -662,6 +755,14 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`; the backward graph's reduction (a broadcast operand's gradient, a bias's)."""
 
     name = "ge.reduce_sum"
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy expanded back over the reduced dims."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents, reduce_cotangent
+
+        (dy,) = cotangents
+        return operand_cotangents(self, data=None if dy is None else reduce_cotangent(g, self, dy, mean=False))
 
 
 @irdl_op_definition
@@ -696,6 +797,13 @@ class CastOp(GeOp):
             raise a.fail(f"round_mode must be one of {', '.join(CAST_ROUND_MODES)}, got '{a.prop('round_mode')}'")
         return [tensor(ONNX_ELEMENT_TYPES[to], a.shape("input"), a.fmt("input"))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy cast back to the input's type. Nothing flows through an integer end: an integer input
+        takes no cotangent, and a float -> integer cast is piecewise constant (zero gradient)."""
+        (dy,) = cotangents
+        floats = all(is_float(tensor_type_of(v).element_type) for v in (self.input, self.output))
+        return [g.cast_like(dy, self.input) if dy is not None and floats else None]
+
 
 @irdl_op_definition
 class WhereOp(GeOp):
@@ -707,6 +815,7 @@ class WhereOp(GeOp):
     Y = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), Broadcasting())
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"condition"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -714,6 +823,17 @@ class WhereOp(GeOp):
         dtype = a.expect_same_dtype("X", "Y")
         shape = broadcast_shapes(a, a.shape("condition"), a.shape("X"), a.shape("Y"))
         return [tensor(dtype, shape, _format_if_same_rank(a, "X", len(shape)))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy where the condition picked X (else 0) for X, the rest for Y, each summed back to its
+        operand's shape."""
+        (dy,) = cotangents
+        if dy is None:
+            return [None, None, None]
+        zero = g.scalar(0.0, dy)
+        picked = g.value(WhereOp, {"condition": self.condition, "X": dy, "Y": zero})
+        rest = g.value(WhereOp, {"condition": self.condition, "X": zero, "Y": dy})
+        return [None, g.sum_to(picked, static_shape(self.X)), g.sum_to(rest, static_shape(self.Y))]
 
 
 @irdl_op_definition
@@ -725,6 +845,7 @@ class ExpandOp(GeOp):
     shape = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Broadcasting())
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"shape"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -740,6 +861,11 @@ class ExpandOp(GeOp):
             out = broadcast_shapes(a, source, tuple(target))
         return [tensor(a.dtype("input"), out, _format_if_same_rank(a, "input", len(out)))]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dy summed back over the dims the broadcast added or stretched."""
+        (dy,) = cotangents
+        return [None if dy is None else g.sum_to(dy, static_shape(self.input)), None]
+
 
 @irdl_op_definition
 class ShapeOp(GeOp):
@@ -752,11 +878,16 @@ class ShapeOp(GeOp):
     end = opt_prop_def(IntProp)
     traits = traits_def(Pure(), RunsOn(Engine.AICPU))
     DEFAULTS: ClassVar = {"start": 0}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"data"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
         start, end = shape_range(a.rank("data"), a.prop("start"), a.prop("end"))
         return [tensor(i64, [max(0, end - start)])]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """No gradient flows: the dims do not depend on the data's values (a true zero gradient)."""
+        return [None]
 
 
 @irdl_op_definition
@@ -769,6 +900,7 @@ class ConstantOfShapeOp(GeOp):
     value = opt_prop_def(DenseIntOrFPElementsAttr)
     traits = traits_def(Pure(), RunsOn(Engine.AICPU))
     DEFAULTS: ClassVar = {"value": dense_from_numpy(np.zeros(1, np.float32))}
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"input"})
 
     @classmethod
     def property_kinds(cls) -> dict[str, str]:
@@ -800,6 +932,10 @@ class ConstantOfShapeOp(GeOp):
         """The fill value as a 0-d array of the result's dtype."""
         return numpy_from_dense(self.p("value")).reshape(())
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """No gradient flows: the only operand is an integer shape."""
+        return [None]
+
 
 @irdl_op_definition
 class PadOp(GeOp):
@@ -816,6 +952,7 @@ class PadOp(GeOp):
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"mode": "constant"}
     MODES: ClassVar = ("constant", "reflect", "edge", "wrap")
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"pads", "axes"})
 
     @classmethod
     @_reports_shape_errors
@@ -843,6 +980,35 @@ class PadOp(GeOp):
             out.append(None if d is None else d + before + after)
         return [tensor(dtype, out, fmt)]
 
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """Constant mode: data gets dy with the padding cropped off (the pad with negated widths,
+        which also zero-pads back what negative pads cropped); constant_value gets the sum of dy
+        over the padded positions. The other modes copy data into the border: refused."""
+        from ge.ge_dialects.ge.tensor_grad import operand_cotangents, required_constants
+
+        (dy,) = cotangents
+        if dy is None:
+            return operand_cotangents(self)
+        if self.p("mode") != "constant":
+            raise NotDifferentiable(
+                f'{describe(self)}: the gradient of mode "{self.p("mode")}" is not built (constant only)'
+            )
+        v = required_constants(self, ["pads", "axes"])
+        assert v["pads"] is not None  # a required operand
+        unpad = {"data": dy, "pads": g.ints([-p for p in v["pads"]])}
+        if v["axes"] is not None:
+            unpad["axes"] = g.ints(v["axes"])
+        d_data = g.value(PadOp, unpad)
+        if self.constant_value is None:
+            return operand_cotangents(self, data=d_data)
+        if 0 in static_shape(self.constant_value):  # an empty constant_value pads with 0: it has no effect
+            return operand_cotangents(self, data=d_data, constant_value=g.zeros(self.constant_value))
+        everything = list(range(len(static_shape(dy))))
+        border = g.sub(g.reduce_sum(dy, everything, keepdims=False), g.reduce_sum(d_data, everything, keepdims=False))
+        return operand_cotangents(
+            self, data=d_data, constant_value=g.reshape(border, static_shape(self.constant_value))
+        )
+
 
 @irdl_op_definition
 class RangeOp(GeOp):
@@ -854,6 +1020,7 @@ class RangeOp(GeOp):
     delta = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.AICPU))
+    NOT_DIFFERENTIABLE: ClassVar = frozenset({"start", "limit", "delta"})
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -870,6 +1037,20 @@ class RangeOp(GeOp):
         if delta == 0:
             raise a.fail("delta must not be 0")
         return [tensor(dtype, [range_length(start, limit, delta)])]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """No gradient flows. `limit` only sets the length (piecewise constant). A float range's
+        start and delta do move its values, but gradients are built for static shapes and a
+        range's length is static only when all three operands are constants, so nothing upstream
+        of a range is trainable; a float range of runtime values is refused rather than given a
+        silent zero."""
+        if cotangents[0] is not None:
+            static_shape(self.output)
+            if any(constant_value(v) is None for v in self.operands):
+                raise NotDifferentiable(
+                    f"{describe(self)}: a float range of runtime start, limit or delta has no gradient"
+                )
+        return [None, None, None]
 
 
 def range_length(start, limit, delta) -> int:
