@@ -144,7 +144,7 @@ def _backward(
         cotangent[loss] = g.const(np.ones(shape_of(loss_type), numpy_dtype(loss_type.element_type)))
     for op in reversed(forward):
         cts = [cotangent.get(r) if r in needed else None for r in op.results]
-        if all(c is None for c in cts):
+        if all(c is None for c in cts) or not op.operands:  # the weights themselves end the walk
             continue
         name = location_name(op)
         g.name = f"{name}/grad" if name else None
