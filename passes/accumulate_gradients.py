@@ -1,21 +1,22 @@
-"""`accumulate-gradients{micro_batches=K reduction=mean}`: one launch runs forward and backward on K
-micro-batches of a batch and accumulates the gradients, so a batch K times what fits in memory
+"""`accumulate-gradients{micro_batches=K reduction=mean wrt=...}`: one launch runs forward and backward
+on K micro-batches of a batch and accumulates the gradients, so a batch K times what fits in memory
 trains with one launch (GE inserts the accumulation ops at the end of the backward graph).
 
-Runs after `autodiff`. The graph inputs whose leading dim is the batch size B are split into K
-slices of B/K along axis 0; the others (hyper-parameters, masks shared by every sample) are given
-whole to each micro-batch. The body is rebuilt once per micro-batch with shapes re-inferred for
-B/K, weights shared. After each micro-batch its `*_grad` outputs are added to one accumulator per
-gradient, so only one micro-batch's activations are alive at a time (the memory planner reuses
-their buffers for the next). With `reduction=mean` (the losses' default) the accumulated
+It runs instead of `autodiff`, on the graph with its loss (after `add-loss`), and leaves what
+autodiff leaves: one `<weight>_grad` output per trainable weight. The graph inputs whose leading
+dim is the batch size B are split into K slices of B/K along axis 0; the others are given whole to
+each micro-batch. Per micro-batch, the forward is rebuilt with shapes re-inferred for B/K (weights
+shared) and differentiated as autodiff does (`build_backward`), and its gradients are added to one
+accumulator per weight, so only one micro-batch's activations are alive at a time (the memory
+planner reuses their buffers for the next). With `reduction=mean` (the losses' default) the
 gradients and the loss are divided by K, which makes them the full batch's mean; with `sum` they
 are summed. Per-sample outputs (logits) are concatenated back to B rows.
 
 The micro-batches are an unrolled sequence, not a loop region: the ge dialect has no loop op yet,
-and unrolled, every later pass (fusion, layout, memory planning, streams) applies unchanged; the
-IR grows linearly in K. Models with batch statistics (BatchNorm in training mode) get each
-micro-batch's statistics, as on a device that accumulates; their gradient then differs from the
-full batch's, as it does in every framework.
+and unrolled, every later pass (checkpoint, fusion, layout, memory planning, streams) applies
+unchanged; the IR grows linearly in K. Models with batch statistics (BatchNorm in training mode)
+get each micro-batch's statistics, as on a device that accumulates; their gradient then differs
+from the full batch's, as it does in every framework.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.grad import GradBuilder
 from ge.ge_dialects.ge.types import shape_of
-from ge.interpreter.runner import InputError, main_function, output_names
+from ge.interpreter.runner import output_names
+from ge.passes.autodiff import GradientRequest, add_outputs, build_backward
 from ge.passes.pipeline import require_graph_level
 
 PASS = "accumulate-gradients"
@@ -52,6 +54,8 @@ class AccumulateGradientsPass(ModulePass):
     reduction: str = "mean"
     """How the loss reduces over samples: `mean` averages the micro-batches' gradients, `sum` adds them."""
     loss: str = "loss"
+    wrt: str | None = None
+    """As autodiff's: the weights to differentiate (default: every trainable one)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
@@ -59,19 +63,13 @@ class AccumulateGradientsPass(ModulePass):
             raise _error(f"micro_batches must be at least 1, got {self.micro_batches}")
         if self.reduction not in REDUCTIONS:
             raise _error(f"reduction must be one of {', '.join(REDUCTIONS)}, got '{self.reduction}'")
-        try:
-            fn = main_function(op)
-        except InputError as e:
-            raise _error(str(e)) from None
-        names = output_names(fn)
-        if not any(n.endswith("_grad") for n in names):
-            raise _error("the graph has no gradient outputs (<weight>_grad); run autodiff first")
-        if self.micro_batches == 1:
-            return
-        batch = _batch_size(fn)
+        request = GradientRequest.of(op, self.loss, self.wrt, PASS)
+        if any(n.endswith("_grad") for n in output_names(request.fn)):
+            raise _error("the graph already has gradient outputs; accumulate-gradients runs instead of autodiff")
+        batch = _batch_size(request.fn)
         if batch % self.micro_batches:
             raise _error(f"the batch size {batch} is not a multiple of micro_batches={self.micro_batches}")
-        _Unroller(fn, names, batch, self).run()
+        _Unroller(request, batch, self).run()
 
 
 def _batch_size(fn: func.FuncOp) -> int:
@@ -85,52 +83,59 @@ def _batch_size(fn: func.FuncOp) -> int:
 
 
 class _Unroller:
-    """Rebuilds the body once per micro-batch and combines the outputs."""
+    """Rebuilds the forward once per micro-batch, differentiates it, and combines the outputs."""
 
-    def __init__(self, fn: func.FuncOp, names: list[str], batch: int, options: AccumulateGradientsPass):
-        self.fn = fn
-        self.names = names
+    def __init__(self, request: GradientRequest, batch: int, options: AccumulateGradientsPass):
+        self.request = request
+        self.names = output_names(request.fn)
         self.batch = batch
         self.k = options.micro_batches
         self.mean = options.reduction == "mean"
-        self.loss = options.loss
-        self.block = fn.body.block
-        self.ret = self.block.last_op
-        assert isinstance(self.ret, func.ReturnOp)
+        self.block = request.fn.body.block
+        self.ret = request.ret
         self.body = [op for op in self.block.ops if op is not self.ret]
         self.g = GradBuilder(self.block, self.ret)
 
     def run(self) -> None:
-        shared = {op.results[0]: op.results[0] for op in self.body if isinstance(op, ge.ConstantOp)}
+        request = self.request
         micro = self.batch // self.k
         per_output: list[list[SSAValue]] = [[] for _ in self.names]
-        accumulated: dict[int, SSAValue] = {}
+        loss_index = self.names.index(request.loss)
+        loss_total: SSAValue | None = None
+        grads: dict[str, SSAValue] = {}
         for step in range(self.k):
             self.g.name = f"/micro_batch.{step}"
-            mapping = dict(shared)
-            for arg in self.block.args:
-                mapping[arg] = self._slice(arg, step * micro, micro)
-            for op in self.body:
-                if not isinstance(op, ge.ConstantOp):
-                    self._rebuild(op, mapping)
-            for i, (name, value) in enumerate(zip(self.names, self.ret.operands)):
-                new = mapping.get(value, value)
-                if name.endswith("_grad") or name == self.loss:
-                    accumulated[i] = new if step == 0 else self.g.add(accumulated[i], new)
-                else:
-                    per_output[i].append(new)
+            mapping = {arg: self._slice(arg, step * micro, micro) for arg in self.block.args}
+            forward = [self._rebuild(op, mapping) for op in self.body if not isinstance(op, ge.ConstantOp)]
+            loss = mapping[request.loss_value]
+            step_grads = build_backward(forward, self.ret, loss, request.selected(), PASS)
+            self.g.name = f"/micro_batch.{step}/accumulate"
+            for key, grad in step_grads.items():
+                grads[key] = grad if key not in grads else self.g.add(grads[key], grad)
+            loss_total = loss if loss_total is None else self.g.add(loss_total, loss)
+            for i, value in enumerate(self.ret.operands):
+                per_output[i].append(mapping.get(value, value))
+        request.check_reached(grads)
+        assert loss_total is not None
         self.g.name = "/accumulate"
-        outputs = []
-        for i, name in enumerate(self.names):
-            if i in accumulated:
-                outputs.append(self.g.scale(accumulated[i], 1.0 / self.k) if self.mean else accumulated[i])
-            else:
-                outputs.append(self._concat(name, per_output[i]))
+        outputs = [
+            self._mean(loss_total) if i == loss_index else self._concat(name, per_output[i])
+            for i, name in enumerate(self.names)
+        ]
         self.ret.operands = outputs
         for op in reversed(self.body):
             if not isinstance(op, ge.ConstantOp):
                 op.detach()
                 op.erase(safe_erase=False)
+        add_outputs(
+            request.fn,
+            self.ret,
+            [(f"{k}_grad", self._mean(grads[k])) for k in request.wanted if k in grads],
+            PASS,
+        )
+
+    def _mean(self, total: SSAValue) -> SSAValue:
+        return self.g.scale(total, 1.0 / self.k) if self.mean else total
 
     def _slice(self, arg: SSAValue, start: int, size: int) -> SSAValue:
         shape = shape_of(arg.type) if isinstance(arg.type, TensorType) else ()
@@ -141,7 +146,7 @@ class _Unroller:
             ge.SliceOp, {"data": arg, "starts": g.ints([start]), "ends": g.ints([start + size]), "axes": g.ints([0])}
         )
 
-    def _rebuild(self, op: Operation, mapping: dict[SSAValue, SSAValue]) -> None:
+    def _rebuild(self, op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
         if not isinstance(op, ge.GeOp):
             raise _error(f"{op.name} is not a ge op; the body cannot be split into micro-batches")
         try:
@@ -150,6 +155,7 @@ class _Unroller:
             raise _error(f"{describe(op)} does not fit a micro-batch of {self.batch // self.k}: {e}") from None
         self.g.insert(new)
         mapping.update(zip(op.results, new.results))
+        return new
 
     def _concat(self, name: str, parts: list[SSAValue]) -> SSAValue:
         shape = shape_of(parts[0].type)

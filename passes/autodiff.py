@@ -38,8 +38,8 @@ SEED_NAME = "/autodiff/seed"
 """The location of the loss's cotangent (ones), the backward graph's first op: checkpoint finds it."""
 
 
-def _error(message: str) -> DiagnosticException:
-    return DiagnosticException(f"{PASS}: {message}")
+def _error(message: str, owner: str = PASS) -> DiagnosticException:
+    return DiagnosticException(f"{owner}: {message}")
 
 
 def _is_float_tensor(value: SSAValue) -> bool:
@@ -63,46 +63,84 @@ class AutodiffPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
+        request = GradientRequest.of(op, self.loss, self.wrt, PASS)
+        forward = [o for o in request.fn.body.block.ops if o is not request.ret]
+        grads = build_backward(forward, request.ret, request.loss_value, request.selected(), PASS)
+        request.check_reached(grads)
+        add_outputs(request.fn, request.ret, [(f"{k}_grad", grads[k]) for k in request.wanted if k in grads], PASS)
+
+
+@dataclass
+class GradientRequest:
+    """What to differentiate, checked: `main`, its loss value, its float weights and the chosen ones.
+    `owner` is the pass the errors name (autodiff, or accumulate-gradients, which differentiates too)."""
+
+    fn: func.FuncOp
+    ret: func.ReturnOp
+    loss: str
+    loss_value: SSAValue
+    weights: dict[str, list[SSAValue]]
+    wanted: list[str]
+    explicit: bool
+    owner: str
+
+    @staticmethod
+    def of(module: ModuleOp, loss: str, wrt: str | None, owner: str) -> GradientRequest:
         try:
-            fn = main_function(op)
+            fn = main_function(module)
         except InputError as e:
-            raise _error(str(e)) from None
+            raise _error(str(e), owner) from None
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
-        loss = self._loss_value(fn, ret)
         weights = _weights(fn)
-        wanted = self._wanted(weights)
-        grads = _backward(fn, ret, loss, {k: v for k, v in weights.items() if k in wanted})
-        missing = [k for k in wanted if k not in grads]
-        if self.wrt is not None and missing:
+        return GradientRequest(
+            fn,
+            ret,
+            loss,
+            _loss_value(fn, ret, loss, owner),
+            weights,
+            _wanted(weights, wrt, owner),
+            wrt is not None,
+            owner,
+        )
+
+    def selected(self) -> dict[str, list[SSAValue]]:
+        return {k: v for k, v in self.weights.items() if k in self.wanted}
+
+    def check_reached(self, grads: dict[str, SSAValue]) -> None:
+        """With an explicit `wrt`, every named weight must get a gradient."""
+        missing = [k for k in self.wanted if k not in grads]
+        if self.explicit and missing:
             raise _error(
                 f"no differentiable path leads from weight '{missing[0]}' to '{self.loss}' "
-                "(it does not reach the loss, or only through operands without a gradient)"
+                "(it does not reach the loss, or only through operands without a gradient)",
+                self.owner,
             )
-        _add_outputs(fn, ret, [(f"{k}_grad", grads[k]) for k in wanted if k in grads])
 
-    def _loss_value(self, fn: func.FuncOp, ret: func.ReturnOp) -> SSAValue:
-        names = output_names(fn)
-        if self.loss not in names:
-            raise _error(f"the graph has no output '{self.loss}' (outputs: {_listed(names)})")
-        value = ret.operands[names.index(self.loss)]
-        shape = shape_of(value.type) if isinstance(value.type, TensorType) else None
-        if shape is None or not _is_float_tensor(value) or shape not in ((), (1,)):
-            raise _error(f"the loss '{self.loss}' must be a float scalar, got {value.type}")
-        return value
 
-    def _wanted(self, weights: dict[str, list[SSAValue]]) -> list[str]:
-        if self.wrt is None:
-            return sorted(weights)
-        names = [n.strip() for n in self.wrt.split(",") if n.strip()]
-        if not names:
-            raise _error("wrt names no weight")
-        for name in names:
-            if name not in weights:
-                raise _error(
-                    f"wrt names '{name}', which is not a float weight of the graph (weights: {_listed(weights)})"
-                )
-        return names
+def _loss_value(fn: func.FuncOp, ret: func.ReturnOp, loss: str, owner: str) -> SSAValue:
+    names = output_names(fn)
+    if loss not in names:
+        raise _error(f"the graph has no output '{loss}' (outputs: {_listed(names)})", owner)
+    value = ret.operands[names.index(loss)]
+    shape = shape_of(value.type) if isinstance(value.type, TensorType) else None
+    if shape is None or not _is_float_tensor(value) or shape not in ((), (1,)):
+        raise _error(f"the loss '{loss}' must be a float scalar, got {value.type}", owner)
+    return value
+
+
+def _wanted(weights: dict[str, list[SSAValue]], wrt: str | None, owner: str) -> list[str]:
+    if wrt is None:
+        return sorted(weights)
+    names = [n.strip() for n in wrt.split(",") if n.strip()]
+    if not names:
+        raise _error("wrt names no weight", owner)
+    for name in names:
+        if name not in weights:
+            raise _error(
+                f"wrt names '{name}', which is not a float weight of the graph (weights: {_listed(weights)})", owner
+            )
+    return names
 
 
 def _weights(fn: func.FuncOp) -> dict[str, list[SSAValue]]:
@@ -127,15 +165,20 @@ def _on_path(ops: Sequence[Operation], sources: set[SSAValue], loss: SSAValue) -
     return needed
 
 
-def _backward(
-    fn: func.FuncOp, ret: func.ReturnOp, loss: SSAValue, weights: dict[str, list[SSAValue]]
+def build_backward(
+    forward: list[Operation],
+    anchor: Operation,
+    loss: SSAValue,
+    weights: dict[str, list[SSAValue]],
+    owner: str = PASS,
 ) -> dict[str, SSAValue]:
-    """Builds the backward graph before `ret`; returns each reached weight's gradient."""
-    block = fn.body.block
-    forward = [op for op in block.ops if op is not ret]
+    """Builds the backward graph of the `forward` ops before `anchor`, from the seed (the loss's
+    cotangent, ones) back through each op's `vjp`; returns each reached weight's gradient."""
+    block = anchor.parent
+    assert block is not None
     needed = _on_path(forward, {v for vs in weights.values() for v in vs}, loss)
     forward = [_with_all_results(op, needed) for op in forward]
-    g = GradBuilder(block, ret)
+    g = GradBuilder(block, anchor)
     cotangent: dict[SSAValue, SSAValue] = {}
     if needed:
         g.name = SEED_NAME
@@ -152,7 +195,7 @@ def _backward(
             operand_cts = op.vjp(g, cts) if isinstance(op, ge.GeOp) else _not_ge(op)
         except NotDifferentiable as e:
             reason = str(e) if str(e).startswith(describe(op)) else f"{describe(op)}: {e}"
-            raise _error(f"{reason} (it lies on a path from the weights to the loss)") from None
+            raise _error(f"{reason} (it lies on a path from the weights to the loss)", owner) from None
         for operand, ct in zip(op.operands, operand_cts, strict=True):
             if ct is None or operand not in needed:
                 continue
@@ -183,7 +226,7 @@ def _with_all_results(op: Operation, needed: set[SSAValue]) -> Operation:
     assert op.parent is not None
     op.parent.insert_op_before(full, op)
     for old, new in zip(op.results, full.results):
-        old.replace_by(new)
+        old.replace_all_uses_with(new)
         if old in needed:
             needed.discard(old)
             needed.add(new)
@@ -205,11 +248,12 @@ def _erase_unused(emitted: list[Operation], keep: set[SSAValue]) -> None:
             op.erase()
 
 
-def _add_outputs(fn: func.FuncOp, ret: func.ReturnOp, outputs: list[tuple[str, SSAValue]]) -> None:
+def add_outputs(fn: func.FuncOp, ret: func.ReturnOp, outputs: list[tuple[str, SSAValue]], owner: str = PASS) -> None:
+    """Appends named outputs to `main` (refusing a name it already has)."""
     existing = output_names(fn)
     for name, _ in outputs:
         if name in existing:
-            raise _error(f"the graph already has an output named '{name}'")
+            raise _error(f"the graph already has an output named '{name}'", owner)
     attrs = list(fn.res_attrs.data) if fn.res_attrs is not None else [DictionaryAttr({}) for _ in existing]
     ret.operands = [*ret.operands, *(v for _, v in outputs)]
     attrs += [DictionaryAttr({"ge.name": StringAttr(name)}) for name, _ in outputs]

@@ -20,7 +20,8 @@ Policies (which forward values the backward keeps):
 Always kept, whatever the policy: graph inputs and outputs, constants, and values of ops that are
 not pure (a training-mode dropout would draw a new mask).
 
-Runs right after `autodiff`: the backward graph starts at autodiff's seed (`/autodiff/seed`).
+Runs right after `autodiff` or `accumulate-gradients`: the backward is what depends on autodiff's
+seed (`/autodiff/seed`, the loss's cotangent).
 """
 
 from __future__ import annotations
@@ -72,10 +73,11 @@ class CheckpointPass(ModulePass):
         except InputError as e:
             raise _error(str(e)) from None
         forward, backward = split_at_seed(fn)
-        stash = stashed_values(forward, backward)
+        always = always_kept(fn, forward)
+        stash = [v for v in stashed_values(forward, backward) if v not in always]
         if self.policy == "none" or not stash:
             return
-        kept = always_kept(fn, forward) | self._chosen(forward, stash)
+        kept = always | self._chosen(forward, stash)
         _Recomputer(forward, kept).rewrite(backward)
 
     def _chosen(self, forward: list[Operation], stash: list[SSAValue]) -> set[SSAValue]:
@@ -89,12 +91,24 @@ class CheckpointPass(ModulePass):
 
 
 def split_at_seed(fn: func.FuncOp) -> tuple[list[Operation], list[Operation]]:
-    """The forward ops and the backward ops (from autodiff's seed to the return, exclusive)."""
-    ops = list(fn.body.block.ops)
-    seed = next((i for i, o in enumerate(ops) if location_name(o) == SEED_NAME), None)
-    if seed is None:
+    """The forward ops and the backward ops, each in block order. The backward is what depends on
+    a seed (the loss's cotangent autodiff starts from; one per micro-batch after
+    accumulate-gradients), and the ops only the backward uses (a VJP's `1 - y*y` reads the forward
+    result `y` but not the seed); everything else, the return aside, is forward."""
+    ops = list(fn.body.block.ops)[:-1]
+    seeded: set[SSAValue] = set()
+    backward: set[Operation] = set()
+    for o in ops:
+        if location_name(o) == SEED_NAME or any(v in seeded for v in o.operands):
+            seeded.update(o.results)
+            backward.add(o)
+    if not backward:
         raise _error("the graph has no backward part (autodiff's seed); run checkpoint right after autodiff")
-    return ops[:seed], ops[seed:-1]
+    for o in reversed(ops):  # users come after their producers: one reverse sweep settles it
+        users = [u.operation for r in o.results for u in r.uses]
+        if o not in backward and not isinstance(o, ge.ConstantOp) and users and all(u in backward for u in users):
+            backward.add(o)
+    return [o for o in ops if o not in backward], [o for o in ops if o in backward]
 
 
 def stashed_values(forward: list[Operation], backward: list[Operation]) -> list[SSAValue]:

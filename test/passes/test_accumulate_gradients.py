@@ -16,18 +16,23 @@ from ge.passes.accumulate_gradients import AccumulateGradientsPass
 from ge.passes.autodiff import AutodiffPass
 
 
-def _training_graph(dtype, batch=8):
+def _forward(dtype=np.float64, batch=8):
     model, inputs = mlp(np.random.default_rng(3), dtype=dtype, batch=batch)
     module, weights = import_model(model, training=True)
     attach_weights(module, weights)
-    AutodiffPass().apply(Context(), module)
     return module, inputs
+
+
+def _full_batch(dtype=np.float64):
+    module, inputs = _forward(dtype)
+    AutodiffPass().apply(Context(), module)
+    return run(module, inputs)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_four_micro_batches_give_the_full_batch_gradient(dtype):
-    module, inputs = _training_graph(dtype)
-    full = run(module, inputs)
+    full = _full_batch(dtype)
+    module, inputs = _forward(dtype)
     AccumulateGradientsPass(micro_batches=4).apply(Context(), module)
     module.verify()
     accumulated = run(module, inputs)
@@ -39,15 +44,15 @@ def test_four_micro_batches_give_the_full_batch_gradient(dtype):
 
 def test_sum_reduction_adds_the_micro_batch_gradients():
     """With reduction=sum the gradients are added, not averaged: K times the mean's on a mean loss."""
-    module, inputs = _training_graph(np.float64)
-    full = run(module, inputs)
+    full = _full_batch()
+    module, inputs = _forward()
     AccumulateGradientsPass(micro_batches=2, reduction="sum").apply(Context(), module)
     summed = run(module, inputs)
     np.testing.assert_allclose(summed["fc1.weight_grad"], 2 * full["fc1.weight_grad"], rtol=1e-12)
 
 
 def test_the_micro_batches_are_unrolled_with_the_micro_batch_shape():
-    module, _ = _training_graph(np.float64)
+    module, _ = _forward()
     AccumulateGradientsPass(micro_batches=4).apply(Context(), module)
     text = str(module)
     assert text.count("ge.slice") == 2 * 4  # x and t, per micro-batch
@@ -63,13 +68,23 @@ def test_the_micro_batches_are_unrolled_with_the_micro_batch_shape():
     ],
 )
 def test_bad_options_are_one_line_errors(options, message):
-    module, _ = _training_graph(np.float64)
+    module, _ = _forward()
     with pytest.raises(DiagnosticException, match=f"^accumulate-gradients: {message}$"):
         AccumulateGradientsPass(**options).apply(Context(), module)
 
 
-def test_a_graph_without_gradients_is_refused():
-    model, _ = mlp(np.random.default_rng(3))
-    module, _ = import_model(model, training=True)
-    with pytest.raises(DiagnosticException, match="has no gradient outputs .* run autodiff first"):
+def test_a_graph_already_differentiated_is_refused():
+    module, _ = _forward()
+    AutodiffPass().apply(Context(), module)
+    with pytest.raises(
+        DiagnosticException, match="already has gradient outputs; accumulate-gradients runs instead of autodiff"
+    ):
         AccumulateGradientsPass(micro_batches=2).apply(Context(), module)
+
+
+def test_one_micro_batch_is_autodiff():
+    full = _full_batch()
+    module, inputs = _forward()
+    AccumulateGradientsPass(micro_batches=1).apply(Context(), module)
+    for name, value in run(module, inputs).items():
+        np.testing.assert_allclose(value, full[name], rtol=1e-12, err_msg=name)

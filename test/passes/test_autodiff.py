@@ -38,7 +38,7 @@ def finite_difference_gradient(module, inputs, weights, key: str, eps: float = 1
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-12))
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-6))  # a zero gradient (a bias before BN) too
 
 
 @pytest.mark.parametrize("build", [mlp, cnn])
