@@ -27,6 +27,7 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.nn import NnFunctions
+from ge.interpreter.kernels.optimizer import OptimizerFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 
@@ -37,6 +38,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,
+    OptimizerFunctions,
 )
 
 

@@ -23,6 +23,7 @@ refuse_bare_import(__name__)
 
 #: Pass name -> (module, class), for the passes this project defines.
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
+    "apply-optimizer": ("ge.passes.apply_optimizer", "ApplyOptimizerPass"),
     "assign-formats": ("ge.passes.layout.assign_formats", "AssignFormatsPass"),
     "cancel-casts": ("ge.passes.cancel_casts", "CancelCastsPass"),
     "cancel-trans-data": ("ge.passes.layout.cancel_trans_data", "CancelTransDataPass"),

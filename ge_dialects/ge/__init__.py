@@ -17,6 +17,8 @@ from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
+from ge.ge_dialects.ge.optimizer import *  # noqa: F403
+from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -33,6 +35,7 @@ ALL_OPS: list[type[GeOp]] = [
     *RESIZE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,
+    *OPTIMIZER_OPS,
 ]
 
 GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])
