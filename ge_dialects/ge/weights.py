@@ -50,7 +50,7 @@ class ModuleWeights(Mapping[str, np.ndarray]):
         while key in self:
             n += 1
             key = f"{stem}.{n}"
-        self.added[key] = np.ascontiguousarray(array)
+        self.added[key] = np.require(array, requirements="C")  # ascontiguousarray makes a 0-d array 1-d
         return key
 
 

@@ -74,7 +74,7 @@ def test_known_engines():
     assert {n for n, e in engine.items() if e is Engine.CUBE} == {"ge.conv", "ge.matmul", "ge.gemm"}
     assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
     assert {n for n, e in engine.items() if e is Engine.AICPU} == {"ge.shape", "ge.range", "ge.constant_of_shape"}
-    assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant"}
+    assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
 
 
@@ -95,6 +95,7 @@ def test_known_traits():
         "ge.softmax",
         "ge.layer_norm",
         "ge.hard_swish",
+        "ge.apply_adam",
     }
     assert having(Reduction) == {"ge.softmax", "ge.layer_norm", "ge.reduce_mean", "ge.reduce_sum", "ge.global_avg_pool"}
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
