@@ -75,7 +75,9 @@ class VariableOp(GeOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> VariableOp:
-        key = parser.parse_str_literal("the state key of ge.variable")
+        key = parser.parse_optional_str_literal()
+        if key is None:
+            parser.raise_error('ge.variable expects its state key as a string: ge.variable "key" : tensor<...>')
         parser.parse_punctuation(":")
         result_type = parser.parse_type()
         return cls.build(properties={"key": StringAttr(key)}, result_types=[result_type])
