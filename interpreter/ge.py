@@ -30,6 +30,7 @@ from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
+from ge.interpreter.kernels.optimizer import OptimizerFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 from ge.interpreter.kernels.tensor_grad import TensorGradFunctions
@@ -45,6 +46,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     LayoutFunctions,
     ResizeFunctions,
     LossFunctions,
+    OptimizerFunctions,
 )
 
 

@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
+from ge.ge_dialects.ge.optimizer import VariableOp
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
@@ -114,7 +115,7 @@ class PlanMemoryPass(ModulePass):
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
         returned = _returned_values(fn)
-        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
+        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, (ConstantOp, VariableOp)))
         io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
         check_hbm("plan-memory", fn, plan.peak, weights, io, target)
         module.attributes[MEMORY_ATTR] = DictionaryAttr(

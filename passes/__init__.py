@@ -25,6 +25,7 @@ refuse_bare_import(__name__)
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "accumulate-gradients": ("ge.passes.accumulate_gradients", "AccumulateGradientsPass"),
     "add-loss": ("ge.passes.add_loss", "AddLossPass"),
+    "apply-optimizer": ("ge.passes.apply_optimizer", "ApplyOptimizerPass"),
     "assign-formats": ("ge.passes.layout.assign_formats", "AssignFormatsPass"),
     "autodiff": ("ge.passes.autodiff", "AutodiffPass"),
     "cancel-casts": ("ge.passes.cancel_casts", "CancelCastsPass"),

@@ -23,6 +23,8 @@ from ge.ge_dialects.ge.nn import *  # noqa: F403
 from ge.ge_dialects.ge.nn import NN_OPS
 from ge.ge_dialects.ge.norm_grad import *  # noqa: F403
 from ge.ge_dialects.ge.norm_grad import NORM_GRAD_OPS
+from ge.ge_dialects.ge.optimizer import *  # noqa: F403
+from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -45,6 +47,7 @@ ALL_OPS: list[type[GeOp]] = [
     *ATTENTION_OPS,
     *LAYOUT_OPS,
     *LOSS_OPS,
+    *OPTIMIZER_OPS,
 ]
 
 GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])

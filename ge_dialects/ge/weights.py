@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.optimizer import VariableOp
 from ge.ge_dialects.ge.types import element_type_of, tensor
 
 
@@ -49,7 +50,7 @@ class ModuleWeights(Mapping[str, np.ndarray]):
         while key in self:
             n += 1
             key = f"{stem}.{n}"
-        self.added[key] = np.ascontiguousarray(array)
+        self.added[key] = np.require(array, requirements="C")  # ascontiguousarray makes a 0-d array 1-d
         return key
 
 
@@ -104,11 +105,14 @@ def make_constant(module: ModuleOp, array: np.ndarray, hint: str, inline_limit: 
 
 
 def referenced_keys(module: ModuleOp) -> list[str]:
-    """The weight keys the module's constants refer to, each once, in program order."""
+    """The weight keys the module's constants and variables (their initial state) refer to, each
+    once, in program order."""
     keys: dict[str, None] = {}
     for op in module.walk():
         if isinstance(op, ConstantOp) and op.weight_key is not None:
             keys[op.weight_key] = None
+        elif isinstance(op, VariableOp):
+            keys[op.state_key] = None
     return list(keys)
 
 

@@ -1,0 +1,209 @@
+"""Training state and its updates: GE's Variable and the optimizer update ops.
+
+- `ge.variable` (GE's Variable) reads the current value of a piece of device-resident state (a
+  parameter or an optimizer slot) by key. Like `ge.constant` it stays outside tasks (device memory
+  the loader fills), but it is no constant: the value changes between training steps, so it
+  declares a memory read and folding, cse and merge-constants leave it alone.
+
+      %w = ge.variable "fc1.weight" : tensor<4x5xf32>
+
+- `ge.apply_gradient_descent`, `ge.apply_momentum`, `ge.apply_adam` (GE's ApplyGradientDescent,
+  ApplyMomentum, ApplyAdam) compute the new state values from the current ones and a gradient.
+  They are pure: the write back into the variables (GE's Assign) is the step's outputs marked
+  `ge.state = "<key>"` (passes/apply_optimizer.py). Hyper-parameters are float properties.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr, TensorType, f32
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, describe
+from ge.ge_dialects.ge.facts import Engine, RunsOn, Transcendental
+from ge.ge_dialects.ge.types import FLOAT_TYPES, numpy_dtype, shape_of, tensor
+
+
+class ReadsState(MemoryEffect):
+    """A variable reads state a previous step wrote: two reads of one key are one value within a
+    step, but no pass may treat the value as a compile-time constant."""
+
+    @classmethod
+    def get_effects(cls, op) -> set[EffectInstance]:
+        return {EffectInstance(MemoryEffectKind.READ)}
+
+
+@irdl_op_definition
+class VariableOp(GeOp):
+    """GE's Variable: the current value of the state named `key` (a parameter or an optimizer slot)."""
+
+    name = "ge.variable"
+
+    key = prop_def(StringAttr)
+    output = result_def(TensorType)
+
+    traits = traits_def(ReadsState(), RunsOn(Engine.NONE))
+
+    @staticmethod
+    def of(key: str, result_type: TensorType) -> VariableOp:
+        return VariableOp.build(properties={"key": StringAttr(key)}, result_types=[result_type])
+
+    @property
+    def state_key(self) -> str:
+        return self.key.data
+
+    def verify_(self) -> None:
+        t = self.output.type
+        if not isinstance(t, TensorType):
+            raise VerifyException(f"{describe(self)}: result must be a tensor, got {t}")
+        numpy_dtype(t.element_type)
+        if not self.key.data:
+            raise VerifyException(f"{describe(self)}: the state key is empty")
+        if any(d is None for d in shape_of(t)):
+            raise VerifyException(f"{describe(self)}: a variable must have a static shape, got {t}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.key.data)
+        printer.print_string(" : ")
+        printer.print_attribute(self.output.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VariableOp:
+        key = parser.parse_optional_str_literal()
+        if key is None:
+            parser.raise_error('ge.variable expects its state key as a string: ge.variable "key" : tensor<...>')
+        parser.parse_punctuation(":")
+        result_type = parser.parse_type()
+        return cls.build(properties={"key": StringAttr(key)}, result_types=[result_type])
+
+
+# -- update ops ----------------------------------------------------------------------------------
+
+
+def _same_types(a: InferArgs, *names: str) -> TensorType:
+    """The state and gradient operands share one float tensor type (the var's)."""
+    var = a.type(names[0])
+    a.expect_dtype(names[0], FLOAT_TYPES)
+    for name in names[1:]:
+        t = a.type(name)
+        if t != var:
+            raise a.fail(f"operand '{name}' has type {t}, '{names[0]}' has {var}; they must be equal")
+    return var
+
+
+def _check_range(a: InferArgs, name: str, low: float, high: float | None = None, open_low: bool = False) -> None:
+    value = a.prop(name)
+    bad = value < low or (open_low and value == low) or (high is not None and value >= high)
+    if bad:
+        bound = f"> {low}" if open_low else f">= {low}"
+        if high is not None:
+            bound = f"in [{low}, {high})"
+        raise a.fail(f"{name} = {value} must be {bound}")
+
+
+def _check_flag(a: InferArgs, name: str) -> None:
+    if a.prop(name) not in (0, 1):
+        raise a.fail(f"{name} = {a.prop(name)} must be 0 or 1")
+
+
+@irdl_op_definition
+class ApplyGradientDescentOp(GeOp):
+    """GE's ApplyGradientDescent: var' = var - alpha * grad."""
+
+    name = "ge.apply_gradient_descent"
+    var = operand_def(TensorType)
+    grad = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    alpha = opt_prop_def(FloatProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    DEFAULTS: ClassVar = {"alpha": 0.01}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        t = _same_types(a, "var", "grad")
+        _check_range(a, "alpha", 0.0)
+        return [t]
+
+
+@irdl_op_definition
+class ApplyMomentumOp(GeOp):
+    """GE's ApplyMomentum: accum' = momentum * accum + grad; var' = var - lr * accum', or with
+    use_nesterov var' = var - lr * grad - lr * momentum * accum'."""
+
+    name = "ge.apply_momentum"
+    var = operand_def(TensorType)
+    accum = operand_def(TensorType)
+    grad = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    accum_out = result_def(TensorType)
+    lr = opt_prop_def(FloatProp)
+    momentum = opt_prop_def(FloatProp)
+    use_nesterov = opt_prop_def(IntProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    DEFAULTS: ClassVar = {"lr": 0.01, "momentum": 0.9, "use_nesterov": 0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        t = _same_types(a, "var", "accum", "grad")
+        _check_range(a, "lr", 0.0)
+        _check_range(a, "momentum", 0.0, 1.0)
+        _check_flag(a, "use_nesterov")
+        return [t, t]
+
+
+@irdl_op_definition
+class ApplyAdamOp(GeOp):
+    """GE's ApplyAdam with the step count t (1-based, this update's) as an f32 scalar:
+    m' = b1 m + (1-b1) g, v' = b2 v + (1-b2) g^2, lr_t = lr sqrt(1-b2^t) / (1-b1^t),
+    var' = var - lr_t m' / (sqrt(v') + eps). weight_decay with decoupled=1 is AdamW (var is first
+    scaled by 1 - lr wd); with decoupled=0 it is L2 regularisation (g += wd var)."""
+
+    name = "ge.apply_adam"
+    var = operand_def(TensorType)
+    m = operand_def(TensorType)
+    v = operand_def(TensorType)
+    step = operand_def(TensorType)
+    grad = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    m_out = result_def(TensorType)
+    v_out = result_def(TensorType)
+    lr = opt_prop_def(FloatProp)
+    beta1 = opt_prop_def(FloatProp)
+    beta2 = opt_prop_def(FloatProp)
+    epsilon = opt_prop_def(FloatProp)
+    weight_decay = opt_prop_def(FloatProp)
+    decoupled = opt_prop_def(IntProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
+    DEFAULTS: ClassVar = {
+        "lr": 0.001,
+        "beta1": 0.9,
+        "beta2": 0.999,
+        "epsilon": 1e-8,
+        "weight_decay": 0.0,
+        "decoupled": 0,
+    }
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        t = _same_types(a, "var", "m", "v", "grad")
+        step = a.type("step")
+        if step != tensor(f32, ()):
+            raise a.fail(f"operand 'step' must be a scalar tensor<f32>, got {step}")
+        _check_range(a, "lr", 0.0)
+        _check_range(a, "beta1", 0.0, 1.0)
+        _check_range(a, "beta2", 0.0, 1.0)
+        _check_range(a, "epsilon", 0.0, open_low=True)
+        _check_range(a, "weight_decay", 0.0)
+        _check_flag(a, "decoupled")
+        return [t, t, t]
+
+
+OPTIMIZER_OPS: list[type[GeOp]] = [VariableOp, ApplyGradientDescentOp, ApplyMomentumOp, ApplyAdamOp]
+
+__all__ = ["VariableOp", "ApplyGradientDescentOp", "ApplyMomentumOp", "ApplyAdamOp", "OPTIMIZER_OPS"]
