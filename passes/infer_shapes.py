@@ -27,7 +27,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.types import shape_of
 from ge.passes import remarks
@@ -65,7 +64,7 @@ class InferShapesPass(ModulePass):
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             refined = 0
             for inner in list(fn.body.walk()):
-                if isinstance(inner, GeOp) and not isinstance(inner, ge.ConstantOp):
+                if isinstance(inner, GeOp) and inner.has_shape_function():
                     refined += self._refine(inner)
             self._update_signature(fn)
             if refined:

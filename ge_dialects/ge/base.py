@@ -288,6 +288,11 @@ class GeOp(IRDLOperation):
         raise NotImplementedError(f"{cls.name} has no shape function")
 
     @classmethod
+    def has_shape_function(cls) -> bool:
+        """False for the ops whose result type is declared, not inferred (constants, variables)."""
+        return cls.infer.__func__ is not GeOp.infer.__func__  # type: ignore[attr-defined]
+
+    @classmethod
     def create(
         cls,
         operands: dict[str, SSAValue | Sequence[SSAValue] | None] | Sequence[SSAValue] = (),

@@ -60,7 +60,9 @@ def mlp(rng, dtype=np.float64, batch: int = 4, dropout: float = 0.0) -> Model:
     return _model(nodes, inputs, {"y": [batch, 3], "loss": []}, w, dtype)
 
 
-def cnn(rng, dtype=np.float64, batch: int = 3) -> Model:
+def cnn(rng, dtype=np.float64, batch: int = 3, mse: bool = True) -> Model:
+    """Conv -> BatchNorm (training mode) -> Relu -> MaxPool -> GlobalAveragePool -> Flatten -> Gemm -> y;
+    with `mse`, a squared-error `loss` against input `t`, else the logits `y` alone (for add-loss)."""
     w = {
         "conv.weight": rng.standard_normal((4, 2, 3, 3)) * 0.5,
         "conv.bias": rng.standard_normal(4),
@@ -84,10 +86,12 @@ def cnn(rng, dtype=np.float64, batch: int = 3) -> Model:
         helper.make_node("GlobalAveragePool", ["p"], ["gp"]),
         helper.make_node("Flatten", ["gp"], ["f"]),
         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], transB=1),
-        *_squared_error("y", "t"),
     ]
-    inputs = {"x": rng.standard_normal((batch, 2, 8, 8)), "t": rng.standard_normal((batch, 3))}
-    return _model(nodes, inputs, {"y": [batch, 3], "loss": []}, w, dtype)
+    inputs = {"x": rng.standard_normal((batch, 2, 8, 8))}
+    if not mse:
+        return _model(nodes, inputs, {"y": [batch, 3]}, w, dtype)
+    inputs["t"] = rng.standard_normal((batch, 3))
+    return _model(nodes + _squared_error("y", "t"), inputs, {"y": [batch, 3], "loss": []}, w, dtype)
 
 
 def deep_mlp(rng, depth: int = 8, width: int = 32, batch: int = 16, dtype=np.float32) -> Model:
