@@ -74,11 +74,13 @@ class GraphBuilder:
     parameter prefix ("layer1.0.").
     """
 
-    def __init__(self, opset: int = DEFAULT_OPSET, seed: int = 0):
+    def __init__(self, opset: int = DEFAULT_OPSET, seed: int = 0, train: bool = False):
         if not MIN_OPSET <= opset <= MAX_OPSET:
             raise ValueError(f"opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
         self.opset = opset
         self.seed = seed
+        self.train = train
+        """Export as PyTorch does in train mode: BatchNormalization with training_mode=1."""
         self.nodes: list[onnx.NodeProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []
         self.outputs: list[onnx.ValueInfoProto] = []
@@ -256,13 +258,18 @@ class GraphBuilder:
         )
 
     def batch_norm(self, x: str, channels: int, gamma: tuple[float, float] = (0.7, 1.3), eps: float = 1e-5) -> str:
-        """Inference ``BatchNormalization`` with trained-looking statistics."""
+        """``BatchNormalization`` with trained-looking statistics: inference, or with batch statistics
+        (training_mode=1) when the builder exports a model in train mode."""
         rng = self.rng(self.param_name(""))
         f32 = np.float32
         weight = self.initializer(self.param_name("weight"), rng.uniform(*gamma, channels).astype(f32))
         bias = self.initializer(self.param_name("bias"), rng.normal(0.0, 0.1, channels).astype(f32))
         mean = self.initializer(self.param_name("running_mean"), rng.normal(0.0, 0.1, channels).astype(f32))
         var = self.initializer(self.param_name("running_var"), rng.uniform(0.5, 1.5, channels).astype(f32))
+        if self.train:
+            return self.op(
+                "BatchNormalization", [x, weight, bias, mean, var], epsilon=eps, momentum=0.9, training_mode=1
+            )
         return self.op("BatchNormalization", [x, weight, bias, mean, var], epsilon=eps, momentum=0.9)
 
     def max_pool(self, x: str, kernel: int, stride: int, pad: int) -> str:
@@ -419,9 +426,10 @@ def _bottleneck(b: GraphBuilder, x: str, in_ch: int, width: int, stride: int) ->
         return b.relu(y)
 
 
-def resnet50(batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0) -> onnx.ModelProto:
-    """torchvision ``resnet50()`` in eval mode, exported without BN folding."""
-    b = GraphBuilder(opset, seed)
+def resnet50(batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0, train: bool = False) -> onnx.ModelProto:
+    """torchvision ``resnet50()`` in eval mode (or, with `train`, in train mode: batch statistics),
+    exported without BN folding."""
+    b = GraphBuilder(opset, seed, train)
     x = b.input("input", FLOAT, [batch, 3, 224, 224])
     with b.scope("conv1"):
         x = b.conv(x, 3, 64, 7, stride=2, pad=3)
