@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
@@ -46,6 +46,9 @@ from ge.passes.autodiff import SEED_NAME
 from ge.passes.pipeline import require_graph_level
 
 PASS = "checkpoint"
+RECOMPUTE_ATTR = "ge.recompute"
+"""Marks a recomputed copy (as GE marks its recompute nodes): it differs from its original, so cse
+does not merge the two back and undo the checkpointing."""
 POLICIES = ("none", "layer", "sqrt", "nodes")
 _INDEXED = re.compile(r"\.\d+$")
 
@@ -193,6 +196,7 @@ class _Recomputer:
         clone = original.clone()
         for i, o in enumerate(operands):
             clone.operands[i] = o
+        clone.attributes[RECOMPUTE_ATTR] = UnitAttr()
         original.parent.insert_op_before(clone, before)
         for old, new in zip(original.results, clone.results):
             self.copies[old] = new
