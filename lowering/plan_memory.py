@@ -39,6 +39,7 @@ from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
+from ge.interpreter.runner import signature_problem
 from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
@@ -129,9 +130,13 @@ def task_sequence_pool(
     pass_name: str, fn: func.FuncOp, check_kernel: Callable[[str, task.KernelOp], None]
 ) -> PoolBuffers:
     """The pool buffers of `fn`, after refusing in one line a function that is not a task sequence
-    planned in program order: one with ops outside tasks (run lower-to-tasks first) or one already on
-    streams (its reuse ordering is fixed). `check_kernel(where, kernel)` adds the caller's own check
-    of each task, in program order with the others so the first fault found is the one reported."""
+    planned in program order: one whose signature is not tensors, one with ops outside tasks (run
+    lower-to-tasks first) or one already on streams (its reuse ordering is fixed). `check_kernel(where,
+    kernel)` adds the caller's own check of each task, in program order with the others so the first
+    fault found is the one reported."""
+    problem = signature_problem(fn)
+    if problem is not None:  # its arguments and results would count 0 bytes of device memory
+        raise DiagnosticException(f"{pass_name}: {problem}")
     where = f"{pass_name}: @{fn.sym_name.data}"
     for inner in fn.body.block.ops:
         if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
