@@ -59,8 +59,10 @@ def signature_problem(fn: func.FuncOp) -> str | None:
     """Why `fn`'s signature is not a graph's, or None: a graph takes and returns tensors only (its
     inputs are fed, and its buffers planned, as tensors), so the first argument or result of another
     type is named, with its type."""
-    sides = (("argument", input_names(fn), fn.function_type.inputs.data),)
-    sides += (("result", output_names(fn), fn.function_type.outputs.data),)
+    sides = (
+        ("argument", input_names(fn), fn.function_type.inputs.data),
+        ("result", output_names(fn), fn.function_type.outputs.data),
+    )
     for side, names, types in sides:
         for name, t in zip(names, types):
             if not isinstance(t, TensorType):
