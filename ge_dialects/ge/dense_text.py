@@ -299,7 +299,7 @@ DenseType: TypeAlias = TensorType[AnyDenseElement] | VectorType[AnyDenseElement]
 """The type of a dense attribute: a tensor or vector of numbers."""
 
 
-def _has_dense_elements(t: TensorType | VectorType) -> TypeGuard[DenseType]:
+def has_dense_elements(t: TensorType | VectorType) -> TypeGuard[DenseType]:
     """Whether `t` holds numbers, as every type with a `storage_dtype` does."""
     return isinstance(t.get_element_type(), AnyDenseElement)
 
@@ -320,7 +320,7 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
     if not isinstance(type, TensorType | VectorType):
         _fail(parser, f"a dense literal needs a tensor or vector type, got {type}", type_pos, parser.pos)
     dtype = storage_dtype(type.get_element_type())
-    if dtype is None or not _has_dense_elements(type):  # the second never holds when the first does not
+    if dtype is None or not has_dense_elements(type):  # the second never holds when the first does not
         parser._resume_from(begin)
         return None
     if any(d < 0 for d in type.get_shape()):
