@@ -361,11 +361,13 @@ class GraphBuilder:
                 for name, spec in self._initializers.items()
                 if isinstance(spec, _RandomNormal)
             }
-            for name, value in self._initializers.items():
-                if name in drawn:
+            for name, spec in self._initializers.items():
+                if isinstance(spec, _RandomNormal):  # one of `drawn`
                     value, chunks = drawn.pop(name)
                     for chunk in chunks:
                         chunk.result()
+                else:
+                    value = spec
                 tensor = graph.initializer.add()
                 tensor.name = name
                 tensor.data_type = helper.np_dtype_to_tensor_dtype(value.dtype)

@@ -167,36 +167,36 @@ class WeightStore(Mapping[str, np.ndarray]):
     def __init__(self, path: Path):
         self.path = path
         try:
-            self._fd = open_regular_file(path, "weights sidecar", SidecarError)
+            fd = open_regular_file(path, "weights sidecar", SidecarError)
         except SidecarError as e:
             if not path.exists():
                 raise SidecarError(f"weights sidecar {path} does not exist") from None
             raise e from None
         try:
-            self._entries = self._read_header()
+            self._entries = self._read_header(fd)
         except BaseException:
-            os.close(self._fd)
-            self._fd = None
+            os.close(fd)
             raise
+        self._fd = fd  # only a store whose header was read owns the descriptor `__del__` closes
 
     def __del__(self):
         fd = getattr(self, "_fd", None)
         if fd is not None:
             os.close(fd)
-            self._fd = None
+            del self._fd
 
     def _invalid(self, reason: str) -> SidecarError:
         return SidecarError(f"weights sidecar {self.path} is not a valid safetensors file ({reason})")
 
-    def _read_header(self) -> dict[str, _Entry]:
-        size = os.fstat(self._fd).st_size
+    def _read_header(self, fd: int) -> dict[str, _Entry]:
+        size = os.fstat(fd).st_size
         if size < 8:
             raise self._invalid("shorter than its 8-byte header length")
-        header_len = int.from_bytes(read_exactly(self._fd, 0, 8), "little")
+        header_len = int.from_bytes(read_exactly(fd, 0, 8), "little")
         if header_len > min(size - 8, _MAX_HEADER):
             raise self._invalid(f"header of {header_len} bytes in a file of {size}")
         try:
-            header = json.loads(read_exactly(self._fd, 8, header_len), object_pairs_hook=_unique_keys)
+            header = json.loads(read_exactly(fd, 8, header_len), object_pairs_hook=_unique_keys)
         except (UnicodeDecodeError, json.JSONDecodeError, _DuplicateKey) as e:
             raise self._invalid(f"header is not JSON: {e}") from None
         if not isinstance(header, dict):
@@ -312,10 +312,11 @@ def sidecar_name(module: ModuleOp) -> str | None:
     return attr.data if isinstance(attr, StringAttr) else None
 
 
-def weight_constants(module: ModuleOp) -> Iterator[ge.ConstantOp]:
+def weight_constants(module: ModuleOp) -> Iterator[tuple[str, ge.ConstantOp]]:
+    """(weight key, constant) of every constant that refers to a sidecar weight."""
     for op in module.walk():
         if isinstance(op, ge.ConstantOp) and op.weight_key is not None:
-            yield op
+            yield op.weight_key, op
 
 
 def open_weights(module: ModuleOp, ir_path: str | Path) -> Mapping[str, np.ndarray]:
@@ -325,13 +326,12 @@ def open_weights(module: ModuleOp, ir_path: str | Path) -> Mapping[str, np.ndarr
     if name is None:
         if refs:
             raise SidecarError(
-                f"constant '{refs[0].weight_key}' refers to a weight, "
+                f"constant '{refs[0][0]}' refers to a weight, "
                 f"but the module names no sidecar ({SIDECAR_ATTR} attribute)"
             )
         return {}
     store = WeightStore(confined_path(Path(ir_path).parent, name, "weights sidecar"))
-    for op in refs:
-        key = op.weight_key
+    for key, op in refs:
         if key not in store:
             raise SidecarError(f"weight '{key}' is not in the weights sidecar {store.path.name}")
         dtype, shape = store.spec(key)

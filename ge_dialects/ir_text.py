@@ -13,6 +13,7 @@ On top of xDSL's parser:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from xdsl.context import Context
@@ -128,8 +129,9 @@ class GeParser(Parser):
         attr = parse_dense_body(self, type)
         return attr if attr is not None else super().parse_dense_int_or_fp_elements_attr(type)
 
-    def place(self, op: Operation, line_offset: int = 0) -> str:
-        """`file:line:col` of the operation (or of its closest parsed ancestor)."""
+    def place(self, op: Operation | None, line_offset: int = 0) -> str:
+        """`file:line:col` of the operation (or of its closest parsed ancestor; of the file's start when
+        there is none)."""
         node: Operation | None = op
         while node is not None and node not in self.op_starts:
             node = node.parent_op()
@@ -152,7 +154,7 @@ def parse_ir(
         ) from None
     except ParseError as e:
         if line_offset:
-            e.span = Span(e.span.start, e.span.end, e.span.input, line_offset)
+            e.span = dataclasses.replace(e.span, line_offset=line_offset)
         raise
     except ValueError as e:  # xDSL's attribute constructors, e.g. a bad integer attribute value
         where = parser.pos

@@ -55,15 +55,37 @@ def output_names(fn: func.FuncOp) -> list[str]:
     return _names(fn.res_attrs, len(fn.function_type.outputs), "result")
 
 
+def signature_problem(fn: func.FuncOp) -> str | None:
+    """Why `fn`'s signature is not a graph's, or None: a graph takes and returns tensors only (its
+    inputs are fed, and its buffers planned, as tensors), so the first argument or result of another
+    type is named, with its type."""
+    sides = (
+        ("argument", input_names(fn), fn.function_type.inputs.data),
+        ("result", output_names(fn), fn.function_type.outputs.data),
+    )
+    for side, names, types in sides:
+        for name, t in zip(names, types):
+            if not isinstance(t, TensorType):
+                return (
+                    f"@{fn.sym_name.data}'s {side} {quoted(name)} has type {t}; a graph takes and returns "
+                    "tensors only (a scalar is a rank-0 tensor such as tensor<i32>)"
+                )
+    return None
+
+
 def tensor_types(types: Sequence[Attribute]) -> list[TensorType]:
-    """`main`'s argument or result types: a ge graph passes tensors only."""
+    """`main`'s argument or result types, once `input_signature` has checked they are all tensors."""
     tensors = [t for t in types if isinstance(t, TensorType)]
     assert len(tensors) == len(types), "main's signature has a type that is no tensor"
     return tensors
 
 
 def input_signature(module: ModuleOp) -> dict[str, TensorType]:
+    """`main`'s inputs by name, after checking its whole signature (arguments and results) is tensors."""
     fn = main_function(module)
+    problem = signature_problem(fn)
+    if problem is not None:
+        raise InputError(problem)
     return dict(zip(input_names(fn), tensor_types(fn.function_type.inputs.data)))
 
 

@@ -22,6 +22,7 @@ with a result of unknown size (a dynamic dimension: a static plan would be wrong
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -39,6 +40,7 @@ from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
+from ge.interpreter.runner import signature_problem
 from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
@@ -94,23 +96,7 @@ class PlanMemoryPass(ModulePass):
                 self.plan_function(op, fn, target)
 
     def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: Target) -> None:
-        where = f"plan-memory: @{fn.sym_name.data}"
-        for inner in fn.body.block.ops:
-            if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
-                isinstance(inner, task.KernelOp) and inner.stream is not None
-            ):
-                raise DiagnosticException(f"{where} is already on streams (run plan-memory before lower-to-streams)")
-            if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
-                raise DiagnosticException(
-                    f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)"
-                )
-            for r in inner.results if isinstance(inner, task.KernelOp) else ():
-                if isinstance(r.type, TensorType) and None in shape_of(r.type):
-                    raise DiagnosticException(
-                        f"{where}: task '{inner.task_name.data}' result {r.index} has an unknown size ({r.type}); "
-                        f"a static memory plan needs static shapes"
-                    )
-        pool = pool_buffers(fn)
+        pool = task_sequence_pool(self.name, fn, _check_static_sizes)
         plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
@@ -130,6 +116,39 @@ class PlanMemoryPass(ModulePass):
                 "alignment": IntegerAttr(plan.alignment, 64),
             }
         )
+
+
+def _check_static_sizes(where: str, kernel: task.KernelOp) -> None:
+    for r in kernel.results:
+        if isinstance(r.type, TensorType) and None in shape_of(r.type):
+            raise DiagnosticException(
+                f"{where}: task '{kernel.task_name.data}' result {r.index} has an unknown size ({r.type}); "
+                f"a static memory plan needs static shapes"
+            )
+
+
+def task_sequence_pool(
+    pass_name: str, fn: func.FuncOp, check_kernel: Callable[[str, task.KernelOp], None]
+) -> PoolBuffers:
+    """The pool buffers of `fn`, after refusing in one line a function that is not a task sequence
+    planned in program order: one whose signature is not tensors, one with ops outside tasks (run
+    lower-to-tasks first) or one already on streams (its reuse ordering is fixed). `check_kernel(where,
+    kernel)` adds the caller's own check of each task, in program order with the others so the first
+    fault found is the one reported."""
+    problem = signature_problem(fn)
+    if problem is not None:  # its arguments and results would count 0 bytes of device memory
+        raise DiagnosticException(f"{pass_name}: {problem}")
+    where = f"{pass_name}: @{fn.sym_name.data}"
+    for inner in fn.body.block.ops:
+        if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
+            isinstance(inner, task.KernelOp) and inner.stream is not None
+        ):
+            raise DiagnosticException(f"{where} is already on streams (run {pass_name} before lower-to-streams)")
+        if isinstance(inner, task.KernelOp):
+            check_kernel(where, inner)
+        elif not stays_outside_tasks(inner):
+            raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
+    return pool_buffers(fn)
 
 
 def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: Target) -> None:

@@ -38,10 +38,9 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
-from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
 from ge.lowering.memory.plan import verify_plan
-from ge.lowering.plan_memory import check_hbm, pool_buffers
+from ge.lowering.plan_memory import check_hbm, task_sequence_pool
 from ge.lowering.streams import Dag, dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
@@ -82,6 +81,11 @@ def simulated_latency(
     return latency
 
 
+def _check_planned(where: str, kernel: task.KernelOp) -> None:
+    if kernel.offsets is None:
+        raise DiagnosticException(f"{where}: task '{kernel.task_name.data}' has no offsets (run plan-memory first)")
+
+
 @dataclass(frozen=True)
 class RelaxReusePass(ModulePass):
     name = "relax-reuse"
@@ -108,22 +112,8 @@ class RelaxReusePass(ModulePass):
 
     def relax_function(self, module: ModuleOp, fn: func.FuncOp, memory: DictionaryAttr, target: Target) -> None:
         where = f"relax-reuse: @{fn.sym_name.data}"
-        block = fn.body.block
-        for inner in block.ops:
-            if isinstance(inner, (stream.RecordOp, stream.WaitOp)) or (
-                isinstance(inner, task.KernelOp) and inner.stream is not None
-            ):
-                raise DiagnosticException(f"{where} is already on streams (run relax-reuse before lower-to-streams)")
-            if not isinstance(inner, task.KernelOp) and not stays_outside_tasks(inner):
-                raise DiagnosticException(
-                    f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)"
-                )
-            if isinstance(inner, task.KernelOp) and inner.offsets is None:
-                raise DiagnosticException(
-                    f"{where}: task '{inner.task_name.data}' has no offsets (run plan-memory first)"
-                )
-        pool = pool_buffers(fn)
-        data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
+        pool = task_sequence_pool(self.name, fn, _check_planned)
+        data_dag, kernels = dag_from_ops(list(fn.body.block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         d = memory.data
 
         def num(key: str, default: int = 0) -> int:

@@ -27,6 +27,7 @@ from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
 from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
+from ge.interpreter.runner import signature_problem
 from ge.target import Target
 
 
@@ -88,6 +89,9 @@ class LowerToTasksPass(ModulePass):
                 for o in fn.body.block.ops
             ):
                 raise DiagnosticException(f"{self.name}: @{fn.sym_name.data} is already on streams")
+            problem = signature_problem(fn)
+            if problem is not None:
+                raise DiagnosticException(f"{self.name}: {problem}")
             used: set[str] = set()
             for inner in list(fn.body.block.ops):
                 if stays_outside_tasks(inner) or isinstance(inner, task.KernelOp):

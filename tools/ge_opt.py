@@ -21,6 +21,7 @@ from io import StringIO
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
@@ -56,6 +57,9 @@ class _KeptText(StringIO):
 class GeOptMain(xDSLOptMain):
     """xdsl-opt's driver with the project's dialects and passes, the tools' contract options
     (--max-tensor-bytes, --debug) and one-line usage errors."""
+
+    _sidecar: tuple[Path, dict[str, np.ndarray]] | None
+    """With -o: the sidecar to write beside the output and its arrays (set by `_plan_sidecar`)."""
 
     def register_all_dialects(self):
         super().register_all_dialects()
@@ -150,6 +154,7 @@ class GeOptMain(xDSLOptMain):
         self._observers: Sequence[Observer] = ()
         super().setup_pipeline()
         top_level = self.pipeline.callback
+        assert top_level is not None, "xDSLOptMain's pipeline verifies the module after each pass"
 
         def callback(previous, module, following):
             try:

@@ -168,8 +168,9 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
 
 def _read_array(archive: zipfile.ZipFile, info, dtype, shape, fortran: bool, offset: int) -> np.ndarray:
     array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
-    buffer = memoryview(array.reshape(-1, order="A").view(np.uint8)) if array.size and dtype.itemsize else None
+    buffer = array.reshape(-1, order="A").view(np.uint8).data if array.size and dtype.itemsize else None
     with archive.open(info) as f:
+        assert isinstance(f, zipfile.ZipExtFile), "a member opened for reading"
         f.read(offset)
         filled = 0
         while buffer is not None and filled < len(buffer):

@@ -15,14 +15,14 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, prop_def, result_def, traits_def
+from xdsl.irdl import BaseAttr, irdl_op_definition, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, describe, name_loc
-from ge.ge_dialects.ge.dense_text import parse_dense_body, print_dense
+from ge.ge_dialects.ge.dense_text import has_dense_elements, parse_dense_body, print_dense
 from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype, shape_of, tensor
 
@@ -30,6 +30,7 @@ from ge.ge_dialects.ge.types import WeightRefAttr, element_type_of, numpy_dtype,
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d
     t = tensor(element_type_of(array.dtype), array.shape)
+    assert has_dense_elements(t), "every ge element type is a number type"
     if array.dtype in (ml_dtypes.int4, ml_dtypes.int2):  # ml_dtypes keeps the bare low bits in
         array = array.astype(np.int8)  # each byte; the attribute wants them sign-extended
     return DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes()))
@@ -51,7 +52,7 @@ def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 class ConstantOp(GeOp):
     name = "ge.constant"
 
-    value = prop_def(DenseIntOrFPElementsAttr | WeightRefAttr)
+    value = prop_def(BaseAttr(DenseIntOrFPElementsAttr) | BaseAttr(WeightRefAttr))
     output = result_def(TensorType)
 
     traits = traits_def(Pure(), ConstantLike(), RunsOn(Engine.NONE))
@@ -112,6 +113,7 @@ class ConstantOp(GeOp):
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         pos = parser.pos
+        value: Attribute | None
         if parser.parse_optional_keyword("dense") is not None:  # `dense<...> : type`, bit-exact
             value = parse_dense_body(parser)
             if value is None:  # not a ge element type: xDSL reads it, the verifier refuses it

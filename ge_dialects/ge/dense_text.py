@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NoReturn, TypeAlias, TypeGuard
 
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -112,7 +114,7 @@ class _Element:
         return ("-" if self.negative else "") + self.text
 
 
-def _fail(parser: AttrParser, message: str, start: int, end: int | None = None):
+def _fail(parser: AttrParser, message: str, start: int, end: int | None = None) -> NoReturn:
     parser.raise_error(message, start, end if end is not None else start + 1)
 
 
@@ -169,7 +171,7 @@ def _parse_nested(parser: AttrParser, elements: list[_Element], depth: int) -> l
     return [len(shapes), *shapes[0]]
 
 
-def _check_size(parser: AttrParser, type: Attribute, dtype: np.dtype, where: int) -> int:
+def _check_size(parser: AttrParser, type: TensorType | VectorType, dtype: np.dtype, where: int) -> int:
     shape = type.get_shape()
     count = math.prod(shape)
     size = count * dtype.itemsize
@@ -293,6 +295,15 @@ def _parse_literal(parser: AttrParser) -> _Literal:
     return literal
 
 
+DenseType: TypeAlias = TensorType[AnyDenseElement] | VectorType[AnyDenseElement]
+"""The type of a dense attribute: a tensor or vector of numbers."""
+
+
+def has_dense_elements(t: TensorType | VectorType) -> TypeGuard[DenseType]:
+    """Whether `t` holds numbers, as every type with a `storage_dtype` does."""
+    return isinstance(t.get_element_type(), AnyDenseElement)
+
+
 def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> DenseIntOrFPElementsAttr | None:
     """Reads `<...> : type` after the `dense` keyword (`: type` only when `type` is None).
 
@@ -309,7 +320,7 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
     if not isinstance(type, TensorType | VectorType):
         _fail(parser, f"a dense literal needs a tensor or vector type, got {type}", type_pos, parser.pos)
     dtype = storage_dtype(type.get_element_type())
-    if dtype is None:
+    if dtype is None or not has_dense_elements(type):  # the second never holds when the first does not
         parser._resume_from(begin)
         return None
     if any(d < 0 for d in type.get_shape()):
@@ -321,15 +332,15 @@ def parse_dense_body(parser: AttrParser, type: Attribute | None = None) -> Dense
             _fail(parser, f"dense<> is empty but {type} has {count} elements", literal.pos)
         return DenseIntOrFPElementsAttr(type, BytesAttr(b""))
     if literal.hex_text is not None:
-        return _hex_dense(parser, literal, type, dtype, count)
+        return _hex_dense(parser, literal.hex_text, literal.pos, type, dtype, count)
     return _elements_dense(parser, literal, type, dtype, count, type_pos)
 
 
 def _hex_dense(
-    parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype, count: int
+    parser: AttrParser, text: str, where: int, type: DenseType, dtype: np.dtype, count: int
 ) -> DenseIntOrFPElementsAttr:
-    """The attribute of a hex string literal: the raw bytes of every element, or of one (a splat)."""
-    text, where = literal.hex_text, literal.pos
+    """The attribute of a hex string literal (`text`, at `where`): the raw bytes of every element, or
+    of one (a splat)."""
     if not text.startswith(("0x", "0X")):
         _fail(parser, 'a string in a dense literal must be hex data ("0x...")', where)
     try:
@@ -348,7 +359,7 @@ def _hex_dense(
 
 
 def _elements_dense(
-    parser: AttrParser, literal: _Literal, type: TensorType | VectorType, dtype: np.dtype, count: int, type_pos: int
+    parser: AttrParser, literal: _Literal, type: DenseType, dtype: np.dtype, count: int, type_pos: int
 ) -> DenseIntOrFPElementsAttr:
     """The attribute of a literal of elements: of the type's shape, or one element (a splat)."""
     shape, element_type = literal.shape, type.get_element_type()

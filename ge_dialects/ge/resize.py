@@ -170,13 +170,14 @@ def _expect_length(a: InferArgs, name: str, length: int, what: str) -> None:
 
 
 def _lengths_from_scales(a: InferArgs, shape: Shape, axes: list[int]) -> list[int | None]:
-    scales = a.const("scales")
-    if scales is None:
+    scales_array = a.const("scales")
+    if scales_array is None:
         return [None] * len(axes)
-    scales = [float(s) for s in np.asarray(scales).reshape(-1)]
+    scales = [float(s) for s in np.asarray(scales_array).reshape(-1)]
     if any(not s > 0 for s in scales):
         raise a.fail(f"scales must be positive, got {scales}")
-    return [None if shape[d] is None else scaled_length(shape[d], s) for d, s in zip(axes, scales)]
+    lengths = [shape[d] for d in axes]
+    return [None if n is None else scaled_length(n, s) for n, s in zip(lengths, scales)]
 
 
 def _lengths_from_sizes(a: InferArgs, shape: Shape, axes: list[int]) -> list[int | None]:
@@ -186,12 +187,15 @@ def _lengths_from_sizes(a: InferArgs, shape: Shape, axes: list[int]) -> list[int
     if any(s <= 0 for s in sizes):
         raise a.fail(f"sizes must be positive, got {sizes}")
     policy = a.prop("keep_aspect_ratio_policy")
+    out: list[int | None]
     if policy == "stretch":
-        return list(sizes)
-    in_sizes = [shape[d] for d in axes]
-    if any(n is None for n in in_sizes):
+        out = list(sizes)
+        return out
+    in_sizes = [n for n in (shape[d] for d in axes) if n is not None]
+    if len(in_sizes) < len(axes):  # an unknown input length
         return [None] * len(axes)
-    return sizes_with_policy(in_sizes, sizes, policy)[0]
+    out = list(sizes_with_policy(in_sizes, sizes, policy)[0])
+    return out
 
 
 RESIZE_OPS: list = [ResizeOp]

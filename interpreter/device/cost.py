@@ -11,7 +11,7 @@ HBM cannot finish before `hbm_bytes / b`. Formulas and sources: docs/device_mode
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypedDict
 
 from ge.interpreter.device.work import TaskWork, dtype_bytes
@@ -26,129 +26,102 @@ INF = math.inf
 
 @dataclass(frozen=True)
 class Hardware:
-    """The numbers of one target file, in SI units (seconds, bytes, bytes/s)."""
+    """A target as the timing model reads it: the target file's numbers (`spec`, in the file's units) and
+    what the model derives from them (core counts per pool, per-core transfer rates in bytes/s)."""
 
-    name: str
-    clock: float
-    separated: bool  # Cube and Vector in different cores (910B)
-    cube_cores: int
-    vector_cores: int
-    ai_cpus: int
-    dma_engines: int
-    cube_mnk: tuple[int, int, int]
-    int8_k: int
-    int4_k: int
-    fp32_ratio: float
-    fp16_lanes: int
-    fp32_lanes: int
-    transcendental_cost: float
-    l0c: int
-    l1: int
-    ub: int
-    l2: int
-    hbm_bw: float
-    # per-core transfer rates, bytes/s
-    ddr_rate: float
-    l2_read_rate: float
-    l2_write_rate: float
-    l0c_to_ub_rate: float
-    store_rate: float
-    task_device_s: float
-    launch_s: float
-    record_s: float
-    wait_s: float
-    aicpu_flops: float
-    aicpu_bw: float
-    aicpu_task_s: float
-    dma_bw: float
-    dma_task_s: float
-    pools: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def vec_per_block(self) -> int:
-        """AIVs that join one AIC in a cube+vector block (1 on a unified-core chip)."""
-        return max(1, self.vector_cores // self.cube_cores) if self.separated else 1
+    spec: Target
 
     @classmethod
     def of(cls, target: Target | str | Hardware) -> Hardware:
         """The hardware of a loaded target, of a known target's name, or `target` itself."""
         if isinstance(target, Hardware):
             return target
-        return cls._from_target(load_target(target) if isinstance(target, str) else target)
+        return cls(load_target(target) if isinstance(target, str) else target)
 
-    @classmethod
-    def _from_target(cls, t: Target) -> Hardware:
-        cores, cube, vec, buf, mte = t.cores, t.cube, t.vector, t.buffers, t.mte
-        clock = cores.clock_hz
-        separated = cores.separated_cube_vector
-        pools = {"aic": cores.cube_core, "aiv": cores.vector_core} if separated else {"aicore": cores.ai_core}
-        pools["aicpu"] = cores.ai_cpu
-        pools["dma"] = t.dma.engines
-        return cls(
-            name=t.name,
-            clock=clock,
-            separated=separated,
-            cube_cores=cores.cube_core if separated else cores.ai_core,
-            vector_cores=cores.vector_core if separated else cores.ai_core,
-            ai_cpus=cores.ai_cpu,
-            dma_engines=t.dma.engines,
-            cube_mnk=(cube.m, cube.k, cube.n),
-            int8_k=cube.int8_k,
-            int4_k=cube.int4_k,
-            fp32_ratio=cube.fp32_ratio,
-            fp16_lanes=vec.fp16_lanes,
-            fp32_lanes=vec.fp32_lanes,
-            transcendental_cost=vec.transcendental_cost,
-            l0c=buf.l0c,
-            l1=buf.l1,
-            ub=buf.ub,
-            l2=buf.l2,
-            hbm_bw=t.hbm.bandwidth,
-            ddr_rate=mte.ddr * clock,
-            l2_read_rate=mte.l2_read * clock,
-            l2_write_rate=mte.l2_write * clock,
-            l0c_to_ub_rate=mte.l0c_to_ub * clock,
-            store_rate=mte.ub_to_ddr * clock,
-            task_device_s=t.overheads.task_device_s,
-            launch_s=t.host.launch_s,
-            record_s=t.events.record_s,
-            wait_s=t.events.wait_s,
-            aicpu_flops=t.aicpu.flops_per_s,
-            aicpu_bw=t.aicpu.bandwidth,
-            aicpu_task_s=t.aicpu.task_device_s,
-            dma_bw=t.dma.bandwidth,
-            dma_task_s=t.dma.task_device_s,
-            pools=pools,
+    # -- cores ------------------------------------------------------------------------------------
+
+    @property
+    def cube_cores(self) -> int:
+        """Cores with a Cube unit (every AI Core on a unified-core chip)."""
+        cores = self.spec.cores
+        return cores.cube_core if cores.separated_cube_vector else cores.ai_core
+
+    @property
+    def vector_cores(self) -> int:
+        """Cores with a Vector unit (every AI Core on a unified-core chip)."""
+        cores = self.spec.cores
+        return cores.vector_core if cores.separated_cube_vector else cores.ai_core
+
+    @property
+    def vec_per_block(self) -> int:
+        """AIVs that join one AIC in a cube+vector block (1 on a unified-core chip)."""
+        return max(1, self.vector_cores // self.cube_cores) if self.spec.cores.separated_cube_vector else 1
+
+    @property
+    def pools(self) -> dict[str, int]:
+        """Cores per pool a block can take: AIC and AIV (separated chip) or AI Core, AI CPU, DMA engine."""
+        cores = self.spec.cores
+        pools = (
+            {"aic": cores.cube_core, "aiv": cores.vector_core}
+            if cores.separated_cube_vector
+            else {"aicore": cores.ai_core}
         )
+        pools["aicpu"] = cores.ai_cpu
+        pools["dma"] = self.spec.dma.engines
+        return pools
+
+    # -- per-core transfer rates, bytes/s (the file gives bytes per cycle) -------------------------
+
+    @property
+    def ddr_rate(self) -> float:
+        return self.spec.mte.ddr * self.spec.cores.clock_hz
+
+    @property
+    def l2_read_rate(self) -> float:
+        return self.spec.mte.l2_read * self.spec.cores.clock_hz
+
+    @property
+    def l2_write_rate(self) -> float:
+        return self.spec.mte.l2_write * self.spec.cores.clock_hz
+
+    @property
+    def l0c_to_ub_rate(self) -> float:
+        return self.spec.mte.l0c_to_ub * self.spec.cores.clock_hz
+
+    @property
+    def store_rate(self) -> float:
+        """UB -> HBM."""
+        return self.spec.mte.ub_to_ddr * self.spec.cores.clock_hz
 
     # -- rates ------------------------------------------------------------------------------------
 
     def cube_macs_per_cycle(self, dtype: str) -> float:
         """MACs per cycle per Cube unit: 16x16x16 for 2-byte floats, k doubled for 1-byte types
         (int8), quadrupled for 4-bit, times fp32_ratio for 4- and 8-byte types."""
-        m, k, n = self.cube_mnk
+        cube = self.spec.cube
+        m, k, n = cube.m, cube.k, cube.n
         size = dtype_bytes(dtype)
         if size <= 0.5:
-            return m * self.int4_k * n
+            return m * cube.int4_k * n
         if size <= 1:
-            return m * self.int8_k * n
+            return m * cube.int8_k * n
         if size <= 2:
             return m * k * n
-        return m * k * n * self.fp32_ratio
+        return m * k * n * cube.fp32_ratio
 
     def vector_lanes(self, dtype: str) -> float:
         """Elements per cycle per Vector unit: fp16 lanes for types of at most 2 bytes, fp32 lanes for
         4-byte types, half that for 8-byte types."""
         size = dtype_bytes(dtype)
         if size <= 2:
-            return self.fp16_lanes
+            return self.spec.vector.fp16_lanes
         if size <= 4:
-            return self.fp32_lanes
-        return self.fp32_lanes / 2
+            return self.spec.vector.fp32_lanes
+        return self.spec.vector.fp32_lanes / 2
 
     def vector_cycles(self, work: TaskWork) -> float:
         """Vector-unit cycles of the whole task (summed over cores)."""
-        ops = work.vector_elems + self.transcendental_cost * work.transcendental_elems
+        ops = work.vector_elems + self.spec.vector.transcendental_cost * work.transcendental_elems
         return ops / self.vector_lanes(work.dtype)
 
     def cube_cycles(self, work: TaskWork) -> float:
@@ -160,7 +133,7 @@ class Hardware:
             return {"aicpu": 1}
         if engine == "dma":
             return {"dma": 1}
-        if not self.separated:
+        if not self.spec.cores.separated_cube_vector:
             return {"aicore": 1}
         if engine == "cube":
             return {"aic": 1}
@@ -308,18 +281,18 @@ def _shared_fields(work: TaskWork, l2_hits: frozenset[str] | set[str]) -> _Share
 
 def _aicpu_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> BlockCost:
     """An AI CPU task: all its operations at the CPU's flop rate, traffic at its bandwidth."""
-    ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
+    ops = 2 * work.cube_macs + work.vector_elems + hw.spec.vector.transcendental_cost * work.transcendental_elems
     return BlockCost(
-        overhead_s=hw.aicpu_task_s,
+        overhead_s=hw.spec.aicpu.task_device_s,
         tiles=1.0,
         cube_s=0.0,
         vector_s=0.0,
         c2v_write_s=0.0,
         c2v_read_s=0.0,
-        compute_s=ops / common["blocks"] / hw.aicpu_flops,
-        read_rate=hw.aicpu_bw,
-        l2_rate=hw.aicpu_bw,
-        store_rate=hw.aicpu_bw,
+        compute_s=ops / common["blocks"] / hw.spec.aicpu.flops_per_s,
+        read_rate=hw.spec.aicpu.bandwidth,
+        l2_rate=hw.spec.aicpu.bandwidth,
+        store_rate=hw.spec.aicpu.bandwidth,
         **common,
     )
 
@@ -327,16 +300,16 @@ def _aicpu_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> Bl
 def _dma_block_cost(hw: Hardware, common: _SharedFields) -> BlockCost:
     """A DMA task: no compute, traffic at the DMA engine's bandwidth."""
     return BlockCost(
-        overhead_s=hw.dma_task_s,
+        overhead_s=hw.spec.dma.task_device_s,
         tiles=1.0,
         cube_s=0.0,
         vector_s=0.0,
         c2v_write_s=0.0,
         c2v_read_s=0.0,
         compute_s=0.0,
-        read_rate=hw.dma_bw,
-        l2_rate=hw.dma_bw,
-        store_rate=hw.dma_bw,
+        read_rate=hw.spec.dma.bandwidth,
+        l2_rate=hw.spec.dma.bandwidth,
+        store_rate=hw.spec.dma.bandwidth,
         **common,
     )
 
@@ -345,11 +318,11 @@ def _core_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> Blo
     """A Cube, Vector or cube+vector task on the AI Cores."""
     B = work.block_dim
     r = hw.vec_per_block if work.engine == "cube+vector" else 1
-    cube_s = hw.cube_cycles(work) / B / hw.clock
-    vector_s = hw.vector_cycles(work) / B / hw.clock / r
+    cube_s = hw.cube_cycles(work) / B / hw.spec.cores.clock_hz
+    vector_s = hw.vector_cycles(work) / B / hw.spec.cores.clock_hz / r
     c2v_w, c2v_r = _cube_to_vector_times(work, hw, r)
     return BlockCost(
-        overhead_s=hw.task_device_s,
+        overhead_s=hw.spec.overheads.task_device_s,
         tiles=_tiles(work.engine, hw, common),
         cube_s=cube_s,
         vector_s=vector_s,
@@ -369,7 +342,7 @@ def _cube_to_vector_times(work: TaskWork, hw: Hardware, r: int) -> tuple[float, 
     c2v = work.cube_to_vector_bytes / work.block_dim
     if work.engine != "cube+vector" or not c2v:
         return 0.0, 0.0
-    if hw.separated:  # AIC writes its result to L2, the block's AIVs read it back
+    if hw.spec.cores.separated_cube_vector:  # AIC writes its result to L2, the block's AIVs read it back
         return c2v / hw.l2_write_rate, c2v / (hw.l2_read_rate * r)
     return c2v / hw.l0c_to_ub_rate, 0.0  # one core: L0C -> UB on chip
 
@@ -384,7 +357,11 @@ def _tiles(engine: str, hw: Hardware, common: _SharedFields) -> float:
     """
     in_blk = common["hbm_in"] + common["l2_in"]
     out = common["out"]
-    tiles = (in_blk + out) / (hw.ub / 2) if engine == "vector" else max(in_blk / (hw.l1 / 2), out / (hw.l0c / 2))
+    tiles = (
+        (in_blk + out) / (hw.spec.buffers.ub / 2)
+        if engine == "vector"
+        else max(in_blk / (hw.spec.buffers.l1 / 2), out / (hw.spec.buffers.l0c / 2))
+    )
     return max(1.0, tiles)
 
 
@@ -450,15 +427,15 @@ def task_bound(work: TaskWork, target, hbm_bytes: float | None = None) -> float:
     hw = Hardware.of(target)
     if hbm_bytes is None:
         hbm_bytes = sum(_unique(work.inputs).values()) + sum(_unique(work.outputs).values())
-    mem = hbm_bytes / hw.hbm_bw
+    mem = hbm_bytes / hw.spec.hbm.bandwidth
     if work.engine == "aicpu":
-        ops = 2 * work.cube_macs + work.vector_elems + hw.transcendental_cost * work.transcendental_elems
-        return max(mem, ops / (hw.aicpu_flops * hw.ai_cpus))
+        ops = 2 * work.cube_macs + work.vector_elems + hw.spec.vector.transcendental_cost * work.transcendental_elems
+        return max(mem, ops / (hw.spec.aicpu.flops_per_s * hw.spec.cores.ai_cpu))
     if work.engine == "dma":
         moved = sum(_unique(work.inputs).values()) + sum(_unique(work.outputs).values())
-        return max(mem, moved / (hw.dma_bw * hw.dma_engines))
-    cube = hw.cube_cycles(work) / hw.clock / hw.cube_cores
-    vector = hw.vector_cycles(work) / hw.clock / hw.vector_cores
+        return max(mem, moved / (hw.spec.dma.bandwidth * hw.spec.dma.engines))
+    cube = hw.cube_cycles(work) / hw.spec.cores.clock_hz / hw.cube_cores
+    vector = hw.vector_cycles(work) / hw.spec.cores.clock_hz / hw.vector_cores
     return max(cube, vector, mem)
 
 
@@ -473,7 +450,7 @@ def task_time(
     bc = block_cost(work, hw, l2_hits)
     p = max(1, min(int(cores), work.block_dim, hw.max_blocks(work.engine)))
     full, rem = divmod(work.block_dim, p)
-    bw = hbm_share * hw.hbm_bw
+    bw = hbm_share * hw.spec.hbm.bandwidth
     waves_list = [(p, full)] + ([(rem, 1)] if rem else [])
     acc = {k: 0.0 for k in ("body", "mte2", "mte3", "hbm", "fill")}
     for k, count in waves_list:

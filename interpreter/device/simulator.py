@@ -51,7 +51,7 @@ def task_type(engine: str, hw: Hardware) -> str:
         return "AI_CPU"
     if engine == "dma":
         return "DMA"
-    if not hw.separated or engine == "cube":
+    if not hw.spec.cores.separated_cube_vector or engine == "cube":
         return "AI_CORE"
     return "AI_VECTOR_CORE" if engine == "vector" else "MIX_AIC"
 
@@ -372,7 +372,7 @@ class _Simulator:
         # host
         self.launch_of = _launch_indices(tasks, mode)
         self.launches = (max(self.launch_of) + 1) if tasks else 0
-        self.launch_times = [(k + 1) * hw.launch_s for k in range(self.launches)]
+        self.launch_times = [(k + 1) * hw.spec.host.launch_s for k in range(self.launches)]
         # streams and events
         self.wait_src = _wait_sources(tasks)
         self.streams: dict[int, _Stream] = {}
@@ -384,7 +384,7 @@ class _Simulator:
         # tasks, cores, memory
         self.st = [_TaskState(launch_time=self.launch_times[self.launch_of[i]]) for i in range(len(tasks))]
         self.cores = _CorePools(hw.pools)
-        self.l2 = _L2(hw.l2)
+        self.l2 = _L2(hw.spec.buffers.l2)
         self.queue: list[int] = []  # ready tasks with blocks left to dispatch
         self.running: list[_Group] = []  # groups of blocks on cores
         self.early: list[tuple[int, int]] = []  # (task, producer) pairs where the task started first
@@ -416,7 +416,7 @@ class _Simulator:
         details = []
         for e, src in zip(self.tasks[j].waits, self.wait_src[j]):
             rt = self.rec_time[(src, e)]
-            t = max(t, rt) + self.hw.wait_s
+            t = max(t, rt) + self.hw.spec.events.wait_s
             details.append(EventWait(e, src, rt, t))
         self.st[j].waits = tuple(details)
         self.st[j].prev_end = stream.free_at
@@ -433,7 +433,7 @@ class _Simulator:
         t = self.now
         recs = []
         for e in self.tasks[j].records:
-            t += self.hw.record_s
+            t += self.hw.spec.events.record_s
             self.rec_time[(j, e)] = t
             recs.append((e, t))
         s.records = tuple(recs)
@@ -491,7 +491,7 @@ class _Simulator:
     def _rerate(self) -> None:
         """Share HBM among the groups in their body: one allotment λ each, and the rate it gives them."""
         body = [g for g in self.running if self._in_body(g)]
-        lam = hbm_level([(_cost(self.st[g.task]), g.k) for g in body], self.hw.hbm_bw)
+        lam = hbm_level([(_cost(self.st[g.task]), g.k) for g in body], self.hw.spec.hbm.bandwidth)
         total = 0.0
         for g in body:
             c = _cost(self.st[g.task])
@@ -612,26 +612,26 @@ class _Simulator:
         results = [self._task_result(i) for i in range(len(self.tasks))]
         latency = max((x.end for x in results), default=0.0)
         core_work = [w for w in works if w.engine in ("cube", "vector", "cube+vector")]
-        cube_core_s = sum(hw.cube_cycles(w) for w in core_work) / hw.clock
-        vector_core_s = sum(hw.vector_cycles(w) for w in core_work) / hw.clock
+        cube_core_s = sum(hw.cube_cycles(w) for w in core_work) / hw.spec.cores.clock_hz
+        vector_core_s = sum(hw.vector_cycles(w) for w in core_work) / hw.spec.cores.clock_hz
         hbm_moved = sum(x.hbm_read_bytes + x.hbm_write_bytes for x in results)
         compulsory = _compulsory_hbm_bytes(works)
         bound = Bound(
             cube_s=cube_core_s / hw.cube_cores,
             vector_s=vector_core_s / hw.vector_cores,
-            hbm_s=compulsory / hw.hbm_bw,
-            launch_s=self.launches * hw.launch_s,
+            hbm_s=compulsory / hw.spec.hbm.bandwidth,
+            launch_s=self.launches * hw.spec.host.launch_s,
             hbm_bytes=compulsory,
         )
         div = latency if latency > 0 else math.inf
         return SimResult(
-            target=hw.name,
+            target=hw.spec.name,
             mode=self.mode,
             tasks=results,
             latency=latency,
             cube_util=cube_core_s / (hw.cube_cores * div),
             vector_util=vector_core_s / (hw.vector_cores * div),
-            hbm_util=hbm_moved / (hw.hbm_bw * div),
+            hbm_util=hbm_moved / (hw.spec.hbm.bandwidth * div),
             launches=self.launches,
             launch_times=self.launch_times,
             bound=bound,
@@ -639,9 +639,9 @@ class _Simulator:
             l2_read_bytes=sum(x.l2_read_bytes for x in results),
             pools=dict(hw.pools),
             hbm_trace=self.hbm_trace,
-            launch_s=hw.launch_s,
-            wait_s=hw.wait_s,
-            hbm_bandwidth=hw.hbm_bw,
+            launch_s=hw.spec.host.launch_s,
+            wait_s=hw.spec.events.wait_s,
+            hbm_bandwidth=hw.spec.hbm.bandwidth,
         )
 
 

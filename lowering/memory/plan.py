@@ -236,10 +236,12 @@ def _place(
                     if gap == 0:
                         break
             lo = max(lo, f_hi)
-        if choice < 0 or (best_fit and slack is not None and slack > 0):
-            # the range above every conflicting unit: a gap up to the current peak, else open
+        if choice < 0:  # no gap below: the range above every conflicting unit
+            choice = lo
+        elif best_fit and slack is not None and slack > 0:
+            # the range above every conflicting unit, when its gap up to the current peak fits tighter
             top_gap = peak - u.size - lo if lo + u.size <= peak else None
-            if choice < 0 or (top_gap is not None and top_gap < slack):
+            if top_gap is not None and top_gap < slack:
                 choice = lo
         offsets[ui] = choice
         peak = max(peak, choice + u.size)
@@ -349,7 +351,7 @@ def plan_memory(
         alignment,
         pinned,
         {h: p * alignment for h, p in candidates.items()},
-        tuple(sorted(tuple(sorted(p)) for p in apart)),
+        tuple(sorted((min(p), max(p)) for p in apart)),  # each pair: two distinct names
     )
 
 
@@ -403,6 +405,7 @@ def _best_placement(
         candidates[name] = peak
         if best is None or peak < best[0]:
             best = (peak, name, unit_offsets)
+    assert best is not None, "names is not empty"
     peak, name, unit_offsets = best
     return peak, name, unit_offsets, candidates
 

@@ -30,7 +30,7 @@ class CostModel:
     @property
     def join_s(self) -> float:
         """A cross-stream join on the device: one event record and one wait."""
-        return self.hardware.record_s + self.hardware.wait_s
+        return self.hardware.spec.events.record_s + self.hardware.spec.events.wait_s
 
     def kernel_time(
         self, members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], engine: str

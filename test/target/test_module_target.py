@@ -26,16 +26,6 @@ def module(chip: str | None = None):
     return m
 
 
-def run(main, argv, capsys):
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize(
     "given, declared, expected",
     [
@@ -87,24 +77,22 @@ def test_parsing_checks_the_name(monkeypatch):
     assert module_target(parse_module(BAD_NAME, "<test>")) == "ascend999"  # ... and the bad name gets in
 
 
-def test_ge_opt_exits_1_on_a_contradiction(tmp_path, capsys, monkeypatch):
+def test_ge_opt_exits_1_on_a_contradiction(tmp_path, run_main, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("m.mlir").write_text(SMALL)
-    assert run(ge_opt.main, ["m.mlir", "-p", "fuse-ops{target=ascend910}", "-o", "f.mlir"], capsys)[0] == 0
-    code, _, err = run(ge_opt.main, ["f.mlir", "-p", "lower-to-tasks{target=ascend910b}"], capsys)
+    assert run_main(ge_opt.main, ["m.mlir", "-p", "fuse-ops{target=ascend910}", "-o", "f.mlir"])[0] == 0
+    code, _, err = run_main(ge_opt.main, ["f.mlir", "-p", "lower-to-tasks{target=ascend910b}"])
     assert code == 1
     assert err.strip() == "ge-opt: error: lower-to-tasks: target=ascend910b contradicts the module's target ascend910"
 
 
 @pytest.fixture
-def lowered(tmp_path, capsys, monkeypatch):
+def lowered(tmp_path, run_main, monkeypatch):
     """A module lowered for the 910 (its ge.target), and a copy without the attribute."""
     monkeypatch.chdir(tmp_path)
     Path("m.mlir").write_text(SMALL)
-    code, _, err = run(
-        ge_opt.main,
-        ["m.mlir", "-p", "lower-to-tasks{target=ascend910},plan-memory,lower-to-streams", "-o", "low.mlir"],
-        capsys,
+    code, _, err = run_main(
+        ge_opt.main, ["m.mlir", "-p", "lower-to-tasks{target=ascend910},plan-memory,lower-to-streams", "-o", "low.mlir"]
     )
     assert code == 0, err
     text = Path("low.mlir").read_text()
@@ -129,32 +117,32 @@ def user_target(name: str) -> Path:
         ("bare.mlir", ["--target", "ascend910"], "simulating target ascend910 (from --target)"),
     ],
 )
-def test_ge_run_says_what_it_simulates(lowered, capsys, program, args, said):
-    code, out, err = run(ge_run.main, [program, "--timing-only", *args], capsys)
+def test_ge_run_says_what_it_simulates(lowered, run_main, program, args, said):
+    code, out, err = run_main(ge_run.main, [program, "--timing-only", *args])
     assert code == 0 and not err, err
     assert out.splitlines()[0] == said  # the first line of the report
 
 
-def test_ge_run_refuses_a_contradicting_target(lowered, capsys):
-    code, _, err = run(ge_run.main, ["low.mlir", "--timing-only", "--target", "ascend910b"], capsys)
+def test_ge_run_refuses_a_contradicting_target(lowered, run_main):
+    code, _, err = run_main(ge_run.main, ["low.mlir", "--timing-only", "--target", "ascend910b"])
     assert code == 1
     assert err.strip() == "ge-run: error: target=ascend910b contradicts the module's target ascend910"
 
 
-def test_ge_run_target_file_must_carry_the_modules_name(lowered, capsys):
+def test_ge_run_target_file_must_carry_the_modules_name(lowered, run_main):
     same, mine = user_target("ascend910"), user_target("mine")
-    code, out, err = run(ge_run.main, ["low.mlir", "--timing-only", "--target-file", same], capsys)
+    code, out, err = run_main(ge_run.main, ["low.mlir", "--timing-only", "--target-file", same])
     assert code == 0 and "(from --target-file ascend910.toml)" in out
-    code, _, err = run(ge_run.main, ["low.mlir", "--timing-only", "--target-file", mine], capsys)
+    code, _, err = run_main(ge_run.main, ["low.mlir", "--timing-only", "--target-file", mine])
     assert code == 1
     assert err.strip() == "ge-run: error: mine.toml: target=mine contradicts the module's target ascend910"
-    code, out, err = run(ge_run.main, ["bare.mlir", "--timing-only", "--target-file", mine], capsys)
+    code, out, err = run_main(ge_run.main, ["bare.mlir", "--timing-only", "--target-file", mine])
     assert code == 0 and "target mine, mode graph" in out
 
 
-def test_ge_run_target_file_is_read_strictly(lowered, capsys):
+def test_ge_run_target_file_is_read_strictly(lowered, run_main):
     path = user_target("mine")
     path.write_text(path.read_text().replace("[hbm]\n", "[hbm]\nbandwith = 1.0\n"))
-    code, _, err = run(ge_run.main, ["bare.mlir", "--timing-only", "--target-file", path], capsys)
+    code, _, err = run_main(ge_run.main, ["bare.mlir", "--timing-only", "--target-file", path])
     assert code == 1
     assert err.strip() == "ge-run: error: mine.toml: unknown key 'hbm.bandwith' (a key of target/spec.py is expected)"

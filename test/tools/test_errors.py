@@ -132,6 +132,49 @@ def test_module_without_main(workdir):
     assert_one_line_error(tool("ge-run", workdir / "f.mlir", "--random-inputs", 0), "f.mlir", "no func.func @main")
 
 
+SCALAR_ARGUMENT = GOOD_IR.replace('%x: tensor<2x4xf32> {ge.name = "x"}', '%x: tensor<2x4xf32> {ge.name = "x"}, %n: i32')
+SCALAR_RESULT = """func.func private @scalar() -> f32
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, f32) {
+  %c = func.call @scalar() : () -> f32
+  func.return %x, %c : tensor<2x4xf32>, f32
+}
+"""
+SIGNATURE_CASES = [
+    (SCALAR_ARGUMENT, "@main's argument 'arg1' has type i32"),
+    (SCALAR_RESULT, "@main's result 'result1' has type f32"),
+]
+
+
+@pytest.mark.parametrize("text, named", SIGNATURE_CASES)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ge-run", "f.mlir", "--random-inputs", "0"],
+        ["ge-run", "f.mlir", "--inputs", "in.npz"],
+        ["ge-opt", "f.mlir", "-p", "lower-to-tasks"],
+        ["ge-opt", "f.mlir", "-p", "simplify", "--verify-numerics"],
+    ],
+)
+def test_main_signature_must_be_tensors(workdir, text, named, command):
+    """A non-tensor in main's signature is the user's mistake, named, not an internal error."""
+    (workdir / "f.mlir").write_text(text)
+    r = tool(command[0], *[workdir / a if a.endswith((".mlir", ".npz")) else a for a in command[1:]])
+    assert r.returncode == 1
+    assert_one_line_error(r, named, "a graph takes and returns tensors only")
+
+
+def test_main_signature_check_is_what_catches_it(workdir, run_main, monkeypatch):
+    """Mutation: without the signature check, ge-run fails with an internal error (exit 2), which the
+    test above would reject."""
+    import ge.interpreter.runner as runner
+    from ge.tools import ge_run
+
+    (workdir / "f.mlir").write_text(SCALAR_ARGUMENT)
+    monkeypatch.setattr(runner, "signature_problem", lambda fn: None)
+    code, _, err = run_main(ge_run.main, [workdir / "f.mlir", "--random-inputs", "0"])
+    assert code == 2 and "internal error" in err
+
+
 def test_verifier_violation(workdir):
     bad = GOOD_IR.replace("tensor<4xf32>) -> tensor<2x4xf32> loc", "tensor<4xf32>) -> tensor<2x5xf32> loc")
     (workdir / "bad.mlir").write_text(

@@ -56,17 +56,6 @@ def cli(module, *args, cwd):
     )
 
 
-def in_process(main, argv, capsys):
-    """(exit code, stdout, stderr) of a tool's main run in this process."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def one_line(err: str, *needles: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
@@ -87,20 +76,18 @@ def test_soc_version_cannot_inject_a_pass(workdir):
     assert not (workdir / "pwned").exists() and not (workdir / "o.mlir").exists()
 
 
-def test_ge_optimize_target_cannot_inject_a_pass(workdir, capsys):
+def test_ge_optimize_target_cannot_inject_a_pass(workdir, run_main):
     spec = 'ge-optimize{target="ascend910b},' + SHELL.replace('"', '\\"') + ',fuse-ops{target=ascend910b"}'
-    code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", spec], capsys)
+    code, out, err = run_main(ge_opt.main, ["m.mlir", "-p", spec])
     assert code == 1 and out == ""
     one_line(err, "ge-optimize: unknown target 'ascend910b},mlir-opt")
     assert not (workdir / "pwned").exists()
 
 
-def test_unknown_pass_smuggled_through_a_target_is_one_line(workdir, capsys):
+def test_unknown_pass_smuggled_through_a_target_is_one_line(workdir, run_main):
     """Before: a 25-line traceback from parsing `nosuchpass` inside ge-optimize."""
-    code, _, err = in_process(
-        ge_opt.main,
-        ["m.mlir", "--ge-option", "ge.socVersion=ascend910b},nosuchpass,fuse-ops{target=ascend910b"],
-        capsys,
+    code, _, err = run_main(
+        ge_opt.main, ["m.mlir", "--ge-option", "ge.socVersion=ascend910b},nosuchpass,fuse-ops{target=ascend910b"]
     )
     assert code == 1
     one_line(err, "unknown target")
@@ -184,41 +171,39 @@ def test_load_target_file_reads_the_named_file_and_checks_its_keys(tmp_path):
 
 
 @pytest.fixture
-def lowered(workdir, capsys):
-    code, _, err = in_process(
-        ge_opt.main, ["m.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams", "-o", "low.mlir"], capsys
+def lowered(workdir, run_main):
+    code, _, err = run_main(
+        ge_opt.main, ["m.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams", "-o", "low.mlir"]
     )
     assert code == 0, err
     return workdir / "low.mlir"
 
 
-def test_ge_run_target_is_a_known_name(lowered, tmp_path, capsys):
-    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target", evil_target(tmp_path)], capsys)
+def test_ge_run_target_is_a_known_name(lowered, tmp_path, run_main):
+    code, _, err = run_main(ge_run.main, [lowered, "--timing-only", "--target", evil_target(tmp_path)])
     assert code == 1
     one_line(err, "ge-run: error: unknown target '../", "(targets: ascend910, ascend910b)")
-    code, out, _ = in_process(ge_run.main, ["--help"], capsys)
+    code, out, _ = run_main(ge_run.main, ["--help"])
     assert "one of ascend910, ascend910b" in " ".join(out.split())
-    code, out, _ = in_process(ge_run.main, [lowered, "--timing-only", "--target", "ascend910b"], capsys)
+    code, out, _ = run_main(ge_run.main, [lowered, "--timing-only", "--target", "ascend910b"])
     assert code == 0 and out.startswith("simulating target ascend910b (from --target)\ntarget ascend910b,")
 
 
-def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
+def test_ge_run_target_file_is_explicit(lowered, tmp_path, run_main):
     mine = tmp_path / "mine.toml"
     mine.write_text((TARGETS / "ascend910b.toml").read_text().replace("ub = 196608", "ub = 1000000"))
-    code, out, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", mine], capsys)
+    code, out, err = run_main(ge_run.main, [lowered, "--timing-only", "--target-file", mine])
     assert code == 0, err
     assert out.startswith(f"simulating target ascend910b (from --target-file {mine})\ntarget ascend910b,")
     other = tmp_path / "other.toml"
     other.write_text(mine.read_text().replace('name = "ascend910b"', 'name = "other"'))
-    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", other], capsys)
+    code, _, err = run_main(ge_run.main, [lowered, "--timing-only", "--target-file", other])
     assert code == 1  # the module was lowered for the 910B: another chip's description is refused
     one_line(err, "other.toml: target=other contradicts the module's target ascend910b")
-    code, _, err = in_process(
-        ge_run.main, [lowered, "--timing-only", "--target-file", mine, "--target", "ascend910"], capsys
-    )
+    code, _, err = run_main(ge_run.main, [lowered, "--timing-only", "--target-file", mine, "--target", "ascend910"])
     assert code == 1 and "not allowed with argument --target-file" in err
     (tmp_path / "bad.toml").write_text('name = "x"\n')
-    code, _, err = in_process(ge_run.main, [lowered, "--timing-only", "--target-file", tmp_path / "bad.toml"], capsys)
+    code, _, err = run_main(ge_run.main, [lowered, "--timing-only", "--target-file", tmp_path / "bad.toml"])
     assert code == 1
     one_line(err, "bad.toml: missing key 'source'")
 
@@ -226,8 +211,8 @@ def test_ge_run_target_file_is_explicit(lowered, tmp_path, capsys):
 # -- 2. only the passes this compiler offers -----------------------------------------------------
 
 
-def test_mlir_opt_is_not_offered(workdir, capsys):
-    code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", SHELL], capsys)
+def test_mlir_opt_is_not_offered(workdir, run_main):
+    code, out, err = run_main(ge_opt.main, ["m.mlir", "-p", SHELL])
     assert code == 1 and out == ""
     one_line(err, "pass pipeline: Unrecognized passes: ['mlir-opt']")
     assert not (workdir / "pwned").exists()
@@ -235,13 +220,13 @@ def test_mlir_opt_is_not_offered(workdir, capsys):
         parse_passes(SHELL)
 
 
-def test_offered_passes_are_the_projects_and_the_allow_list(workdir, capsys):
+def test_offered_passes_are_the_projects_and_the_allow_list(workdir, run_main):
     from ge.passes import all_passes
 
     assert set(available_passes()) == set(all_passes()) | {"cse", "dce", "canonicalize"}
-    code, out, err = in_process(ge_opt.main, ["m.mlir", "-p", "cse,canonicalize,dce"], capsys)
+    code, out, err = run_main(ge_opt.main, ["m.mlir", "-p", "cse,canonicalize,dce"])
     assert code == 0 and "ge.relu" in out, err
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", "convert-func-to-riscv-func"], capsys)
+    code, _, err = run_main(ge_opt.main, ["m.mlir", "-p", "convert-func-to-riscv-func"])
     assert code == 1
     one_line(err, "Unrecognized passes")
 
@@ -249,13 +234,13 @@ def test_offered_passes_are_the_projects_and_the_allow_list(workdir, capsys):
 # -- 4. Python rule files only from the command line ---------------------------------------------
 
 
-def test_pipeline_cannot_run_a_rule_file(workdir, capsys):
+def test_pipeline_cannot_run_a_rule_file(workdir, run_main):
     (workdir / "rules.py").write_text("open('ran', 'w').close()\nRULES = []\n")
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", 'fuse-ops{rule_file="rules.py"}'], capsys)
+    code, _, err = run_main(ge_opt.main, ["m.mlir", "-p", 'fuse-ops{rule_file="rules.py"}'])
     assert code == 1
     one_line(err, "rule_file")
     assert not (workdir / "ran").exists()
-    code, _, err = in_process(ge_opt.main, ["m.mlir", "-p", "fuse-ops", "--load-fusion-rules", "rules.py"], capsys)
+    code, _, err = run_main(ge_opt.main, ["m.mlir", "-p", "fuse-ops", "--load-fusion-rules", "rules.py"])
     assert code == 0, err
     assert (workdir / "ran").exists()  # named on the command line: the user asked for it to run
 
@@ -273,11 +258,9 @@ def test_pipeline_cannot_run_a_rule_file(workdir, capsys):
         ("--numerics-atol", "-1e-3"),
     ],
 )
-def test_tolerance_must_be_finite_and_not_negative(workdir, capsys, flag, value):
+def test_tolerance_must_be_finite_and_not_negative(workdir, run_main, flag, value):
     """Before: nan reported MISMATCH on every pass and exited 0; a negative one checked nothing."""
-    code, out, err = in_process(
-        ge_opt.main, ["m.mlir", "-p", "simplify", "--verify-numerics", f"{flag}={value}"], capsys
-    )
+    code, out, err = run_main(ge_opt.main, ["m.mlir", "-p", "simplify", "--verify-numerics", f"{flag}={value}"])
     assert code == 1 and out == ""
     one_line(err, f"{flag} ", "must be a finite number >= 0")
 
@@ -336,10 +319,8 @@ def test_end_is_checked_against_the_start(monkeypatch):
     assert str(checker.reports[-1]).endswith("MISMATCH")
 
 
-def test_a_pass_that_changes_numbers_fails_in_ge_opt(workdir, capsys):
-    code, _, err = in_process(
-        ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics"], capsys
-    )
+def test_a_pass_that_changes_numbers_fails_in_ge_opt(workdir, run_main):
+    code, _, err = run_main(ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics"])
     assert code == 1
     assert (
         err.strip()
@@ -349,10 +330,9 @@ def test_a_pass_that_changes_numbers_fails_in_ge_opt(workdir, capsys):
             "after 0.640625 (allowed |after-before| <= 1e-05 + 0.0001*|before|)"
         )
     )
-    code, _, err = in_process(
+    code, _, err = run_main(
         ge_opt.main,
         ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics", "--numerics-tolerance", "1e-2"],
-        capsys,
     )
     assert code == 0, err
     assert "numerics: end vs start: " in err

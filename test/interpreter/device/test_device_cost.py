@@ -22,8 +22,8 @@ def target(request):
 
 def test_hardware_pools():
     a, b = Hardware.of("ascend910"), Hardware.of("ascend910b")
-    assert a.pools["aicore"] == 32 and "aic" not in a.pools and not a.separated
-    assert b.pools["aic"] == 24 and b.pools["aiv"] == 48 and b.separated and b.vec_per_block == 2
+    assert a.pools["aicore"] == 32 and "aic" not in a.pools and not a.spec.cores.separated_cube_vector
+    assert b.pools["aic"] == 24 and b.pools["aiv"] == 48 and b.spec.cores.separated_cube_vector and b.vec_per_block == 2
     assert a.need("cube+vector") == {"aicore": 1}
     assert b.need("cube+vector") == {"aic": 1, "aiv": 2}
     assert b.need("vector") == {"aiv": 1} and b.need("cube") == {"aic": 1}
@@ -34,11 +34,11 @@ def test_cube_dtype_rates(target):
     f16 = task_time(conv_work(engine="cube", dtype="f16"), target, 32).cube_s
     f32 = task_time(conv_work(engine="cube", dtype="f32"), target, 32).cube_s
     i8 = task_time(conv_work(engine="cube", dtype="i8"), target, 32).cube_s
-    assert f32 == pytest.approx(f16 / hw.fp32_ratio)
+    assert f32 == pytest.approx(f16 / hw.spec.cube.fp32_ratio)
     assert i8 == pytest.approx(f16 / 2)
     # one block: MACs / (16*16*16 per cycle) / clock
     w = conv_work(engine="cube", block_dim=1)
-    assert task_time(w, target, 1).cube_s == pytest.approx(w.cube_macs / 4096 / hw.clock)
+    assert task_time(w, target, 1).cube_s == pytest.approx(w.cube_macs / 4096 / hw.spec.cores.clock_hz)
 
 
 def test_vector_rates(target):
@@ -47,8 +47,8 @@ def test_vector_rates(target):
     trans = vector_task("v", 1 << 10, 1 << 10, transcendental=1 << 20)
     f32 = vector_task("v", 1 << 10, 1 << 10, elems=1 << 20, dtype="f32")
     t0 = task_time(plain, target, 1).vector_s
-    assert t0 == pytest.approx((1 << 20) / 128 / hw.clock)
-    assert task_time(trans, target, 1).vector_s == pytest.approx(t0 * hw.transcendental_cost)
+    assert t0 == pytest.approx((1 << 20) / 128 / hw.spec.cores.clock_hz)
+    assert task_time(trans, target, 1).vector_s == pytest.approx(t0 * hw.spec.vector.transcendental_cost)
     assert task_time(f32, target, 1).vector_s == pytest.approx(2 * t0)
 
 
@@ -60,7 +60,7 @@ def test_double_buffering_balanced_task_takes_max_not_sum():
     stage = 1e-3
     in_b = int(stage * hw.ddr_rate)
     out_b = int(stage * hw.store_rate)
-    elems = int(stage * hw.fp16_lanes * hw.clock)
+    elems = int(stage * hw.spec.vector.fp16_lanes * hw.spec.cores.clock_hz)
     ph = task_time(vector_task("balanced", in_b, out_b, elems=elems), t, 1)
     assert ph.mte2_s == pytest.approx(stage, rel=1e-6)
     assert ph.mte3_s == pytest.approx(stage, rel=1e-6)
@@ -94,7 +94,7 @@ def test_hbm_share_slows_a_memory_bound_task(target):
     w = vector_task("v", 64 << 20, 64 << 20, block_dim=24)
     full, half = task_time(w, target, 24, 1.0), task_time(w, target, 24, 0.5)
     assert half.total_s > full.total_s
-    assert half.body_s >= (128 << 20) / (0.5 * Hardware.of(target).hbm_bw) * (1 - 1e-9)
+    assert half.body_s >= (128 << 20) / (0.5 * Hardware.of(target).spec.hbm.bandwidth) * (1 - 1e-9)
 
 
 def test_waves_and_block_cap(target):
@@ -119,7 +119,7 @@ def test_910b_cube_to_vector_goes_through_l2():
     wa, wb = conv_work(n=8, block_dim=32, engine="cube"), conv_work(n=8, block_dim=24, engine="cube")
     assert task_bound(wa, a) / task_bound(wb, b) == pytest.approx(24 * 1.85 / 32, rel=0.02)
     # and a fused block's epilogue runs on two AIVs
-    assert pb.vector_s == pytest.approx(w.vector_elems / 24 / 128 / hb.clock / 2)
+    assert pb.vector_s == pytest.approx(w.vector_elems / 24 / 128 / hb.spec.cores.clock_hz / 2)
 
 
 def test_inconsistent_records_are_refused():

@@ -29,7 +29,7 @@ def check_schedule(tasks: list[SimTask], res, hw: Hardware) -> None:
         assert r.duration >= r.bound_s * (1 - REL), r.name
     assert res.latency >= res.bound.value * (1 - REL)
     assert res.hbm_bytes >= res.bound.hbm_bytes
-    assert res.hbm_bytes <= res.latency * hw.hbm_bw * (1 + 1e-6)
+    assert res.hbm_bytes <= res.latency * hw.spec.hbm.bandwidth * (1 + 1e-6)
     # stream order: a stream's task starts after its predecessor and that task's records
     by_stream = defaultdict(list)
     for r in res.tasks:
@@ -46,7 +46,7 @@ def check_schedule(tasks: list[SimTask], res, hw: Hardware) -> None:
             src = res.tasks[w.source]
             assert w.source < r.index and w.event in tasks[w.source].records
             assert dict(src.records)[w.event] == w.recorded
-            assert src.end <= w.recorded <= w.done - hw.wait_s + tol <= r.start
+            assert src.end <= w.recorded <= w.done - hw.spec.events.wait_s + tol <= r.start
     # cores: never more blocks at once than a pool holds, never one core twice at once
     for pool, size in res.pools.items():
         spans = [(s, e, c) for r in res.tasks for s, e, _, cores in r.groups for c in cores.get(pool, ())]
@@ -127,7 +127,9 @@ def test_stream_order_and_cross_stream_event():
     ra, rb, rc = res.tasks
     assert ra.start == rb.start  # two streams start together
     hw = Hardware.of(t)
-    assert rc.start == pytest.approx(ra.end + hw.record_s + hw.wait_s)  # c waited for a's record
+    assert rc.start == pytest.approx(
+        ra.end + hw.spec.events.record_s + hw.spec.events.wait_s
+    )  # c waited for a's record
 
 
 def test_a_consumer_starting_before_its_producer_ended_is_a_schedule_error():
@@ -169,7 +171,7 @@ def test_hbm_sharing_two_memory_bound_tasks():
     assert 1.3 * alone.duration < span < 2 * alone.duration
     # the pair is HBM-bound: its bytes at full bandwidth
     hw = Hardware.of(t)
-    assert span >= 4 * (64 << 20) / hw.hbm_bw
+    assert span >= 4 * (64 << 20) / hw.spec.hbm.bandwidth
     assert both.hbm_util > 0.5
 
 
@@ -221,13 +223,13 @@ def test_per_op_launch_vs_graph_sink():
     sink = run(chain(works), t, "graph")
     sub = run([SimTask(w, 0, i // 4) for i, w in enumerate(works)], t, "subgraph")
     assert (op.launches, sink.launches, sub.launches) == (10, 1, 3)
-    assert op.latency >= 10 * hw.launch_s
-    assert op.bound.launch_s == 10 * hw.launch_s and sink.bound.launch_s == hw.launch_s
-    assert [r.launch_time for r in op.tasks] == pytest.approx([(i + 1) * hw.launch_s for i in range(10)])
+    assert op.latency >= 10 * hw.spec.host.launch_s
+    assert op.bound.launch_s == 10 * hw.spec.host.launch_s and sink.bound.launch_s == hw.spec.host.launch_s
+    assert [r.launch_time for r in op.tasks] == pytest.approx([(i + 1) * hw.spec.host.launch_s for i in range(10)])
     busy = sum(r.duration for r in sink.tasks)
-    assert sink.latency == pytest.approx(hw.launch_s + busy)
-    assert op.latency - sink.latency > 5 * hw.launch_s  # small tasks: per-op is launch-bound
-    assert sink.latency <= sub.latency < op.latency and sub.latency >= 3 * hw.launch_s
+    assert sink.latency == pytest.approx(hw.spec.host.launch_s + busy)
+    assert op.latency - sink.latency > 5 * hw.spec.host.launch_s  # small tasks: per-op is launch-bound
+    assert sink.latency <= sub.latency < op.latency and sub.latency >= 3 * hw.spec.host.launch_s
 
 
 def test_910_vs_910b_cube_and_vector_overlap():
