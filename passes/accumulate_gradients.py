@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe
-from ge.ge_dialects.ge.grad import GradBuilder
+from ge.ge_dialects.ge.grad import GradBuilder, value_shape
 from ge.ge_dialects.ge.types import shape_of
 from ge.interpreter.runner import output_names
 from ge.passes.autodiff import GradientRequest, add_outputs, build_backward
@@ -73,10 +73,10 @@ class AccumulateGradientsPass(ModulePass):
 
 
 def _batch_size(fn: func.FuncOp) -> int:
-    inputs = [a for a in fn.body.block.args if isinstance(a.type, TensorType) and a.type.get_shape()]
+    inputs = [a.type for a in fn.body.block.args if isinstance(a.type, TensorType) and a.type.get_shape()]
     if not inputs:
         raise _error("the graph has no input with a batch dimension")
-    batch = shape_of(inputs[0].type)[0]
+    batch = shape_of(inputs[0])[0]
     if batch is None:
         raise _error("the batch dimension of the first input is dynamic; micro-batches need a static one")
     return batch
@@ -105,7 +105,7 @@ class _Unroller:
         grads: dict[str, SSAValue] = {}
         for step in range(self.k):
             self.g.name = f"/micro_batch.{step}"
-            mapping = {arg: self._slice(arg, step * micro, micro) for arg in self.block.args}
+            mapping: dict[SSAValue, SSAValue] = {arg: self._slice(arg, step * micro, micro) for arg in self.block.args}
             forward = [self._rebuild(op, mapping) for op in self.body if not isinstance(op, ge.ConstantOp)]
             loss = mapping[request.loss_value]
             step_grads = build_backward(forward, self.ret, loss, request.selected(), PASS)
@@ -158,7 +158,7 @@ class _Unroller:
         return new
 
     def _concat(self, name: str, parts: list[SSAValue]) -> SSAValue:
-        shape = shape_of(parts[0].type)
+        shape = value_shape(parts[0])
         if not shape or shape[0] != self.batch // self.k:
             raise _error(f"output '{name}' has no batch dimension to join the micro-batches on ({parts[0].type})")
         return self.g.value(ge.ConcatOp, {"inputs": parts}, {"axis": 0})

@@ -23,6 +23,7 @@ as PyTorch's AdamW); sgd and momentum take none.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -167,7 +168,13 @@ class ApplyOptimizerPass(ModulePass):
                 "weight_decay": self.weight_decay,
                 "decoupled": int(self.kind == "adamw"),
             }
-            operands = {"var": var, "m": slots[0], "v": slots[1], "step": counter, "grad": g.value}
+            operands: dict[str, SSAValue | Sequence[SSAValue] | None] = {
+                "var": var,
+                "m": slots[0],
+                "v": slots[1],
+                "step": counter,
+                "grad": g.value,
+            }
             update = ge.ApplyAdamOp.create(operands, props, name=name)
         Rewriter.insert_op(update, InsertPoint.before(ret))
         keys = [g.key, *(f"{g.key}.{s}" for s in SLOTS[self.kind])]
@@ -261,7 +268,9 @@ def _variables_for(block: Block, key: str) -> SSAValue:
 
 def _slot(block: Block, ret: func.ReturnOp, weights: ModuleWeights, key: str, t: TensorType) -> SSAValue:
     """A new variable `key` of type `t`, zero in the sidecar."""
-    stored = weights.add(key, np.zeros(storage_shape(t), dtype=numpy_dtype(t.element_type)))
+    shape = storage_shape(t)
+    assert None not in shape  # a variable's shape is static (its verifier)
+    stored = weights.add(key, np.zeros(tuple(d or 0 for d in shape), dtype=numpy_dtype(t.element_type)))
     assert stored == key  # _refuse_existing_state made sure the key is free
     var = ge.VariableOp.of(key, t)
     var.location = name_loc(key)

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe, location_name
-from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.types import is_float, numpy_dtype, shape_of
 from ge.interpreter.runner import InputError, main_function, output_names
 from ge.passes.pipeline import require_graph_level
@@ -184,7 +184,7 @@ def build_backward(
         g.name = SEED_NAME
         loss_type = loss.type
         assert isinstance(loss_type, TensorType)
-        cotangent[loss] = g.const(np.ones(shape_of(loss_type), numpy_dtype(loss_type.element_type)))
+        cotangent[loss] = g.const(np.ones(static_shape(loss), numpy_dtype(loss_type.element_type)))
     for op in reversed(forward):
         cts = [cotangent.get(r) if r in needed else None for r in op.results]
         if all(c is None for c in cts) or not op.operands:  # the weights themselves end the walk

@@ -116,7 +116,7 @@ def split_at_seed(fn: func.FuncOp) -> tuple[list[Operation], list[Operation]]:
 
 def stashed_values(forward: list[Operation], backward: list[Operation]) -> list[SSAValue]:
     """The forward values the backward reads, in forward order."""
-    position = {r: i for i, o in enumerate(forward) for r in o.results}
+    position: dict[SSAValue, int] = {r: i for i, o in enumerate(forward) for r in o.results}
     read = {v for o in backward for v in o.operands if v in position}
     return sorted(read, key=lambda v: position[v])
 
