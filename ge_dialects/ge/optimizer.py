@@ -8,9 +8,10 @@
       %w = ge.variable "fc1.weight" : tensor<4x5xf32>
 
 - `ge.apply_gradient_descent`, `ge.apply_momentum`, `ge.apply_adam`, `ge.apply_adagrad` (GE's
-  ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyAdagrad / ApplyAdagradV2) compute the new state values from the current ones and a gradient.
-  They are pure: the write back into the variables (GE's Assign) is the step's outputs marked
-  `ge.state = "<key>"` (passes/apply_optimizer.py). Hyper-parameters are float properties.
+  ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyAdagrad / ApplyAdagradV2) compute the new
+  state values from the current ones and a gradient. They are pure: the write back into the
+  variables (GE's Assign) is the step's outputs marked `ge.state = "<key>"` (passes/apply_optimizer.py).
+  Hyper-parameters are float properties.
 """
 
 from __future__ import annotations
