@@ -20,7 +20,7 @@ R and T must be constants (initializers or Constant nodes): the ge ops take the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 TRAINING_DOMAIN = "ai.onnx.preview.training"
 TRAINING_OPSET = 1
 
+Operands = dict[str, SSAValue | Sequence[SSAValue] | None]
+
 
 @dataclass
 class _Node:
@@ -55,7 +57,7 @@ class _Node:
     def fail(self, reason: str) -> OnnxImportError:
         return OnnxImportError(f"node '{self.name}': {TRAINING_DOMAIN} {self.op_type}: {reason}")
 
-    def emit(self, op_cls: type[ge.GeOp], operands: dict[str, SSAValue], props: dict[str, Any] | None = None):
+    def emit(self, op_cls: type[ge.GeOp], operands: Operands, props: dict[str, Any] | None = None):
         try:
             op = op_cls.create(operands, props or {}, name=self.name)
         except VerifyException as e:
@@ -104,7 +106,7 @@ def _adam(node: _Node, x: SSAValue, g: SSAValue, v: SSAValue, h: SSAValue) -> li
         "decoupled": 0,
     }
     step_value = node.importer.constant(np.asarray(step, dtype=np.float32), f"{node.name}/step")
-    operands = {"var": x, "m": v, "v": h, "step": step_value, "grad": g}
+    operands: Operands = {"var": x, "m": v, "v": h, "step": step_value, "grad": g}
     x_new, v_new, h_new = node.emit(ge.ApplyAdamOp, operands, props).results
     post = node.attrs["norm_coefficient_post"]
     if post != 0:
@@ -115,7 +117,7 @@ def _adam(node: _Node, x: SSAValue, g: SSAValue, v: SSAValue, h: SSAValue) -> li
 def _adagrad(node: _Node, x: SSAValue, g: SSAValue, h: SSAValue) -> list[SSAValue]:
     lr = node.rate / (1 + node.count * node.attrs["decay_factor"])
     props = {"lr": lr, "epsilon": node.attrs["epsilon"]}
-    operands = {"var": x, "accum": h, "grad": node.regularized(x, g)}
+    operands: Operands = {"var": x, "accum": h, "grad": node.regularized(x, g)}
     return list(node.emit(ge.ApplyAdagradOp, operands, props).results)
 
 
