@@ -37,6 +37,7 @@ from ge.frontend.onnx_ops import (
     adapt_node,
     ge_op_for,
 )
+from ge.frontend.onnx_training import TRAINING_DOMAIN, TRAINING_OPSET, import_training_node
 from ge.frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
 from ge.frontend.validate import (
     MAX_TENSOR_BYTES,
@@ -147,6 +148,8 @@ class _Importer:
     values: dict[str, SSAValue] = field(default_factory=dict)
     interpreter: Interpreter = field(default_factory=folding_interpreter)
     """Evaluates the nodes whose inputs are all constants (`try_fold`)."""
+    training_opset: int | None = None
+    """The version of ai.onnx.preview.training the model imports (its update ops), if any."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
         parameter = self.training and array.dtype.kind == "f" and array.ndim >= 1
@@ -227,6 +230,14 @@ class _Importer:
     def node(self, node: onnx.NodeProto, index: int) -> None:
         name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
         where = f"node '{name}' ({node.op_type}, opset {self.opset})"
+        if node.domain == TRAINING_DOMAIN:
+            if self.training_opset != TRAINING_OPSET:
+                raise OnnxImportError(
+                    f"node '{name}': {TRAINING_DOMAIN} {node.op_type} needs the model to import "
+                    f"{TRAINING_DOMAIN} version {TRAINING_OPSET}, it imports {self.training_opset}"
+                )
+            import_training_node(self, node, name)
+            return
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(f"{where}: operators of domain '{node.domain}' are not supported")
         if node.op_type == "Constant":
@@ -392,6 +403,7 @@ def import_model(
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)
+    importer.training_opset = next((o.version for o in model.opset_import if o.domain == TRAINING_DOMAIN), None)
     module = importer.run(model.graph)
     try:
         module.verify()

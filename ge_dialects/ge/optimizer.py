@@ -7,10 +7,11 @@
 
       %w = ge.variable "fc1.weight" : tensor<4x5xf32>
 
-- `ge.apply_gradient_descent`, `ge.apply_momentum`, `ge.apply_adam` (GE's ApplyGradientDescent,
-  ApplyMomentum, ApplyAdam) compute the new state values from the current ones and a gradient.
-  They are pure: the write back into the variables (GE's Assign) is the step's outputs marked
-  `ge.state = "<key>"` (passes/apply_optimizer.py). Hyper-parameters are float properties.
+- `ge.apply_gradient_descent`, `ge.apply_momentum`, `ge.apply_adam`, `ge.apply_adagrad` (GE's
+  ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyAdagrad / ApplyAdagradV2) compute the new
+  state values from the current ones and a gradient. They are pure: the write back into the
+  variables (GE's Assign) is the step's outputs marked `ge.state = "<key>"` (passes/apply_optimizer.py).
+  Hyper-parameters are float properties.
 """
 
 from __future__ import annotations
@@ -204,6 +205,40 @@ class ApplyAdamOp(GeOp):
         return [t, t, t]
 
 
-OPTIMIZER_OPS: list[type[GeOp]] = [VariableOp, ApplyGradientDescentOp, ApplyMomentumOp, ApplyAdamOp]
+@irdl_op_definition
+class ApplyAdagradOp(GeOp):
+    """GE's ApplyAdagrad (ApplyAdagradV2 when epsilon > 0): accum' = accum + grad^2 (accum' = accum
+    with update_slots = 0), var' = var - lr * grad / (sqrt(accum') + epsilon). ONNX's Adagrad
+    (ai.onnx.preview.training) imports onto it: its decayed rate R / (1 + T decay) is `lr`."""
 
-__all__ = ["VariableOp", "ApplyGradientDescentOp", "ApplyMomentumOp", "ApplyAdamOp", "OPTIMIZER_OPS"]
+    name = "ge.apply_adagrad"
+    var = operand_def(TensorType)
+    accum = operand_def(TensorType)
+    grad = operand_def(TensorType)
+    var_out = result_def(TensorType)
+    accum_out = result_def(TensorType)
+    lr = opt_prop_def(FloatProp)
+    epsilon = opt_prop_def(FloatProp)
+    update_slots = opt_prop_def(IntProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
+    DEFAULTS: ClassVar = {"lr": 0.01, "epsilon": 0.0, "update_slots": 1}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        t = _same_types(a, "var", "accum", "grad")
+        _check_range(a, "lr", 0.0)
+        _check_range(a, "epsilon", 0.0)
+        _check_flag(a, "update_slots")
+        return [t, t]
+
+
+OPTIMIZER_OPS: list[type[GeOp]] = [VariableOp, ApplyGradientDescentOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp]
+
+__all__ = [
+    "VariableOp",
+    "ApplyGradientDescentOp",
+    "ApplyMomentumOp",
+    "ApplyAdamOp",
+    "ApplyAdagradOp",
+    "OPTIMIZER_OPS",
+]

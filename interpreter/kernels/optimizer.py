@@ -79,6 +79,15 @@ def apply_adam(op: ge.ApplyAdamOp, ins: dict[str, Any]) -> tuple[np.ndarray, np.
     return var_out.astype(dtype), m_out.astype(dtype), v_out.astype(dtype)
 
 
+def apply_adagrad(op: ge.ApplyAdagradOp, ins: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    var, accum, grad = ins["var"], ins["accum"], ins["grad"]
+    dtype = var.dtype
+    lr, eps = _hyper(op, "lr", dtype), _hyper(op, "epsilon", dtype)
+    accum_out = accum + grad * grad if op.p("update_slots") else accum
+    var_out = var - lr * grad / (np.sqrt(accum_out) + eps)
+    return var_out.astype(dtype), accum_out.astype(dtype)
+
+
 @register_impls
 class OptimizerFunctions(InterpreterFunctions):
     """The interpreter implementations of the training-state ops. `ge.variable` reads `self.weights`,
@@ -93,3 +102,4 @@ class OptimizerFunctions(InterpreterFunctions):
     run_apply_gradient_descent = impl(ge.ApplyGradientDescentOp)(kernel_impl(apply_gradient_descent))
     run_apply_momentum = impl(ge.ApplyMomentumOp)(kernel_impl(apply_momentum))
     run_apply_adam = impl(ge.ApplyAdamOp)(kernel_impl(apply_adam))
+    run_apply_adagrad = impl(ge.ApplyAdagradOp)(kernel_impl(apply_adagrad))

@@ -109,6 +109,7 @@ def test_known_traits():
         "ge.softmax_cross_entropy_loss",
         "ge.softmax_cross_entropy_loss_grad",
         "ge.apply_adam",
+        "ge.apply_adagrad",
     }
     assert having(Reduction) == {
         "ge.softmax",
