@@ -1,0 +1,218 @@
+"""`checkpoint{policy=budget budget_mib=N}`: the MILP's choice is optimal for its model (brute force on
+small graphs), its model matches the rewritten graph, the peak fits the budget, gradients are
+bit-equal to policy=none's, it beats sqrt, times out into the heuristic with a remark; its errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from test_checkpoint import _op_count, _planned_peak, _step
+from training_models import cnn, deep_mlp, mlp
+from xdsl.context import Context
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge.interpreter.runner import main_function, run
+from ge.passes import remarks
+from ge.passes.checkpoint import RECOMPUTE_ATTR, CheckpointPass, always_kept, split_at_seed, stashed_values
+from ge.passes.checkpoint_budget import (
+    MIB,
+    Problem,
+    _Program,
+    build_problem,
+    evaluate,
+    op_work,
+    solve_budget,
+    solve_min_peak,
+    value_bytes,
+    vector_weight,
+)
+
+
+def _problem(module) -> Problem:
+    fn = main_function(module)
+    forward, backward = split_at_seed(fn)
+    always = always_kept(fn, forward)
+    stash = [v for v in stashed_values(forward, backward) if v not in always]
+    return build_problem(forward, backward, always, stash)
+
+
+def _full_peak(p: Problem) -> float:
+    return evaluate(p, [True] * len(p.stash)).peak_bytes
+
+
+def _sqrt_plan(p: Problem):
+    step = int(np.ceil(np.sqrt(len(p.stash))))
+    return evaluate(p, [(i + 1) % step == 0 for i in range(len(p.stash))])
+
+
+def _measured(module, problem: Problem, backward: set) -> tuple[float, float]:
+    """(peak bytes, recomputed work) of the REWRITTEN graph: kept stashed values from the forward to their
+    last backward reader, copies the backward reads from their definition to their last use, summed at each
+    backward op (`backward`: the original backward ops); the work of every op marked ge.recompute.
+    Independent of the model's simulation."""
+    ops = list(main_function(module).body.block.ops)
+    pos = {o: i for i, o in enumerate(ops)}
+    is_copy = {o: RECOMPUTE_ATTR in o.attributes for o in ops}
+    spans = []
+    for v in problem.stash:
+        readers = [pos[u.operation] for u in v.uses if u.operation in backward]
+        if readers:
+            spans.append((-1, max(readers), v))
+    for o in ops:
+        if is_copy[o]:
+            for r in o.results:
+                users = [u.operation for u in r.uses]
+                if any(not is_copy[u] for u in users):
+                    spans.append((pos[o], max(pos[u] for u in users), r))
+    peak = 0.0
+    for b in sorted(pos[o] for o in backward):
+        peak = max(peak, sum(value_bytes(v) for s, e, v in spans if s < b <= e))
+    work = sum(op_work(o, vector_weight()) for o in ops if is_copy[o])
+    return peak, work
+
+
+def _backward_set(module):
+    return set(split_at_seed(main_function(module))[1])
+
+
+@pytest.mark.parametrize(
+    ("build", "kwargs"), [(deep_mlp, {"depth": 6}), (deep_mlp, {"depth": 8, "batch": 8}), (cnn, {}), (mlp, {})]
+)
+def test_milp_optimum_equals_brute_force(build, kwargs):
+    """Every kept set of the stash enumerated; for each distinct peak as the budget, the MILP's work is the
+    least work of any set that fits, and its own peak fits."""
+    module, _ = _step(build, **kwargs)
+    p = _problem(module)
+    plans = [evaluate(p, keep) for keep in itertools.product([False, True], repeat=len(p.stash))]
+    assert 2 <= len(p.stash) <= 10
+    for budget in sorted({plan.peak_bytes for plan in plans}):
+        best = min(plan.work for plan in plans if plan.peak_bytes <= budget)
+        outcome = solve_budget(p, budget, time_limit=10)
+        assert outcome.exact and outcome.plan is not None
+        assert outcome.plan.peak_bytes <= budget
+        assert outcome.plan.work == pytest.approx(best, rel=1e-9, abs=1e-6)
+    smallest = min(plan.peak_bytes for plan in plans)
+    assert solve_min_peak(p, _Program(p), 10) == smallest
+    below = solve_budget(p, smallest - 1, time_limit=10)
+    assert below.plan is None and below.smallest_peak_bytes == smallest
+
+
+def _budget_step(build, fraction: float, **kwargs):
+    module, inputs = _step(build, **kwargs)
+    p = _problem(module)
+    budget = fraction * _full_peak(p)
+    return module, inputs, p, budget
+
+
+@pytest.mark.parametrize(("build", "fraction"), [(deep_mlp, 0.5), (deep_mlp, 0.75), (cnn, 0.8)])
+def test_budget_changes_no_gradient_and_its_model_matches_the_rewritten_graph(build, fraction):
+    kwargs = {"dtype": np.float32} if build is cnn else {}
+    module, inputs, p, budget = _budget_step(build, fraction, **kwargs)
+    plan = solve_budget(p, budget, 10).plan
+    assert plan is not None
+    before = run(module, inputs)
+    backward = _backward_set(module)
+    CheckpointPass(policy="budget", budget_mib=budget / MIB).apply(Context(), module)
+    module.verify()
+    after = run(module, inputs)
+    for name, want in before.items():
+        np.testing.assert_array_equal(after[name], want, err_msg=name)
+    peak, work = _measured(module, p, backward)
+    assert peak == plan.peak_bytes <= budget
+    assert work == pytest.approx(plan.work)
+    assert _op_count(module) > len(p.ops)  # something was recomputed
+
+
+def test_budget_recomputes_no_more_than_sqrt_at_no_higher_peak():
+    module, _, p, _ = _budget_step(deep_mlp, 1.0, depth=16)
+    sqrt = _sqrt_plan(p)
+    plan = solve_budget(p, sqrt.peak_bytes, 10).plan
+    assert plan is not None
+    assert plan.peak_bytes <= sqrt.peak_bytes and plan.work <= sqrt.work
+    sqrt_module, _ = _step(deep_mlp, depth=16)
+    sqrt_problem, sqrt_backward, backward = _problem(sqrt_module), _backward_set(sqrt_module), _backward_set(module)
+    CheckpointPass(policy="sqrt").apply(Context(), sqrt_module)
+    CheckpointPass(policy="budget", budget_mib=sqrt.peak_bytes / MIB).apply(Context(), module)
+    sqrt_peak, sqrt_work = _measured(sqrt_module, sqrt_problem, sqrt_backward)
+    peak, work = _measured(module, p, backward)
+    assert (sqrt_peak, sqrt_work) == (sqrt.peak_bytes, pytest.approx(sqrt.work))
+    assert peak <= sqrt_peak and work <= sqrt_work
+
+
+def _tall(policy: str, budget_mib: float | None = None):
+    """16 layers of width 32 at batch 512 (as test_checkpoint's planned-peak test)."""
+    module, _ = _step(deep_mlp, depth=16, width=32, batch=512)
+    if policy != "none":
+        CheckpointPass(policy=policy, budget_mib=budget_mib).apply(Context(), module)
+    return module
+
+
+def test_budget_lowers_plan_memorys_peak_through_o3():
+    """plan-memory's pool (the whole step: gradients and temporaries too) falls with the budget: at half
+    of none's stashed peak by at least a third of what the model saves, and at sqrt's peak not above sqrt."""
+    module, _ = _step(deep_mlp, depth=16, width=32, batch=512)
+    p = _problem(module)
+    full, sqrt = _full_peak(p), _sqrt_plan(p)
+    none_pool = _planned_peak(_tall("none"))
+    half_pool = _planned_peak(_tall("budget", 0.5 * full / MIB))
+    assert half_pool <= none_pool - (full - 0.5 * full) / 3
+    assert _planned_peak(_tall("budget", sqrt.peak_bytes / MIB)) <= _planned_peak(_tall("sqrt"))
+
+
+def test_the_timeout_falls_back_to_the_heuristic_with_a_remark():
+    module, inputs, p, budget = _budget_step(deep_mlp, 0.5, depth=16)
+    before = run(module, inputs)
+    backward = _backward_set(module)
+    with remarks.collected() as seen:
+        CheckpointPass(policy="budget", budget_mib=budget / MIB, time_limit_s=1e-9).apply(Context(), module)
+    assert any("the MILP found no optimum" in r.reason and r.kind == "note" for r in seen), seen
+    peak, _ = _measured(module, p, backward)
+    assert peak <= budget
+    after = run(module, inputs)
+    for name, want in before.items():
+        np.testing.assert_array_equal(after[name], want, err_msg=name)
+
+
+def test_without_the_memory_rows_the_budget_is_exceeded():
+    """Mutation: drop the memory constraints from the MILP; it keeps everything (no recompute) and the
+    peak is over the budget."""
+    module, _, p, budget = _budget_step(deep_mlp, 0.5)
+    exact = solve_budget(p, budget, 10).plan
+    mutant = solve_budget(p, budget, 10, drop_memory=True).plan
+    assert exact is not None and mutant is not None
+    assert exact.peak_bytes <= budget < mutant.peak_bytes
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"policy": "budget"}, "policy=budget needs budget_mib=N, a positive number of MiB"),
+        ({"policy": "budget", "budget_mib": 0.0}, "policy=budget needs budget_mib=N, a positive number of MiB"),
+        ({"policy": "budget", "budget_mib": -2.0}, "policy=budget needs budget_mib=N, a positive number of MiB"),
+        ({"policy": "sqrt", "budget_mib": 1.0}, "budget_mib=... goes with policy=budget, not policy=sqrt"),
+        ({"policy": "budget", "budget_mib": 1.0, "time_limit_s": 0.0}, "time_limit_s=0 must be positive"),
+    ],
+)
+def test_bad_budget_options_are_one_line_errors(options, message):
+    module, _ = _step(deep_mlp)
+    with pytest.raises(DiagnosticException, match=f"^checkpoint: {message}$"):
+        CheckpointPass(**options).apply(Context(), module)
+
+
+def test_a_budget_below_the_smallest_peak_is_refused_and_nothing_changes():
+    module, _ = _step(deep_mlp)
+    p = _problem(module)
+    smallest = solve_min_peak(p, _Program(p), 10)
+    count = _op_count(module)
+    too_low = 0.9 * smallest / MIB
+    expected = (
+        rf"^checkpoint: budget_mib={too_low:g} is below the smallest peak any checkpointing reaches "
+        rf"\({smallest / MIB:.3f} MiB\)$"
+    )
+    with pytest.raises(DiagnosticException, match=expected):
+        CheckpointPass(policy="budget", budget_mib=too_low).apply(Context(), module)
+    assert _op_count(module) == count
+    CheckpointPass(policy="budget", budget_mib=smallest / MIB).apply(Context(), module)  # exactly at it: fits
+    assert _op_count(module) > count
