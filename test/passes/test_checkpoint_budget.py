@@ -149,16 +149,23 @@ def _tall(policy: str, budget_mib: float | None = None):
     return module
 
 
-def test_budget_lowers_plan_memorys_peak_through_o3():
-    """plan-memory's pool (the whole step: gradients and temporaries too) falls with the budget: at half
-    of none's stashed peak by at least a third of what the model saves, and at sqrt's peak not above sqrt."""
+def test_plan_memorys_peak_follows_the_budget_through_o3():
+    """plan-memory's pool (the whole step after ge-optimize{level=3}: gradients and temporaries too) falls
+    with the budget, and exceeds the model's stashed peak by no more than it does without checkpointing
+    plus two activations (the copies of values the backward does not read, which the model leaves out).
+    16 layers of width 32 at batch 512: 1.25 MB at none, 0.96 / 0.70 / 0.54 MB at 75 / 50 / 30 %."""
     module, _ = _step(deep_mlp, depth=16, width=32, batch=512)
     p = _problem(module)
-    full, sqrt = _full_peak(p), _sqrt_plan(p)
+    full = _full_peak(p)
     none_pool = _planned_peak(_tall("none"))
-    half_pool = _planned_peak(_tall("budget", 0.5 * full / MIB))
-    assert half_pool <= none_pool - (full - 0.5 * full) / 3
-    assert _planned_peak(_tall("budget", sqrt.peak_bytes / MIB)) <= _planned_peak(_tall("sqrt"))
+    pools = []
+    for fraction in (0.75, 0.5, 0.3):
+        plan = solve_budget(p, fraction * full, 10).plan
+        assert plan is not None and plan.peak_bytes <= fraction * full
+        pool = _planned_peak(_tall("budget", fraction * full / MIB))
+        assert pool - plan.peak_bytes <= none_pool - full + 2 * p.nbytes.max()
+        pools.append(pool)
+    assert none_pool > pools[0] > pools[1] > pools[2]
 
 
 def test_the_timeout_falls_back_to_the_heuristic_with_a_remark():
@@ -178,7 +185,7 @@ def test_the_timeout_falls_back_to_the_heuristic_with_a_remark():
 def test_without_the_memory_rows_the_budget_is_exceeded():
     """Mutation: drop the memory constraints from the MILP; it keeps everything (no recompute) and the
     peak is over the budget."""
-    module, _, p, budget = _budget_step(deep_mlp, 0.5)
+    _, _, p, budget = _budget_step(deep_mlp, 0.5)
     exact = solve_budget(p, budget, 10).plan
     mutant = solve_budget(p, budget, 10, drop_memory=True).plan
     assert exact is not None and mutant is not None
