@@ -31,8 +31,8 @@ from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.weights import attach_weights
-from ge.interpreter.stream_executor import memory_figures, simulate_module
 from ge.interpreter.runner import main_function
+from ge.interpreter.stream_executor import memory_figures, simulate_module
 from ge.passes import remarks
 from ge.passes.checkpoint import always_kept, split_at_seed, stashed_values
 from ge.passes.checkpoint_budget import MIB, Problem, build_problem, evaluate
