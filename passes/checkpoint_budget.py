@@ -23,12 +23,14 @@ The model (exactly what `_Recomputer` in checkpoint.py does for a given kept set
 
 The MILP: keep binary; r and alive continuous in [0, 1], with r[o,t] >= 1 - keep[v] (t >= first(v)),
 r[p,t] >= r[q,t] - keep[w] (q reads w, a result of p), alive[v,t] >= r[op(v),t] - keep[v], and per t
-sum bytes(v) * (keep[v] + alive[v,t]) <= budget; minimise sum work(o) * r[o, T_last]. For binary keep,
+sum bytes(v) * (keep[v] + alive[v,t]) <= budget; minimise sum work(o) * r[o, T_last]. A cut
+keep[v] + alive[v,t] >= 1 for first(v) <= t <= last(v) (implied for binary keep) tightens the LP
+relaxation, which fractional keeps otherwise make weak. For binary keep,
 the least r satisfying these lower bounds is the true 0/1 one and any other only costs more, so
 relaxing r and alive keeps the optimum exact (the brute-force test checks it).
 
 The heuristic (on timeout): Chen's every-k-th sets for every k (sqrt's, then the other segment
-sizes) and the least-work one that fits; if none fits, from sqrt's set, toggle the single value
+sizes) and the least-work one that fits; if none fits, from the lowest-peak of them, toggle the single value
 that lowers the peak most, up to `GREEDY_STEPS` times, until it fits.
 """
 
@@ -176,6 +178,8 @@ class _Program:
                 self.rows.append((row, 0.0))
         for (v, j), a in self.alive.items():
             self.rows.append(({a: 1.0, self.r(p.owner[v], j): -1.0, v: 1.0}, 0.0))
+            if p.times[j] >= p.first[v]:  # a cut: in its own backward window, v is held either way
+                self.rows.append(({a: 1.0, v: 1.0}, 1.0))
 
     def memory_rows(self) -> list[dict[int, float]]:
         """Per time, the stashed values alive, in `unit`s (to be bounded above)."""
@@ -230,6 +234,7 @@ class Outcome:
     plan: Plan | None  # None: nothing fits
     exact: bool  # the MILP proved it (else: the heuristic's, after a timeout)
     smallest_peak_bytes: float | None = None  # when nothing fits: the least peak found
+    smallest_proven: bool = True  # that least peak is the MILP's optimum (else the best found in time)
 
 
 def solve_budget(p: Problem, budget_bytes: float, time_limit: float, drop_memory: bool = False) -> Outcome:
@@ -242,20 +247,25 @@ def solve_budget(p: Problem, budget_bytes: float, time_limit: float, drop_memory
         if plan.peak_bytes <= budget_bytes or drop_memory:  # else over by the solver's tolerance only
             return Outcome(plan, exact=True)
     elif res.status == 2:  # infeasible: proven, so say how low the peak can go
-        return Outcome(None, exact=True, smallest_peak_bytes=solve_min_peak(p, prog, time_limit))
+        smallest, proven = solve_min_peak(p, prog, time_limit)
+        return Outcome(None, exact=True, smallest_peak_bytes=smallest, smallest_proven=proven)
     return heuristic(p, budget_bytes)
 
 
-def solve_min_peak(p: Problem, prog: _Program, time_limit: float) -> float:
-    """The least peak any kept set reaches (MILP: minimise P with each time's memory <= P)."""
+def solve_min_peak(p: Problem, prog: _Program, time_limit: float) -> tuple[float, bool]:
+    """The least peak any kept set reaches (MILP: minimise P with each time's memory <= P), and whether
+    it is proven; past the time limit, the better of the solver's incumbent and the heuristic's sets."""
     size = prog.size + 1
     rows = [({**row, prog.size: -1.0}, -np.inf, 0.0) for row in prog.memory_rows()]
     objective = np.zeros(size)
     objective[prog.size] = 1.0
     res = prog.solve(objective, rows, time_limit)
     if res.status == 0:
-        return evaluate(p, prog.keep_of(res.x)).peak_bytes
-    return min(plan.peak_bytes for plan in _segment_plans(p))
+        return evaluate(p, prog.keep_of(res.x)).peak_bytes, True
+    found = [plan.peak_bytes for plan in _segment_plans(p)]
+    if res.x is not None:
+        found.append(evaluate(p, prog.keep_of(res.x)).peak_bytes)
+    return min(found), False
 
 
 def _segment_plans(p: Problem) -> list[Plan]:
@@ -266,12 +276,12 @@ def _segment_plans(p: Problem) -> list[Plan]:
 
 
 def heuristic(p: Problem, budget_bytes: float) -> Outcome:
-    """Every-k-th sets, the least work that fits; else greedy single toggles from sqrt's set."""
+    """Every-k-th sets, the least work that fits; else greedy single toggles from the lowest-peak one."""
     plans = _segment_plans(p)
     fitting = [plan for plan in plans if plan.peak_bytes <= budget_bytes]
     if fitting:
         return Outcome(min(fitting, key=lambda plan: plan.work), exact=False)
-    current = plans[0]
+    current = min(plans, key=lambda plan: (plan.peak_bytes, plan.work))
     for _ in range(GREEDY_STEPS):
         toggles = [evaluate(p, [k != (i == j) for i, k in enumerate(current.keep)]) for j in range(len(p.stash))]
         best = min(toggles, key=lambda plan: (plan.peak_bytes, plan.work))
@@ -280,7 +290,8 @@ def heuristic(p: Problem, budget_bytes: float) -> Outcome:
         current = best
         if current.peak_bytes <= budget_bytes:
             return Outcome(current, exact=False)
-    return Outcome(None, exact=False, smallest_peak_bytes=min(current.peak_bytes, *(q.peak_bytes for q in plans)))
+    least = min(current.peak_bytes, *(q.peak_bytes for q in plans))
+    return Outcome(None, exact=False, smallest_peak_bytes=least, smallest_proven=False)
 
 
 def choose_budget(
@@ -305,7 +316,13 @@ def choose_budget(
     if outcome.plan is None:
         assert outcome.smallest_peak_bytes is not None
         smallest = f"{outcome.smallest_peak_bytes / MIB:.3f}"
+        if outcome.smallest_proven:
+            raise DiagnosticException(
+                f"{PASS}: budget_mib={budget_mib:g} is below the smallest peak any checkpointing reaches "
+                f"({smallest} MiB)"
+            )
         raise DiagnosticException(
-            f"{PASS}: budget_mib={budget_mib:g} is below the smallest peak any checkpointing reaches ({smallest} MiB)"
+            f"{PASS}: budget_mib={budget_mib:g}: no kept set found under it in time_limit_s={time_limit:g} "
+            f"(the least peak found: {smallest} MiB; a longer time limit may find one)"
         )
     return {v for v, k in zip(p.stash, outcome.plan.keep) if k}

@@ -94,9 +94,9 @@ def test_milp_optimum_equals_brute_force(build, kwargs):
         assert outcome.plan.peak_bytes <= budget
         assert outcome.plan.work == pytest.approx(best, rel=1e-9, abs=1e-6)
     smallest = min(plan.peak_bytes for plan in plans)
-    assert solve_min_peak(p, _Program(p), 10) == smallest
+    assert solve_min_peak(p, _Program(p), 10) == (smallest, True)
     below = solve_budget(p, smallest - 1, time_limit=10)
-    assert below.plan is None and below.smallest_peak_bytes == smallest
+    assert below.plan is None and below.smallest_peak_bytes == smallest and below.smallest_proven
 
 
 def _budget_step(build, fraction: float, **kwargs):
@@ -211,7 +211,8 @@ def test_bad_budget_options_are_one_line_errors(options, message):
 def test_a_budget_below_the_smallest_peak_is_refused_and_nothing_changes():
     module, _ = _step(deep_mlp)
     p = _problem(module)
-    smallest = solve_min_peak(p, _Program(p), 10)
+    smallest, proven = solve_min_peak(p, _Program(p), 10)
+    assert proven
     count = _op_count(module)
     too_low = 0.9 * smallest / MIB
     expected = (
@@ -223,3 +224,11 @@ def test_a_budget_below_the_smallest_peak_is_refused_and_nothing_changes():
     assert _op_count(module) == count
     CheckpointPass(policy="budget", budget_mib=smallest / MIB).apply(Context(), module)  # exactly at it: fits
     assert _op_count(module) > count
+
+
+def test_an_unproven_smallest_peak_says_so():
+    """With no time to prove infeasibility, the error names the least peak found, not the smallest."""
+    module, _ = _step(deep_mlp, depth=16)
+    tiny = 1e-6
+    with pytest.raises(DiagnosticException, match=r"^checkpoint: budget_mib=1e-06: no kept set found under it in "):
+        CheckpointPass(policy="budget", budget_mib=tiny, time_limit_s=1e-9).apply(Context(), module)
