@@ -106,7 +106,7 @@ def build_problem(
         (index[o], index[v.owner], stash_index.get(v))
         for o in ops
         for v in o.operands
-        if v.owner in index and v not in always
+        if isinstance(v.owner, Operation) and v.owner in index and v not in always
     ]
     weight = vector_weight()
     first = np.array([min(readers[v]) for v in stash])
