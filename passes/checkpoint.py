@@ -68,9 +68,9 @@ class CheckpointPass(ModulePass):
     policy: str = "layer"
     nodes: str | None = None
     """With policy=nodes: comma-separated node names whose outputs the backward keeps."""
-    budget_mib: float | None = None
+    budget_mib: int | float | None = None
     """With policy=budget: the MiB the stashed activations may peak at."""
-    time_limit_s: float = 10.0
+    time_limit_s: int | float = 10.0
     """With policy=budget: the MILP's time limit; past it, the heuristic decides (and a remark says so)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -28,6 +28,7 @@ from ge.passes.checkpoint_budget import (
     value_bytes,
     vector_weight,
 )
+from ge.passes.pipeline import parse_passes
 
 
 def _problem(module) -> Problem:
@@ -232,3 +233,14 @@ def test_an_unproven_smallest_peak_says_so():
     tiny = 1e-6
     with pytest.raises(DiagnosticException, match=r"^checkpoint: budget_mib=1e-06: no kept set found under it in "):
         CheckpointPass(policy="budget", budget_mib=tiny, time_limit_s=1e-9).apply(Context(), module)
+
+
+@pytest.mark.parametrize("text", ["budget_mib=2 time_limit_s=5", "budget_mib=0.03"])
+def test_the_options_parse_from_pipeline_text(text):
+    """Whole and fractional MiB both parse (xDSL's option parser types `2` as an int)."""
+    (parsed,) = parse_passes(f"checkpoint{{policy=budget {text}}}")
+    assert parsed.policy == "budget" and parsed.budget_mib == float(text.split()[0].split("=")[1])
+    module, inputs = _step(deep_mlp)
+    before = run(module, inputs)
+    parsed.apply(Context(), module)
+    np.testing.assert_array_equal(run(module, inputs)["layers.0.fc.weight_grad"], before["layers.0.fc.weight_grad"])
