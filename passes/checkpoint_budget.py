@@ -157,7 +157,7 @@ class _Program:
         for k, key in enumerate(self.alive):
             self.alive[key] = n + m * nt + k
         self.size = n + m * nt + len(self.alive)
-        self.unit = float(p.nbytes.max())  # memory rows in units of the largest value: coefficients <= 1
+        self.unit = max(float(p.nbytes.max()), 1.0)  # memory rows in units of the largest value: coefficients <= 1
         self.rows: list[tuple[dict[int, float], float]] = []  # (coefficients, lower bound); all rows are >=
         self._recompute_rows()
 
