@@ -1,7 +1,7 @@
 """The checkpointing trade-off: per model and policy, the training step's planned peak memory, the
 work recomputed (as a fraction of one forward), and the modeled step time, in one run.
 
-    python -m bench.checkpoint [--models resnet50_b32,bert_base_b8] [--policies none,layer,sqrt,budget50,budget25]
+    python -m bench.checkpoint [--models resnet50_b32,bert_base_b8] [--policies none,sqrt,budgetsqrt,budget50,...]
                                [--target ascend910b] [--time-limit 10]
 
 The step is `add-loss, autodiff, checkpoint{policy=P}, apply-optimizer{kind=sgd}`, then
@@ -12,13 +12,15 @@ Recomputed work is counted as the device model counts it: Cube MACs, and Vector 
 (transcendental ones included), of the ops checkpoint adds, over those of the forward alone.
 The peak is the whole step's plan (activations, gradients, optimizer temporaries; weights are
 apart, as plan-memory reports them). `budgetP` is policy=budget with budget_mib at P% of none's
-stashed-activation peak (checkpoint_budget.py's model); "stash MiB" is that model's peak for the kept
-set each policy chose, "solver" how the budget was chosen (milp: proven optimal; heuristic: timed out).
+stashed-activation peak (checkpoint_budget.py's model), `budgetsqrt` at sqrt's; "stash MiB" is that
+model's peak for the kept set each policy chose, "solver" how the budget was chosen (milp: proven
+optimal; heuristic: timed out).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 
@@ -71,10 +73,16 @@ def stash_problem(module: ModuleOp) -> tuple[Problem, set]:
 
 
 def checkpoint_options(policy: str, problem: Problem) -> str:
+    """`budgetP`: budget_mib at P% of none's stashed peak; `budgetsqrt`: at sqrt's stashed peak."""
     if not policy.startswith("budget"):
         return f"policy={policy}"
-    full = evaluate(problem, [True] * len(problem.stash)).peak_bytes
-    return f"policy=budget budget_mib={float(policy[len('budget') :]) / 100 * full / MIB:.6f}"
+    n = len(problem.stash)
+    if policy == "budgetsqrt":
+        step = math.ceil(math.sqrt(n))
+        budget = evaluate(problem, [(i + 1) % step == 0 for i in range(n)]).peak_bytes
+    else:
+        budget = float(policy[len("budget") :]) / 100 * evaluate(problem, [True] * n).peak_bytes
+    return f"policy=budget budget_mib={budget / MIB:.6f}"
 
 
 def measure(name: str, policy: str, target_name: str, time_limit: float) -> dict[str, object]:
@@ -129,7 +137,7 @@ def table(rows: list[dict[str, object]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.checkpoint", description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--policies", default="none,layer,sqrt,budget50,budget25")
+    parser.add_argument("--policies", default="none,layer,sqrt,budgetsqrt,budget50,budget25")
     parser.add_argument("--target", default="ascend910b")
     parser.add_argument("--time-limit", type=float, default=10.0, help="policy=budget's MILP time limit (s)")
     args = parser.parse_args()
