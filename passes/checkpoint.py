@@ -1,4 +1,4 @@
-"""`checkpoint{policy=none|layer|sqrt|nodes nodes="a,b"}`: activation checkpointing (recompute).
+"""`checkpoint{policy=none|layer|sqrt|nodes|budget nodes="a,b" budget_mib=N}`: activation checkpointing.
 
 After `autodiff`, the backward graph reads forward values (activations), each alive from its
 forward op to its last backward use; that is where a training step's memory goes. This pass keeps
@@ -16,7 +16,10 @@ Policies (which forward values the backward keeps):
 - `sqrt` (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"): every
   ceil(sqrt(n))-th of the n values the backward reads, in forward order: sqrt(n) segments;
 - `nodes`: exactly the outputs of the named nodes (`nodes="/layer1/layer1.0/relu_2/Relu,..."`;
-  a name matches a node's full name or its last component).
+  a name matches a node's full name or its last component);
+- `budget` (`budget_mib=N`, `time_limit_s=10`): the least recomputed work whose peak of stashed
+  activations fits N MiB, solved exactly as an integer program (checkpoint_budget.py states the model),
+  with a heuristic and a remark when the solver times out.
 Always kept, whatever the policy: graph inputs and outputs, constants, and values of ops that are
 not pure (a training-mode dropout would draw a new mask).
 
@@ -43,13 +46,14 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import location_name
 from ge.interpreter.runner import InputError, main_function
 from ge.passes.autodiff import SEED_NAME
+from ge.passes.checkpoint_budget import choose_budget
 from ge.passes.pipeline import require_graph_level
 
 PASS = "checkpoint"
 RECOMPUTE_ATTR = "ge.recompute"
 """Marks a recomputed copy (as GE marks its recompute nodes): it differs from its original, so cse
 does not merge the two back and undo the checkpointing."""
-POLICIES = ("none", "layer", "sqrt", "nodes")
+POLICIES = ("none", "layer", "sqrt", "nodes", "budget")
 _INDEXED = re.compile(r"\.\d+$")
 
 
@@ -64,6 +68,10 @@ class CheckpointPass(ModulePass):
     policy: str = "layer"
     nodes: str | None = None
     """With policy=nodes: comma-separated node names whose outputs the backward keeps."""
+    budget_mib: int | float | None = None
+    """With policy=budget: the MiB the stashed activations may peak at."""
+    time_limit_s: int | float = 10.0
+    """With policy=budget: the MILP's time limit; past it, the heuristic decides (and a remark says so)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
@@ -71,6 +79,7 @@ class CheckpointPass(ModulePass):
             raise _error(f"unknown policy '{self.policy}'; expected one of {', '.join(POLICIES)}")
         if (self.nodes is not None) != (self.policy == "nodes"):
             raise _error("nodes=... goes with policy=nodes, and policy=nodes needs nodes=...")
+        self._check_budget_options()
         try:
             fn = main_function(op)
         except InputError as e:
@@ -80,8 +89,22 @@ class CheckpointPass(ModulePass):
         stash = [v for v in stashed_values(forward, backward) if v not in always]
         if self.policy == "none" or not stash:
             return
-        kept = always | self._chosen(forward, stash)
-        _Recomputer(forward, kept).rewrite(backward)
+        if self.policy == "budget":
+            assert self.budget_mib is not None
+            chosen = choose_budget(forward, backward, always, stash, self.budget_mib, self.time_limit_s)
+        else:
+            chosen = self._chosen(forward, stash)
+        _Recomputer(forward, always | chosen).rewrite(backward)
+
+    def _check_budget_options(self) -> None:
+        if self.policy != "budget":
+            if self.budget_mib is not None:
+                raise _error(f"budget_mib=... goes with policy=budget, not policy={self.policy}")
+            return
+        if self.budget_mib is None or self.budget_mib <= 0:
+            raise _error("policy=budget needs budget_mib=N, a positive number of MiB")
+        if self.time_limit_s <= 0:
+            raise _error(f"time_limit_s={self.time_limit_s:g} must be positive")
 
     def _chosen(self, forward: list[Operation], stash: list[SSAValue]) -> set[SSAValue]:
         if self.policy == "layer":

@@ -112,7 +112,7 @@ def test_layer_scopes(name, layer):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"policy": "budget"}, "unknown policy 'budget'; expected one of none, layer, sqrt, nodes"),
+        ({"policy": "bogus"}, "unknown policy 'bogus'; expected one of none, layer, sqrt, nodes, budget"),
         ({"policy": "nodes"}, "nodes=... goes with policy=nodes, and policy=nodes needs nodes=..."),
         ({"policy": "sqrt", "nodes": "a"}, "nodes=... goes with policy=nodes, and policy=nodes needs nodes=..."),
         ({"policy": "nodes", "nodes": "/nope/Relu"}, "no forward node is named '/nope/Relu'"),
