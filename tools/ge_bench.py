@@ -1,11 +1,14 @@
 """ge-bench: what the compiler buys on the modeled Ascend targets, and what the launch mode buys.
 
     ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--sensitivity] [--markdown out.md]
+    ge-bench --training [--models "resnet50 b32,bert_large b32"] [--no-max-batch]
 
 Tables: O0 per-op launch against O3 whole-graph sink (the headline); the same speedup split into
 the compiler's share and the launch mode's share (O0 and O3, each per-op and graph-sunk); with
 --sensitivity, the split again with the two assumed constants of the target file (`[host]
 launch_s`, `[overheads] task_device_s`) at half, as given and double; the stream-count sweep.
+With --training, instead: the modeled training step (tools/ge_bench_training.py) of ResNet-50 and
+BERT-Large per target: step time, samples/s, utilization, peak memory and the largest batch.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from ge.tools.ge_bench_measure import (
     split_row,
     stream_sweep,
 )
+from ge.tools.ge_bench_training import DEFAULT_PRECISION, TRAINING_MODELS, training_row
 
 
-def model_list(text: str, option: str) -> list[str]:
+def model_list(text: str, option: str, known=MODELS) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     for n in names:
-        if n not in MODELS:
-            raise UserError(f"{option}: unknown model '{n}' (models: {', '.join(MODELS)})")
+        if n not in known:
+            raise UserError(f"{option}: unknown model '{n}' (models: {', '.join(known)})")
     return names
 
 
@@ -41,10 +45,16 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ge-bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: all)")
+    p.add_argument("--models", help="comma-separated (default: all of the table's)")
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument(
-        "--precision", default="force_fp16", help="precision_mode for both levels (default %(default)s, ATC's default)"
+        "--precision",
+        help=f"precision_mode for both levels (default force_fp16, ATC's default; with --training {DEFAULT_PRECISION})",
+    )
+    p.add_argument(
+        "--training",
+        action="store_true",
+        help="the training-step table (ResNet-50 b32/b256, BERT-Large b32/b96) instead of the inference ones",
     )
     p.add_argument("--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)")
     p.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
@@ -74,9 +84,20 @@ def target_list(text: str) -> list[str]:
     return targets
 
 
+def training_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
+    names = model_list(args.models or ",".join(TRAINING_MODELS), "--models", TRAINING_MODELS)
+    targets = target_list(args.targets)
+    rows = [training_row(n, t, args.precision, not args.no_max_batch) for n in names for t in targets]
+    return [(f"Training step (momentum, {args.precision}, O3, graph sink)", markdown(rows))]
+
+
 def sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The report's tables, each (title, markdown), checking every name before compiling anything."""
-    names = model_list(args.models, "--models")
+    if args.training:
+        args.precision = args.precision or DEFAULT_PRECISION
+        return training_sections(args)
+    args.precision = args.precision or "force_fp16"
+    names = model_list(args.models or ",".join(MODELS), "--models")
     sweep_names = model_list(args.sweep, "--sweep")
     sensitivity_names = model_list(args.sensitivity_models, "--sensitivity-models") if args.sensitivity else []
     targets = target_list(args.targets)

@@ -87,29 +87,37 @@ def device_bytes(module: ModuleOp) -> int:
     return sum(v.value.data for v in figures if isinstance(v, IntegerAttr))
 
 
-def fits(builder: Builder, batch: int, level: int, precision: str, target: str, hbm: int) -> int | None:
+Compile = Callable[[int], ModuleOp]
+"""The model at a batch size, compiled to streams (the largest-batch search probes with it)."""
+
+
+def fits(compile_at: Compile, batch: int, hbm: int) -> int | None:
     """Device bytes the model needs at `batch`, or None when plan-memory refuses it. The probe is
     compile-only (no tensor is created), so a tensor may be as large as the device's memory: the
     host's tensor-size limit would otherwise stop the search below the device's edge."""
     try:
         with tensor_byte_limit(max(hbm, max_tensor_bytes())):
-            return device_bytes(build(builder(batch), level, precision, target, "graph").module)
+            return device_bytes(compile_at(batch))
     except (DiagnosticException, OnnxImportError):  # plan-memory's refusal; a tensor larger than the HBM
         return None
 
 
-def largest_batch(builder: Builder, level: int, precision: str, target: str) -> int:
+def inference_at(builder: Builder, level: int, precision: str, target: str) -> Compile:
+    return lambda batch: build(builder(batch), level, precision, target, "graph").module
+
+
+def largest_batch(compile_at: Compile, target: str) -> int:
     """Memory is nearly affine in the batch: extrapolate from batches 1 and 2, then find the edge
     by galloping and bisection around the guess (each probe is a compile)."""
     hbm = load_target(target).hbm.bytes
-    one, two = fits(builder, 1, level, precision, target, hbm), fits(builder, 2, level, precision, target, hbm)
+    one, two = fits(compile_at, 1, hbm), fits(compile_at, 2, hbm)
     if one is None:
         return 0
     per = max(1, (two or hbm) - one)
     guess = max(1, (hbm - (one - per)) // per)
 
     def ok(batch: int) -> bool:
-        return batch <= 1 or fits(builder, batch, level, precision, target, hbm) is not None
+        return batch <= 1 or fits(compile_at, batch, hbm) is not None
 
     step = 1
     if ok(guess):
@@ -155,7 +163,7 @@ def row(name: str, target: str, precision: str, with_max_batch: bool) -> tuple[d
         "compile s O0/O3": f"{o0.seconds:.2f}/{o3.seconds:.2f}",
     }
     if with_max_batch:
-        out["max batch O3"] = str(largest_batch(builder, 3, precision, target))
+        out["max batch O3"] = str(largest_batch(inference_at(builder, 3, precision, target), target))
     return out, compiled
 
 

@@ -4,7 +4,9 @@ sensitivity to the two assumed constants of the target file."""
 import math
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 from onnx import TensorProto
 
@@ -12,6 +14,7 @@ from ge.frontend.models import GraphBuilder
 from ge.target import load_target
 from ge.tools import ge_bench as cli
 from ge.tools import ge_bench_measure as ge_bench
+from ge.tools import ge_bench_training as training
 from ge.tools.ge_bench_measure import ASSUMED, Compiled, compile_both, sensitivity_rows, split_row, with_constants
 
 
@@ -164,5 +167,47 @@ def test_largest_batch_probe_is_bounded_by_the_device_not_the_host_limit():
     """The max-batch search compiles only: batch 2 (8 GiB) fits the 910B's HBM and must not stop at
     the 4 GiB host limit (it ended ge-bench with an internal OnnxImportError)."""
     hbm = load_target("ascend910b").hbm.bytes
-    assert ge_bench.fits(wide_relu, 2, 0, "force_fp32", "ascend910b", hbm) is not None
-    assert ge_bench.fits(wide_relu, 64, 0, "force_fp32", "ascend910b", hbm) is None  # 256 GiB: plan-memory refuses
+    compile_at = ge_bench.inference_at(wide_relu, 0, "force_fp32", "ascend910b")
+    assert ge_bench.fits(compile_at, 2, hbm) is not None
+    assert ge_bench.fits(compile_at, 64, hbm) is None  # 256 GiB: plan-memory refuses
+
+
+def _tiny_cnn(batch: int):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "passes"))
+    from training_models import cnn
+
+    model, _ = cnn(np.random.default_rng(0), dtype=np.float32, batch=1, mse=False)
+    for value in [*model.graph.input, *model.graph.output]:  # the batch without making its inputs
+        value.type.tensor_type.shape.dim[0].dim_value = batch
+    return model
+
+
+def test_training_step_row_reports_the_modeled_step():
+    """--training's row on a small CNN (BN in training mode): a momentum step at O3 in
+    allow_mix_precision, with the samples/s the step time implies and a plan near its bound."""
+    built = training.training_build(_tiny_cnn(8), "add-loss{output=y}", training.DEFAULT_PRECISION, "ascend910b")
+    text = str(built.module)
+    assert "ge.apply_momentum" in text or "apply_momentum" in text
+    row = training.step_row("tiny", built.module, 8, "ascend910b", built.seconds)
+    step_s = float(row["step (us)"]) * 1e-6
+    assert step_s > 0 and abs(float(row["samples/s"]) - 8 / step_s) <= 0.01 * 8 / step_s + 1
+    assert float(row["peak / lower bound"]) <= 1.05
+
+
+def test_training_largest_batch_is_where_the_step_stops_fitting():
+    compile_at = training.training_at(_tiny_cnn, "add-loss{output=y}", "force_fp32", "ascend910b")
+    largest = ge_bench.largest_batch(compile_at, "ascend910b")
+    hbm = load_target("ascend910b").hbm.bytes
+    assert largest > 1
+    assert ge_bench.fits(compile_at, largest, hbm) is not None
+    assert ge_bench.fits(compile_at, largest + 1, hbm) is None
+
+
+def test_training_rejects_an_inference_model_name():
+    r = subprocess.run(
+        [sys.executable, "-m", "ge.tools.ge_bench", "--training", "--models", "bert_base"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1
+    assert r.stderr.strip().startswith("ge-bench: error: --models: unknown model 'bert_base' (models: resnet50 b32,")
