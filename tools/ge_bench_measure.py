@@ -193,9 +193,9 @@ def stream_sweep(name: str, target: str, precision: str, counts=(1, 2, 4, 8, 16)
 
 
 def markdown(rows: list[dict[str, str]]) -> str:
-    keys = list(rows[0])
+    keys = list(dict.fromkeys(k for r in rows for k in r))  # a short row (a step that does not fit) leaves blanks
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(r[k] for k in keys) + " |" for r in rows]
+    lines += ["| " + " | ".join(r.get(k, "") for k in keys) + " |" for r in rows]
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ import time
 
 import onnx
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
@@ -88,8 +89,12 @@ def step_row(name: str, module: ModuleOp, batch: int, target: str, seconds: floa
 
 
 def training_row(name: str, target: str, precision: str, with_max_batch: bool) -> dict[str, str]:
+    """The step's row; a step plan-memory refuses (more than the HBM) is a row saying so."""
     builder, batch, loss = TRAINING_MODELS[name]
-    built = training_build(builder(batch), loss, precision, target)
+    try:
+        built = training_build(builder(batch), loss, precision, target)
+    except DiagnosticException as e:
+        return {"model": name, "target": target, "step (us)": f"does not fit: {str(e).split(': ', 1)[-1]}"}
     out = step_row(name, built.module, batch, target, built.seconds)
     if with_max_batch:
         out["max batch"] = str(largest_batch(training_at(builder, loss, precision, target), target))

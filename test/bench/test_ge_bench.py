@@ -11,6 +11,7 @@ import pytest
 from onnx import TensorProto
 
 from ge.frontend.models import GraphBuilder
+from ge.ge_dialects.limits import tensor_byte_limit
 from ge.target import load_target
 from ge.tools import ge_bench as cli
 from ge.tools import ge_bench_measure as ge_bench
@@ -211,3 +212,15 @@ def test_training_rejects_an_inference_model_name():
     )
     assert r.returncode == 1
     assert r.stderr.strip().startswith("ge-bench: error: --models: unknown model 'bert_base' (models: resnet50 b32,")
+
+
+def test_a_training_step_that_does_not_fit_is_a_row_saying_so(monkeypatch):
+    """A batch whose step needs more than the HBM: its row says so, the table goes on."""
+    monkeypatch.setitem(training.TRAINING_MODELS, "tiny huge", (_tiny_cnn, 10**8, "add-loss{output=y}"))
+    with tensor_byte_limit(2**40):  # compile only: the host's limit on one tensor does not apply
+        row = training.training_row("tiny huge", "ascend910b", "force_fp32", with_max_batch=False)
+    assert (
+        row["step (us)"].startswith("does not fit: @main needs") and "ascend910b has 64.00 GiB HBM" in row["step (us)"]
+    )
+    table = ge_bench.markdown([row, {"model": "fits", "target": "ascend910b", "step (us)": "1", "samples/s": "8"}])
+    assert "does not fit" in table and table.splitlines()[0].count("|") == 5
