@@ -12,9 +12,11 @@ few xDSL passes in `XDSL_PASSES`.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 
+from numpy import format_float_positional
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -79,11 +81,26 @@ def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], obse
             observer(p, module)
 
 
+_QUOTED_OR_EXPONENT = re.compile(r'"(?:\\.|[^"\\])*"|(?<==)[-+]?[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+(?=[\s},]|$)')
+
+
+def spell_exponents(spec: str) -> str:
+    """`spec` with option values such as `eps=1e-8` written positionally (`eps=0.00000001`), which
+    xDSL's pipeline lexer reads as a float (it reads `1e-8` as a name); quoted strings are left alone.
+    The positional form is the shortest that reads back as the same double."""
+
+    def spell(match: re.Match[str]) -> str:
+        text = match.group(0)
+        return text if text.startswith('"') else format_float_positional(float(text), trim="0")
+
+    return _QUOTED_OR_EXPONENT.sub(spell, spec)
+
+
 def parse_passes(spec: str) -> list[ModulePass]:
     """The expanded pipeline of a textual one (`a,b{opt=1}`), with the passes `available_passes` offers."""
     available = available_passes()
     out = []
-    for p in parse_pipeline(spec):
+    for p in parse_pipeline(spell_exponents(spec)):
         if p.name not in available:
             raise ValueError(f"unknown pass '{p.name}'")
         out.append(available[p.name]().from_pass_spec(p))

@@ -41,7 +41,7 @@ from ge.passes import remarks
 from ge.passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user_fusion_rules
 from ge.passes.fusion.engine import FusionRule
 from ge.passes.ge_options import apply_ge_options
-from ge.passes.pipeline import Observer, PassVerificationError, available_passes, expand
+from ge.passes.pipeline import Observer, PassVerificationError, available_passes, expand, spell_exponents
 from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
 from ge.tools.ir_input import read_ir_chunk
 from ge.tools.outputs import Outputs, reserve_ir_output
@@ -152,6 +152,7 @@ class GeOptMain(xDSLOptMain):
         self._check_tolerances()
         self._fusion_rules = self._load_fusion_rules()
         self._observers: Sequence[Observer] = ()
+        self.args.passes = spell_exponents(self.args.passes)
         super().setup_pipeline()
         top_level = self.pipeline.callback
         assert top_level is not None, "xDSLOptMain's pipeline verifies the module after each pass"

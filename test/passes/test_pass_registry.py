@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge import lowering, passes
 from ge.passes.ge_optimize import GeOptimizePass
-from ge.passes.pipeline import CompositePass, apply_all, available_passes, expand, parse_passes
+from ge.passes.pipeline import CompositePass, apply_all, available_passes, expand, parse_passes, spell_exponents
 from ge.passes.require_graph_level import RequireGraphLevelPass
 from ge.tools import ge_opt
 from ge.tools.common import make_context, parse_module, print_module
@@ -153,3 +153,17 @@ def test_ge_opt_observers_and_dumps_see_every_sub_pass(small_file, capsys):
     assert checked == [f"after {name}" for name in names]
     dumped = [line[len("IR after ") : -1] for line in out.splitlines() if line.startswith("IR after ")]
     assert dumped == names[:-1]  # xDSL prints between passes, not after the last
+
+
+@pytest.mark.parametrize("text", ["1e-8", "2.5E-3", "1e+2", "1e300", "3e-310"])
+def test_exponent_options_read_as_the_same_float(text):
+    (opt,) = parse_passes(f"apply-optimizer{{kind=adam eps={text}}}")
+    assert opt.eps == float(text)
+    assert spell_exponents(f"a{{x=-{text}}}") == f"a{{x=-{spell_exponents(f'a{{x={text}}}')[4:-1]}}}"
+    assert spell_exponents(f'a{{s="y={text} "}}') == f'a{{s="y={text} "}}'  # strings are left alone
+
+
+def test_ge_opt_reads_exponent_options(small_file):
+    tool = ge_opt.GeOptMain(args=[small_file, "-p", "apply-optimizer{kind=adam eps=1e-8 lr=2e-3}"])
+    (opt,) = tool.pipeline.passes
+    assert (opt.eps, opt.lr) == (1e-8, 2e-3)
