@@ -164,13 +164,14 @@ class WeightStore(Mapping[str, np.ndarray]):
     The header is checked whole when the file is opened (dtypes, shapes, byte ranges inside the
     file, metadata), so reading a tensor later cannot fail on the file's contents."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, role: str = "weights sidecar"):
+        """`role` names the file in errors (a weights sidecar, ge-run's inputs, a state file)."""
+        self.path, self.role = path, role
         try:
-            fd = open_regular_file(path, "weights sidecar", SidecarError)
+            fd = open_regular_file(path, role, SidecarError)
         except SidecarError as e:
             if not path.exists():
-                raise SidecarError(f"weights sidecar {path} does not exist") from None
+                raise SidecarError(f"{role} {path} does not exist") from None
             raise e from None
         try:
             self._entries = self._read_header(fd)
@@ -186,7 +187,7 @@ class WeightStore(Mapping[str, np.ndarray]):
             del self._fd
 
     def _invalid(self, reason: str) -> SidecarError:
-        return SidecarError(f"weights sidecar {self.path} is not a valid safetensors file ({reason})")
+        return SidecarError(f"{self.role} {self.path} is not a valid safetensors file ({reason})")
 
     def _read_header(self, fd: int) -> dict[str, _Entry]:
         size = os.fstat(fd).st_size
@@ -242,7 +243,7 @@ class WeightStore(Mapping[str, np.ndarray]):
         name, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
         if name not in SAFETENSORS_DTYPES:
             raise SidecarError(
-                f"weights sidecar {self.path}: tensor '{key}' has dtype {name}, which ge "
+                f"{self.role} {self.path}: tensor '{key}' has dtype {name}, which ge "
                 f"does not support (supported: {', '.join(SAFETENSORS_DTYPES)})"
             )
         if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
@@ -273,7 +274,7 @@ class WeightStore(Mapping[str, np.ndarray]):
         entry = self._entries[key]  # KeyError for an unknown key, as a Mapping should
         buffer = bytearray(read_exactly(self._fd, entry.offset, entry.nbytes))
         if len(buffer) != entry.nbytes:
-            raise SidecarError(f"weights sidecar {self.path} changed while being read (tensor '{key}')")
+            raise SidecarError(f"{self.role} {self.path} changed while being read (tensor '{key}')")
         return np.frombuffer(buffer, dtype=entry.dtype).reshape(entry.shape)
 
     def __iter__(self) -> Iterator[str]:

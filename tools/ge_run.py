@@ -2,6 +2,12 @@
 
     ge-run model.mlir --inputs in.npz -o out.npz
     ge-run model.onnx --random-inputs 0 --print
+    ge-run model.mlir --inputs in.safetensors -o out.safetensors
+
+Inputs and outputs are .npz or .safetensors files, by their suffix. safetensors carries bfloat16,
+the float8 types and int4 natively; in an .npz numpy stores them as raw bytes (void arrays), which
+ge-run reads by the graph's declared element type and writes so numpy can read them back (view
+them with the ml_dtypes type the graph names).
 
 A module lowered to streams (lower-to-tasks, plan-memory, lower-to-streams) also runs on the
 modeled device: the report gives latency, the roofline bound, utilization and memory;
@@ -24,7 +30,7 @@ from tokenize import TokenError
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.frontend.sidecar import SidecarError, open_weights
+from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import attach_weights
@@ -32,7 +38,7 @@ from ge.ge_dialects.messages import quoted
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
-from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, max_tensor_bytes, tensor_byte_limit
+from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, tensor_byte_limit
 from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
 from ge.interpreter.stream_executor import (
     NotLowered,
@@ -92,12 +98,46 @@ def load_program(path: str, with_weights: bool = True, max_tensor_bytes: int | N
 NOT_NPZ = "not an .npz archive (a zip of .npy arrays by input name, as numpy.savez writes)"
 
 
-def load_inputs(path: str, signature: dict, limit: int | None = None) -> dict[str, np.ndarray]:
+SAFETENSORS = ".safetensors"
+
+
+def load_inputs(path: str, signature: dict) -> dict[str, np.ndarray]:
+    """The arrays of an .npz or .safetensors file (by its suffix), checked against the graph's
+    inputs (and the kernels' size limit, `--max-tensor-bytes`) before any data is read."""
+    if Path(path).suffix == SAFETENSORS:
+        return _load_safetensors_inputs(path, signature)
+    return _load_npz_inputs(path, signature)
+
+
+def _load_safetensors_inputs(path: str, signature: dict) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file; its header (names, dtypes, shapes) is checked whole when
+    the file is opened, and against the signature and the size limit before any tensor is read."""
+    try:
+        store = WeightStore(Path(path), role="inputs")
+        check_input_names(signature, list(store))
+        for name in store:
+            dtype, shape = store.spec(name)
+            check_input(name, signature[name], dtype, tuple(shape))
+            _check_size(name, tuple(shape), dtype)
+        return {name: np.array(store[name]) for name in store}
+    except SidecarError as e:
+        raise UserError(str(e)) from None
+    except InputError as e:
+        raise UserError(f"{path}: {e}") from None
+
+
+def _check_size(name: str, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    try:
+        check_alloc(shape, dtype)
+    except AllocationError as e:
+        raise InputError(f"input '{name}': {e}") from None
+
+
+def _load_npz_inputs(path: str, signature: dict) -> dict[str, np.ndarray]:
     """The arrays of an .npz file, checked against the graph's inputs before any data is read.
 
     Names, dtypes, shapes and byte sizes come from the members' .npy headers; only when all of them
     fit the signature (and the limit) are the arrays read. Pickled (object) arrays are never loaded."""
-    limit = max_tensor_bytes() if limit is None else limit
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
@@ -108,7 +148,7 @@ def load_inputs(path: str, signature: dict, limit: int | None = None) -> dict[st
         try:
             members = _members(archive)
             check_input_names(signature, members)
-            headers = {name: _header(archive, info, signature[name], limit) for name, info in members.items()}
+            headers = {name: _header(archive, info, signature[name]) for name, info in members.items()}
             return {name: _read_array(archive, members[name], *headers[name]) for name in members}
         except InputError as e:
             raise UserError(f"{path}: {e}") from None
@@ -130,7 +170,7 @@ def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return members
 
 
-def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
+def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t):
     """(dtype, shape, fortran order, data offset) of a member, checked against its input type `t`."""
     name = info.filename[: -len(".npy")]
     with archive.open(info) as f:
@@ -150,13 +190,10 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t, limit: int):
     if dtype.hasobject:
         raise InputError(f"input '{name}' holds Python objects (pickled data), which are never loaded")
     want = numpy_dtype(t.element_type)
-    if dtype.kind == "V" and not dtype.fields and want.kind == "V" and dtype.itemsize == want.itemsize:
+    if dtype.kind == "V" and not dtype.fields and is_ml_dtype(want) and dtype.itemsize == want.itemsize:
         dtype = want  # numpy writes ml_dtypes arrays (bf16, f8, ...) as raw bytes of the same width
     check_input(name, t, dtype, shape)
-    try:
-        check_alloc(shape, dtype)
-    except AllocationError as e:
-        raise InputError(f"input '{name}': {e}") from None
+    _check_size(name, shape, dtype)
     size = math.prod(shape) * dtype.itemsize
     if info.file_size - offset < size:
         raise InputError(
@@ -391,13 +428,35 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         raise UserError(f"{args.program}: {first_line(e)}") from None
     seconds = time.perf_counter() - start
     if args.output:
-        buffer = io.BytesIO()
-        np.savez(buffer, **results)  # type: ignore[arg-type]  # numpy stubs: savez's **kwds seen as allow_pickle
-        outputs.add(args.output, buffer.getvalue())
+        outputs.add(args.output, output_contents(args.output, results))
     if args.save_state:
         outputs.add(args.save_state, state_writer(state))
     if args.print or not args.output:
         print(summary(results, seconds))
+
+
+def output_contents(path: str, results: dict[str, np.ndarray]):
+    """The -o file's contents by its suffix: a safetensors writer, or .npz bytes in which the
+    types numpy has no descriptor for (bfloat16, float8, int4) are raw bytes of their width."""
+    if Path(path).suffix == SAFETENSORS:
+        arrays = {name: np.ascontiguousarray(a) for name, a in results.items()}
+        return lambda target: save(target, arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **{name: _numpy_readable(a) for name, a in results.items()})  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def is_ml_dtype(dtype: np.dtype) -> bool:
+    """An ml_dtypes type (bfloat16, float8, int4): numpy has no .npy descriptor of its own for it."""
+    return dtype.type.__module__.startswith("ml_dtypes")
+
+
+def _numpy_readable(array: np.ndarray) -> np.ndarray:
+    """`array`, or its bytes as a void array when its dtype is an ml_dtypes type: numpy writes some
+    of those with a descriptor it cannot read back (float8_e5m2 as '<f1')."""
+    if is_ml_dtype(array.dtype):
+        return np.ascontiguousarray(array).view(np.dtype(f"V{array.dtype.itemsize}"))
+    return array
 
 
 if __name__ == "__main__":
