@@ -11,7 +11,7 @@
 ```python fragment            compiled, and its import statements run (needs names it does not define).
 ```python signature module=M  each line `f(a, b=1)` must match the parameters of M.f.
 ```sh                         run with bash -euo pipefail in a scratch folder holding small inputs:
-                               model.onnx, model.mlir (+ .safetensors), in.npz, my_chip.toml and every
+                               model.onnx, model.mlir (+ .safetensors), in.npz, in.safetensors, my_chip.toml and every
                                block saved with file=NAME. `no-run=tool1,tool2`: lines of those commands
                                are not run (too slow); their --flags must appear in `tool --help`.
 ```sh no-run                  nothing is run; the --flags of every ge-* command are checked likewise.

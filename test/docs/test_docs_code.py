@@ -58,10 +58,14 @@ def small_onnx_model() -> onnx.ModelProto:
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
-    """The files the docs' commands name: model.onnx/.mlir, in.npz, my_chip.toml and the file= blocks."""
+    """The files the docs' commands name: model.onnx/.mlir, in.npz and in.safetensors, my_chip.toml and
+    the file= blocks."""
+    from ge.frontend.sidecar import save
+
     folder = tmp_path_factory.mktemp("doc_inputs")
     onnx.save(small_onnx_model(), folder / "model.onnx")
     np.savez(folder / "in.npz", input=np.ones((1, 3, 8, 8), np.float32))
+    save(folder / "in.safetensors", {"input": np.ones((1, 3, 8, 8), np.float32)})
     translated = run(["ge-translate", "--import-onnx", "model.onnx", "-o", "model.mlir"], folder)
     assert translated.returncode == 0, translated.stderr
     packages = [top for top in ROOT.iterdir() if top.is_dir() and not top.name.startswith(".")]
