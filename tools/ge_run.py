@@ -101,6 +101,11 @@ NOT_NPZ = "not an .npz archive (a zip of .npy arrays by input name, as numpy.sav
 SAFETENSORS = ".safetensors"
 
 
+def is_ml_dtype(dtype: np.dtype) -> bool:
+    """An ml_dtypes type (bfloat16, float8, int4): numpy has no .npy descriptor of its own for it."""
+    return dtype.type.__module__.startswith("ml_dtypes")
+
+
 def load_inputs(path: str, signature: dict) -> dict[str, np.ndarray]:
     """The arrays of an .npz or .safetensors file (by its suffix), checked against the graph's
     inputs (and the kernels' size limit, `--max-tensor-bytes`) before any data is read."""
@@ -444,11 +449,6 @@ def output_contents(path: str, results: dict[str, np.ndarray]):
     buffer = io.BytesIO()
     np.savez(buffer, **{name: _numpy_readable(a) for name, a in results.items()})  # type: ignore[arg-type]
     return buffer.getvalue()
-
-
-def is_ml_dtype(dtype: np.dtype) -> bool:
-    """An ml_dtypes type (bfloat16, float8, int4): numpy has no .npy descriptor of its own for it."""
-    return dtype.type.__module__.startswith("ml_dtypes")
 
 
 def _numpy_readable(array: np.ndarray) -> np.ndarray:
