@@ -74,8 +74,10 @@ def _conv_reader(value: SSAValue) -> GeOp | None:
 def _why_not(update: GeOp, var: SSAValue) -> str | None:
     """Why the update of `var` cannot keep its state in FRACTAL_Z (None: it can)."""
     if _conv_reader(var) is None:
+        if any(type(u.operation) in _CUBE_READERS for u in var.uses):
+            return "its convs are grouped (FRACTAL_Z with group packing is not modeled)"
         return (
-            "no group-1 conv reads it directly as W (a conv reading a cast of it, as under mixed precision, "
+            "no conv reads it directly as W (a conv reading a cast of it, as under mixed precision, "
             "needs the f16 copy in FRACTAL_Z, whose C0 differs)"
         )
     t = var.type

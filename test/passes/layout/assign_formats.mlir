@@ -342,8 +342,8 @@ func.func @pool_and_norm_grads(%x: tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, %dy: tens
 // CHECK:         ge.conv_backprop_input {{.*}} : (tensor<1x4x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x2x3x3xf32>)
 // CHECK:         ge.conv_backprop_filter {{.*}} -> tensor<4x2x3x3xf32>
 // CHECK:         ge.conv_backprop_filter {{.*}} -> tensor<4x4x3x3xf16>
-// REMARK: rejected variable-format on [/update_g]: state 'g' stays in its logical layout: no group-1 conv reads it directly as W
-// REMARK: rejected variable-format on [/update_h]: state 'h' stays in its logical layout: no group-1 conv reads it directly as W
+// REMARK: rejected variable-format on [/update_g]: state 'g' stays in its logical layout: its convs are grouped
+// REMARK: rejected variable-format on [/update_h]: state 'h' stays in its logical layout: no conv reads it directly as W (a conv reading a cast of it
 // REMARK: rejected conv-backprop-input-weight-fractal-z on [/g/grad_x]: ge.conv_backprop_input '/g/grad_x': W not in FRACTAL_Z: group = 2
 // REMARK: rejected conv-backprop-filter-dw-fractal-z on [/g/grad_w]: ge.conv_backprop_filter '/g/grad_w': dW not in FRACTAL_Z: group = 2
 // REMARK: rejected conv-backprop-filter-dw-fractal-z on [/h/grad_w]: ge.conv_backprop_filter '/h/grad_w': dW not in FRACTAL_Z: result 'dW' is read by ge.cast
