@@ -20,10 +20,11 @@ from xdsl.utils.exceptions import InterpretationError
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe
-from ge.ge_dialects.ge.layout import storage_shape
-from ge.ge_dialects.ge.types import numpy_dtype
+from ge.ge_dialects.ge.layout import is_stored_logically, storage_shape
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels.checked import kernel_impl
+from ge.interpreter.layouts import to_physical
 
 
 def read_state(op: ge.VariableOp, state: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -33,6 +34,8 @@ def read_state(op: ge.VariableOp, state: Mapping[str, np.ndarray]) -> np.ndarray
         raise InterpretationError(one_line(f"{describe(op)}: state '{key}' is not in the weights sidecar"))
     value = np.asarray(state[key])
     t = op.output.type
+    if not is_stored_logically(t) and value.shape == tuple(shape_of(t)):
+        value = to_physical(value, t)  # state is logical; a variable's storage format is a device detail
     want_dtype, want_shape = numpy_dtype(t.element_type), tuple(storage_shape(t))  # held as stored
     if value.dtype != want_dtype or value.shape != want_shape:
         raise InterpretationError(

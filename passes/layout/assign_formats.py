@@ -11,13 +11,17 @@ for each value (initially the one its type has):
    last axis for FRACTAL_NZ) whose full-shape operand arrives in a format the rule carries computes
    in that format: its full-shape operands and its results take it, so the format flows along the
    chain (forward; a TransData goes right before the first op that cannot take the format);
-3. everything else, and graph inputs and outputs, keep their storage (= origin) format.
+3. everything else, and graph inputs and outputs, keep their storage (= origin) format; except,
+   in a training step, a conv weight variable with its optimizer slots and update, planned in
+   FRACTAL_Z before the sweep (GE's variable-format optimization, `variable_formats.py`): its
+   state outputs are then stored in FRACTAL_Z too.
 
 The choices become `ge.storage` annotations, which `insert-trans-data` materializes (with
 `insert=false` the annotated IR is printed instead). Each decision is a remark: `applied` with the
 formats (and the benefit, for FRACTAL_NZ: the MACs run on the Cube), `rejected` with the reason.
 
-Options: `nz=false` turns FRACTAL_NZ off; `nz-min-dim` is the smallest M, K and N for FRACTAL_NZ.
+Options: `nz=false` turns FRACTAL_NZ off; `nz-min-dim` is the smallest M, K and N for FRACTAL_NZ;
+`variable-formats=false` keeps every variable in its logical layout.
 """
 
 from __future__ import annotations
@@ -31,14 +35,19 @@ from xdsl.passes import ModulePass
 from ge.passes.layout.insert_trans_data import materialize
 from ge.passes.layout.planning import Planner
 from ge.passes.layout.rules import BROADCASTS, RULES, Options
+from ge.passes.layout.variable_formats import Group, keep_state_stored, plan_variables
 from ge.passes.rewrite import apply_rules
 
 PASS = "assign-formats"
 
 
-def plan(module: ModuleOp, options: Options) -> None:
-    """Annotates `module`'s ops with the storage formats the rules choose."""
-    apply_rules(module, RULES, PASS, walk="single-pass", context=Planner(options, BROADCASTS))
+def plan(module: ModuleOp, options: Options, variable_formats: bool = True) -> list[Group]:
+    """Annotates `module`'s ops with the storage formats the rules choose (first the variables kept
+    in FRACTAL_Z, whose groups are returned)."""
+    planner = Planner(options, BROADCASTS)
+    groups = plan_variables(module, planner) if variable_formats else []
+    apply_rules(module, RULES, PASS, walk="single-pass", context=planner)
+    return groups
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,11 @@ class AssignFormatsPass(ModulePass):
     insert: bool = True
     """Insert the TransData (run insert-trans-data); false leaves the `ge.storage` annotations."""
 
+    variable_formats: bool = True
+    """Keep conv weight variables and their optimizer slots in FRACTAL_Z across training steps."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        plan(op, Options(nz=self.nz, nz_min_dim=self.nz_min_dim))
+        groups = plan(op, Options(nz=self.nz, nz_min_dim=self.nz_min_dim), self.variable_formats)
         if self.insert:
             materialize(op, PASS)
+            keep_state_stored(op, groups)

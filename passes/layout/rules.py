@@ -26,9 +26,10 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import bf16, f16, f32
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import GeOp
+from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
+from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import LayoutCheck, Options, anchor, follow
 from ge.passes.rewrite import Rule
 
@@ -48,12 +49,16 @@ def _product(dims: Shape) -> int | None:
     return math.prod(known) if len(known) == len(dims) else None
 
 
-def is_constant(name: str) -> Check:
+def is_weight(name: str) -> Check:
+    """A constant (its TransData is folded) or a training variable: its TransData runs once per step
+    and the forward and backward convs share it, or none runs when the variable is stored in the
+    format (`variable_formats.py`). Mixed precision's f16 cast of a variable is neither: kept ND."""
+
     def check(op: GeOp, options: Options) -> str | None:
         value = getattr(op, name)
-        if not isinstance(value.owner, ge.ConstantOp):
-            return f"operand '{name}' is not a constant (a TransData would run on every call)"
-        return None
+        if isinstance(value.owner, (ge.ConstantOp, ge.VariableOp)):
+            return None
+        return f"operand '{name}' is not a constant or a variable (a TransData would run on every call)"
 
     return check
 
@@ -124,6 +129,23 @@ def last_axis(prop: str, operand: str) -> Check:
     return check
 
 
+def read_in(name: str, storage: str) -> Check:
+    """Every reader of result `name` asks for it in `storage` (the weight gradient: an update op
+    that `variable_formats.py` planned in FRACTAL_Z before the sweep). Otherwise a TransData would
+    convert it back to its logical layout on every step for nothing: the Cube writes dW in either."""
+
+    def check(op: GeOp, options: Options) -> str | None:
+        for use in getattr(op, name).uses:
+            reader = use.operation
+            names = operand_names(reader)
+            asked = annotation(reader).get(names[use.index]) if use.index < len(names) else None
+            if asked != storage:
+                return f"result '{name}' is read by {describe(reader)} in another layout ({asked or 'its own'})"
+        return None
+
+    return check
+
+
 # -- broadcasting in a storage format --------------------------------------------------------------
 
 
@@ -155,6 +177,7 @@ always fine)."""
 # -- the tables ------------------------------------------------------------------------------------
 
 _IMAGE_POOLS = (ge.MaxPoolOp, ge.AvgPoolOp, ge.GlobalAvgPoolOp)
+_UNGROUPED = prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)")
 
 ANCHORS: tuple[Rule, ...] = (
     anchor("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
@@ -164,10 +187,7 @@ ANCHORS: tuple[Rule, ...] = (
         FRACTAL_Z,
         ("W",),
         (),
-        (
-            is_constant("W"),
-            prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)"),
-        ),
+        (is_weight("W"), _UNGROUPED),
     ),
     anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
     anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
@@ -191,6 +211,36 @@ ANCHORS: tuple[Rule, ...] = (
     ),
 )
 
+BACKWARD_ANCHORS: tuple[Rule, ...] = (
+    # GE's Conv2DBackpropInput/Filter run on the Cube with the forward conv's formats: activation
+    # gradients NC1HWC0, the filter (read, or dW produced) FRACTAL_Z, so the backward of a conv
+    # net stays in the formats its forward computed in.
+    anchor("conv-backprop-input-nc1hwc0", (ge.ConvBackpropInputOp,), NC1HWC0, ("dy",), ("dx",)),
+    anchor(
+        "conv-backprop-input-weight-fractal-z",
+        (ge.ConvBackpropInputOp,),
+        FRACTAL_Z,
+        ("W",),
+        (),
+        (is_weight("W"), _UNGROUPED),
+    ),
+    anchor("conv-backprop-filter-nc1hwc0", (ge.ConvBackpropFilterOp,), NC1HWC0, ("x", "dy"), ()),
+    anchor(
+        "conv-backprop-filter-dw-fractal-z",
+        (ge.ConvBackpropFilterOp,),
+        FRACTAL_Z,
+        (),
+        ("dW",),
+        (_UNGROUPED, read_in("dW", FRACTAL_Z)),
+    ),
+    anchor("max-pool-grad-nc1hwc0", (ge.MaxPoolGradOp,), NC1HWC0, ("x", "dy"), ("dx",)),
+    anchor("avg-pool-grad-nc1hwc0", (ge.AvgPoolGradOp,), NC1HWC0, ("dy",), ("dx",)),
+    # dscale and dbias stay ND channel vectors, like the forward's parameters
+    anchor("batch-norm-grad-nc1hwc0", (ge.BatchNormGradOp,), NC1HWC0, ("dy", "x"), ("dx",)),
+)
+"""The backward ops' anchors (a table apart: the elementwise gradients, ReluGrad and GeluGrad, are
+followers below, as the forward elementwise ops are)."""
+
 _UNARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.UnaryElementwiseOp))
 _BINARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.BinaryElementwiseOp))
 _ANY = (NC1HWC0, FRACTAL_NZ)
@@ -209,8 +259,8 @@ FOLLOWERS: tuple[Rule, ...] = (
     ),
 )
 
-RULES: tuple[Rule, ...] = ANCHORS + FOLLOWERS
+RULES: tuple[Rule, ...] = ANCHORS + BACKWARD_ANCHORS + FOLLOWERS
 """The table assign-formats applies: an op's anchor rules all apply (each adds its formats), a
 follow rule applies to ops no anchor rule names."""
 
-__all__ = ["ANCHORS", "BROADCASTS", "FOLLOWERS", "RULES", "Options"]
+__all__ = ["ANCHORS", "BACKWARD_ANCHORS", "BROADCASTS", "FOLLOWERS", "RULES", "Options"]

@@ -19,8 +19,9 @@ from ge.passes import remarks
 from ge.passes.layout import cancel_trans_data, fold_trans_data, merge_trans_data
 from ge.passes.layout.insert_trans_data import materialize
 from ge.passes.layout.planning import Planner
-from ge.passes.layout.rules import ANCHORS, BROADCASTS, FOLLOWERS, Options
+from ge.passes.layout.rules import ANCHORS, BACKWARD_ANCHORS, BROADCASTS, FOLLOWERS, Options
 from ge.passes.layout.rules import RULES as LAYOUT_RULES
+from ge.passes.layout.variable_formats import keep_state_stored, plan_variables
 from ge.passes.rewrite import IN_PLACE, Check, Op, Reject, Rule, apply_rules
 from ge.passes.rules import casts
 from ge.tools.common import make_context, print_module
@@ -45,8 +46,11 @@ def _print(module) -> str:
 
 
 def _layout(module, table):
-    apply_rules(module, table, "assign-formats", walk="single-pass", context=Planner(Options(), BROADCASTS))
+    planner = Planner(Options(), BROADCASTS)
+    groups = plan_variables(module, planner)  # as assign-formats does: the variables first
+    apply_rules(module, table, "assign-formats", walk="single-pass", context=planner)
     materialize(module, "assign-formats")
+    keep_state_stored(module, groups)
 
 
 def _program_order(name):
@@ -100,11 +104,12 @@ def test_every_rule_is_needed(pass_name, index):
 def test_layout_op_classes_have_anchors_or_one_follower():
     """The pass's meaning (an op's anchor rules all apply; a follow rule only where no anchor names
     the op) relies on these tables not overlapping."""
-    anchored = {c for r in ANCHORS for c in r.pattern.classes}
+    anchors = ANCHORS + BACKWARD_ANCHORS
+    anchored = {c for r in anchors for c in r.pattern.classes}
     followed = [c for r in FOLLOWERS for c in r.pattern.classes]
     assert not anchored & set(followed)
     assert len(followed) == len(set(followed))
-    assert all(not r.final for r in ANCHORS) and all(r.final for r in FOLLOWERS)
+    assert all(not r.final for r in anchors) and all(r.final for r in FOLLOWERS)
 
 
 # -- the engine features ---------------------------------------------------------------------------

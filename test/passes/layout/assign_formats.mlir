@@ -3,6 +3,7 @@
 // RUN: ge-opt %s -p 'assign-formats{nz=false}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=NONZ
 // RUN: ge-opt %s -p 'assign-formats{nz-min-dim=64}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=MINDIM
 // RUN: ge-opt %s -p 'assign-formats{insert=false}' --split-input-file | filecheck %s --check-prefix=PLAN
+// RUN: ge-opt %s -p 'assign-formats{variable-formats=false}' --split-input-file | filecheck %s --check-prefix=NOVAR
 
 // Rules: conv-nc1hwc0 and conv-weight-fractal-z (positive); NC1HWC0 flows through relu and add
 // (elementwise); the graph input and output keep their storage format (TransData at the edges).
@@ -58,7 +59,7 @@ func.func @activation_grads(%x: tensor<1x3x8x8xf32, #ge.fmt<NCHW>>, %dy: tensor<
 // CHECK-LABEL: func.func @conv_weights_kept
 // CHECK:         ge.conv %{{.*}}, %w : (tensor<1x4x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
 // CHECK:         ge.conv %{{.*}}, %g {group = 2 : i64} : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
-// REMARK: rejected conv-weight-fractal-z on [/conv_arg]: ge.conv '/conv_arg': W not in FRACTAL_Z: operand 'W' is not a constant (a TransData would run on every call)
+// REMARK: rejected conv-weight-fractal-z on [/conv_arg]: ge.conv '/conv_arg': W not in FRACTAL_Z: operand 'W' is not a constant or a variable (a TransData would run on every call)
 // REMARK: rejected conv-weight-fractal-z on [/conv_grouped]: ge.conv '/conv_grouped': W not in FRACTAL_Z: group = 2: grouped conv weights need FRACTAL_Z with group packing (not modeled)
 func.func @conv_weights_kept(%x: tensor<1x4x8x8xf32, #ge.fmt<NCHW>>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW>> {
   %g = ge.constant dense<0.25> : tensor<4x2x3x3xf32>
@@ -260,4 +261,102 @@ func.func @softmax_nc1hwc0(%x: tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, %p: tensor<8x
   %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
   %s = ge.softmax %n : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/softmax_5hd")
   func.return %s : tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// Backward anchors on a training step's conv: Conv2DBackpropInput (dy, dx NC1HWC0, W FRACTAL_Z),
+// Conv2DBackpropFilter (x, dy NC1HWC0, dW FRACTAL_Z); relu_grad follows. Variable formats: the
+// weight variable and its momentum slot are stored in FRACTAL_Z, the update runs there and the
+// state outputs return the stored values: no TransData touches the weight. With
+// variable-formats=false the weight is converted for the convs once per step (one TransData, both
+// convs read it) and dW stays ND (its reader, the ND update, would convert it back).
+
+// CHECK-LABEL: func.func @backward_conv
+// CHECK-SAME:    tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>> {ge.name = "w", ge.state = "w"}, tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>> {ge.name = "w.momentum", ge.state = "w.momentum"})
+// CHECK-NEXT:    %w = ge.variable "w" : tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+// CHECK-NEXT:    %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"}
+// CHECK-NEXT:    %c = ge.conv %0, %w {{.*}} : (tensor<2x4x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %1 = ge.trans_data %dy {src_format = "NCHW", dst_format = "NC1HWC0"}
+// CHECK-NEXT:    %g = ge.relu_grad %1, %c : {{.*}} -> tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %dx = ge.conv_backprop_input %g, %w {{.*}} : (tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>) -> tensor<2x4x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %dw = ge.conv_backprop_filter %0, %g {{.*}} : (tensor<2x4x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+// CHECK-NEXT:    %acc = ge.variable "w.momentum" : tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+// CHECK-NEXT:    %nw, %nacc = ge.apply_momentum %w, %acc, %dw {{.*}} -> (tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>, tensor<8x4x3x3xf32, #ge.fmt<NCHW, FRACTAL_Z>>)
+// CHECK-NEXT:    %2 = ge.trans_data %dx {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    func.return %2, %nw, %nacc
+// REMARK: applied variable-format on [/update]: state 'w', 'w.momentum' stored in FRACTAL_Z across steps
+// REMARK: applied conv-backprop-input-nc1hwc0 on [/conv/grad_x]: ge.conv_backprop_input '/conv/grad_x': dy, dx in NC1HWC0
+// REMARK: applied conv-backprop-input-weight-fractal-z on [/conv/grad_x]: ge.conv_backprop_input '/conv/grad_x': W in FRACTAL_Z
+// REMARK: applied conv-backprop-filter-nc1hwc0 on [/conv/grad_w]: ge.conv_backprop_filter '/conv/grad_w': x, dy in NC1HWC0
+// REMARK: applied conv-backprop-filter-dw-fractal-z on [/conv/grad_w]: ge.conv_backprop_filter '/conv/grad_w': dW in FRACTAL_Z
+// NOVAR-LABEL: func.func @backward_conv
+// NOVAR-SAME:    tensor<8x4x3x3xf32> {ge.name = "w", ge.state = "w"}, tensor<8x4x3x3xf32> {ge.name = "w.momentum", ge.state = "w.momentum"})
+// NOVAR-NEXT:    %w = ge.variable "w" : tensor<8x4x3x3xf32>
+// NOVAR:         %[[WZ:.*]] = ge.trans_data %w {src_format = "ND", dst_format = "FRACTAL_Z"}
+// NOVAR-NEXT:    %c = ge.conv %{{.*}}, %[[WZ]]
+// NOVAR:         %dx = ge.conv_backprop_input %g, %[[WZ]]
+// NOVAR-NEXT:    %dw = ge.conv_backprop_filter {{.*}} -> tensor<8x4x3x3xf32>
+// NOVAR-NOT:     ge.trans_data
+// NOVAR:         ge.apply_momentum %w, %acc, %dw {{.*}} -> (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>)
+func.func @backward_conv(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x8x4x4xf32, #ge.fmt<NCHW>>) -> (tensor<2x4x8x8xf32, #ge.fmt<NCHW>> {ge.name = "dx"}, tensor<8x4x3x3xf32> {ge.name = "w", ge.state = "w"}, tensor<8x4x3x3xf32> {ge.name = "w.momentum", ge.state = "w.momentum"}) {
+  %w = ge.variable "w" : tensor<8x4x3x3xf32> loc("w")
+  %c = ge.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
+  %g = ge.relu_grad %dy, %c : (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<2x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW>> loc("/relu/grad")
+  %dx = ge.conv_backprop_input %g, %w {input_shape = array<i64: 2, 4, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8x4x3x3xf32>) -> tensor<2x4x8x8xf32, #ge.fmt<NCHW>> loc("/conv/grad_x")
+  %dw = ge.conv_backprop_filter %x, %g {filter_shape = array<i64: 8, 4, 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<2x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<8x4x3x3xf32> loc("/conv/grad_w")
+  %acc = ge.variable "w.momentum" : tensor<8x4x3x3xf32> loc("w.momentum")
+  %nw, %nacc = ge.apply_momentum %w, %acc, %dw {lr = 0.1 : f32} : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) loc("/update")
+  func.return %dx, %nw, %nacc : tensor<2x4x8x8xf32, #ge.fmt<NCHW>>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>
+}
+
+// -----
+
+// The pool gradients and BatchNorm's gradient compute in NC1HWC0 (dscale and dbias stay ND
+// channel vectors); the add between them follows.
+
+// CHECK-LABEL: func.func @pool_and_norm_grads
+// CHECK:         %m = ge.max_pool_grad %0, %1 {{.*}} : (tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<2x8x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %a = ge.avg_pool_grad %1 {{.*}} : (tensor<2x8x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %s = ge.add %m, %a
+// CHECK-NEXT:    %dx, %ds, %db = ge.batch_norm_grad %s, %0, %scale, %scale, %scale {{.*}} -> (tensor<2x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<8xf32>, tensor<8xf32>)
+// CHECK-NEXT:    %2 = ge.trans_data %dx {src_format = "NC1HWC0", dst_format = "NCHW"}
+// REMARK: applied max-pool-grad-nc1hwc0 on [/pool/grad]: ge.max_pool_grad '/pool/grad': x, dy, dx in NC1HWC0
+// REMARK: applied avg-pool-grad-nc1hwc0 on [/avg/grad]: ge.avg_pool_grad '/avg/grad': dy, dx in NC1HWC0
+// REMARK: applied batch-norm-grad-nc1hwc0 on [/bn/grad]: ge.batch_norm_grad '/bn/grad': dy, x, dx in NC1HWC0
+func.func @pool_and_norm_grads(%x: tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, %dy: tensor<2x8x2x2xf32, #ge.fmt<NCHW>>, %scale: tensor<8xf32>) -> (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>) {
+  %m = ge.max_pool_grad %x, %dy {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<2x8x2x2xf32, #ge.fmt<NCHW>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW>> loc("/pool/grad")
+  %a = ge.avg_pool_grad %dy {input_shape = array<i64: 2, 8, 4, 4>, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x8x2x2xf32, #ge.fmt<NCHW>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW>> loc("/avg/grad")
+  %s = ge.add %m, %a : (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<2x8x4x4xf32, #ge.fmt<NCHW>>) -> tensor<2x8x4x4xf32, #ge.fmt<NCHW>> loc("/add")
+  %dx, %ds, %db = ge.batch_norm_grad %s, %x, %scale, %scale, %scale {training_mode = 1 : i64} : (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>) loc("/bn/grad")
+  func.return %dx, %ds, %db : tensor<2x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Kept: a grouped conv's backward weights (FRACTAL_Z with group packing is not modeled) and its
+// variable; a conv reading the variable through a cast (mixed precision: the f16 copy has another
+// C0), whose dW nobody reads in FRACTAL_Z.
+
+// CHECK-LABEL: func.func @backward_weights_kept
+// CHECK:         ge.conv_backprop_input {{.*}} : (tensor<1x4x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4x2x3x3xf32>)
+// CHECK:         ge.conv_backprop_filter {{.*}} -> tensor<4x2x3x3xf32>
+// CHECK:         ge.conv_backprop_filter {{.*}} -> tensor<4x4x3x3xf16>
+// REMARK: rejected variable-format on [/update_g]: state 'g' stays in its logical layout: its convs are grouped
+// REMARK: rejected variable-format on [/update_h]: state 'h' stays in its logical layout: no conv reads it directly as W (a conv reading a cast of it
+// REMARK: rejected conv-backprop-input-weight-fractal-z on [/g/grad_x]: ge.conv_backprop_input '/g/grad_x': W not in FRACTAL_Z: group = 2
+// REMARK: rejected conv-backprop-filter-dw-fractal-z on [/g/grad_w]: ge.conv_backprop_filter '/g/grad_w': dW not in FRACTAL_Z: group = 2
+// REMARK: rejected conv-backprop-filter-dw-fractal-z on [/h/grad_w]: ge.conv_backprop_filter '/h/grad_w': dW not in FRACTAL_Z: result 'dW' is read by ge.cast
+func.func @backward_weights_kept(%x: tensor<1x4x6x6xf32>, %dy: tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, %xh: tensor<1x4x6x6xf16>, %dyh: tensor<1x4x4x4xf16, #ge.fmt<NCHW>>) -> (tensor<1x4x6x6xf32, #ge.fmt<NCHW>> {ge.name = "dx"}, tensor<4x2x3x3xf32> {ge.name = "g", ge.state = "g"}, tensor<4x4x3x3xf32> {ge.name = "h", ge.state = "h"}) {
+  %g = ge.variable "g" : tensor<4x2x3x3xf32> loc("g")
+  %dx = ge.conv_backprop_input %dy, %g {group = 2 : i64, input_shape = array<i64: 1, 4, 6, 6>} : (tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> loc("/g/grad_x")
+  %dg = ge.conv_backprop_filter %x, %dy {group = 2 : i64, filter_shape = array<i64: 4, 2, 3, 3>} : (tensor<1x4x6x6xf32>, tensor<1x4x4x4xf32, #ge.fmt<NCHW>>) -> tensor<4x2x3x3xf32> loc("/g/grad_w")
+  %ng = ge.apply_gradient_descent %g, %dg : (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xf32> loc("/update_g")
+  %h = ge.variable "h" : tensor<4x4x3x3xf32> loc("h")
+  %hh = ge.cast %h {to = 10 : i64} : (tensor<4x4x3x3xf32>) -> tensor<4x4x3x3xf16> loc("/h/cast")
+  %yh = ge.conv %xh, %hh : (tensor<1x4x6x6xf16>, tensor<4x4x3x3xf16>) -> tensor<1x4x4x4xf16, #ge.fmt<NCHW>> loc("/h")
+  %dhh = ge.conv_backprop_filter %xh, %dyh {filter_shape = array<i64: 4, 4, 3, 3>} : (tensor<1x4x6x6xf16>, tensor<1x4x4x4xf16, #ge.fmt<NCHW>>) -> tensor<4x4x3x3xf16> loc("/h/grad_w")
+  %dh = ge.cast %dhh {to = 1 : i64} : (tensor<4x4x3x3xf16>) -> tensor<4x4x3x3xf32> loc("/h/grad_cast")
+  %nh = ge.apply_gradient_descent %h, %dh : (tensor<4x4x3x3xf32>, tensor<4x4x3x3xf32>) -> tensor<4x4x3x3xf32> loc("/update_h")
+  func.return %dx, %ng, %nh : tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<4x2x3x3xf32>, tensor<4x4x3x3xf32>
 }
