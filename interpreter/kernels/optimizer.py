@@ -100,7 +100,8 @@ def loss_scale_update(op: ge.LossScaleUpdateOp, ins: dict[str, Any]) -> tuple[np
         return np.asarray(scale * np.float32(op.p("backoff_factor"))), np.asarray(np.float32(0))
     good = good + np.float32(1)
     if good >= op.p("growth_interval"):
-        grown = scale * np.float32(op.p("growth_factor"))
+        with np.errstate(over="ignore"):
+            grown = scale * np.float32(op.p("growth_factor"))
         return np.asarray(grown if np.isfinite(grown) else scale), np.asarray(np.float32(0))
     return np.asarray(scale), np.asarray(good)
 
