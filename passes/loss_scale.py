@@ -2,9 +2,10 @@
 master weights).
 
 In f16 small gradients round to zero or to a few bits of a subnormal. Scaling the loss's cotangent
-(the autodiff seed, `/autodiff/seed`) by S moves every backward value S times up into f16's range;
-each gradient is divided by S again, in f32 (the op is marked `ge.keep_dtype`), just before its
-update op, so the update and the f32 master weights see the true gradient. Runs after
+(the autodiff seed, `/autodiff/seed`; accumulate-gradients makes one per micro-batch) by S moves
+every backward value S times up into f16's range; each gradient is divided by S again, in f32 (the
+op is marked `ge.keep_dtype`), just before its update op, so the update and the f32 master weights
+see the true gradient. Runs after
 `apply-optimizer` and before `ge-optimize` (whose mixed precision makes the backward f16):
 
     loss-scale{kind=static scale=1024}
@@ -91,7 +92,8 @@ class LossScalePass(ModulePass):
         block = fn.body.block
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)  # a verified func.func ends in func.return
-        seed = _seed(block)
+        seeds = _seeds(block)
+        seed = seeds[0]
         updates = [o for o in block.ops if isinstance(o, UPDATE_OPS)]
         if not updates:
             raise _error("@main has no optimizer update ops; run apply-optimizer first")
@@ -115,9 +117,10 @@ class LossScalePass(ModulePass):
             scale = const.output
         scale_op = scale.owner
         assert isinstance(scale_op, Operation)
-        scaled = _keep(ge.MulOp.create({"a": seed.output, "b": scale}, name="/loss_scale/seed"))
-        Rewriter.insert_op(scaled, InsertPoint.after(scale_op))
-        seed.output.replace_uses_with_if(scaled.results[0], lambda use: use.operation is not scaled)
+        for each in seeds:  # accumulate-gradients differentiates each micro-batch from its own seed
+            scaled = _keep(ge.MulOp.create({"a": each.output, "b": scale}, name="/loss_scale/seed"))
+            Rewriter.insert_op(scaled, InsertPoint.after(scale_op if each is seed else each))
+            _replace_except(each.output, scaled)
         grads = [self._unscale(u, scale) for u in updates]
         if self.kind == "dynamic":
             self._skip_overflow(block, fn, ret, grads)
@@ -188,10 +191,10 @@ def _main(module: ModuleOp) -> func.FuncOp:
     raise _error("the module has no func.func @main")
 
 
-def _seed(block: Block) -> ge.ConstantOp:
-    for op in block.ops:
-        if isinstance(op, ge.ConstantOp) and location_name(op) == SEED_NAME:
-            return op
+def _seeds(block: Block) -> list[ge.ConstantOp]:
+    seeds = [op for op in block.ops if isinstance(op, ge.ConstantOp) and location_name(op) == SEED_NAME]
+    if seeds:
+        return seeds
     raise _error(f"@main has no autodiff seed ('{SEED_NAME}'); run autodiff and apply-optimizer first")
 
 
@@ -199,6 +202,11 @@ def _refuse_applied(block: Block) -> None:
     for op in block.ops:
         if location_name(op) == "/loss_scale/seed":
             raise _error("the loss is already scaled (was loss-scale applied twice?)")
+
+
+def _replace_except(value: SSAValue, user: Operation) -> None:
+    """Every use of `value` reads `user`'s result instead, but `user`'s own."""
+    value.replace_uses_with_if(user.results[0], lambda use: use.operation is not user)
 
 
 def _keep(op: ge.GeOp) -> ge.GeOp:

@@ -35,6 +35,9 @@ from ge.passes.pipeline import parse_passes
 from ge.tools.common import make_context, parse_module
 from ge.tools.training_state import state_outputs
 
+# Overflowing steps are the point of several tests: numpy's overflow warnings are expected.
+pytestmark = pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
+
 LOSS_WEIGHT = 3e-5
 """The MLP's loss is scaled down by this (an auxiliary-loss weight): its gradients are then mostly
 below f16's smallest normal number (6.1e-5), where f16 keeps a few bits or none."""
@@ -208,15 +211,17 @@ def test_mutation_updating_despite_overflow_is_caught(monkeypatch):
 
 
 @pytest.mark.parametrize("streams", [1, 2])
-def test_stream_level_matches_the_ge_level(streams):
-    """The dynamic step lowered to streams, run with every intermediate at its planned offset:
-    the same losses and state, skipped steps included."""
-    module, inputs = _step(OVERFLOW, loss_weight=1.0)
+@pytest.mark.parametrize("level", [1, 3])
+def test_stream_level_matches_the_ge_level(level, streams):
+    """The dynamic step after ge-optimize at `level`, lowered to streams and run with every
+    intermediate at its planned offset: the same losses and state, skipped steps included."""
+    pipeline = OVERFLOW.replace("level=1", f"level={level}")
+    module, inputs = _step(pipeline, loss_weight=1.0)
     want = _train(module, inputs, 8)
-    lowered, _ = _step(f"{OVERFLOW},lower-to-tasks,plan-memory,lower-to-streams{{streams={streams}}}", loss_weight=1.0)
+    lowered, _ = _step(f"{pipeline},lower-to-tasks,plan-memory,lower-to-streams{{streams={streams}}}", loss_weight=1.0)
     assert any(op.name == "task.kernel" for op in main_function(lowered).walk())
     got = _train(lowered, inputs, 8, lambda m, i, w: run_in_arena(m, i, w, 7))
-    _check_overflow_run(got)
+    assert not _check_overflow_run(got)[0]  # 2^24 overflows here too
     for i, ((_, a), (_, b)) in enumerate(zip(want, got)):
         assert a.keys() == b.keys()
         for name in a:
@@ -297,3 +302,21 @@ def test_a_refused_pass_changes_nothing():
     with pytest.raises(DiagnosticException, match="run apply-optimizer first"):
         LossScalePass(kind="dynamic").apply(make_context(), module)
     assert str(module) == before and "loss_scale.scale" not in weights_of(module)
+
+
+@pytest.mark.parametrize("backward", ["autodiff", "accumulate-gradients{micro_batches=4}"])
+@pytest.mark.parametrize("scaling", ["static", "dynamic"])
+def test_scaling_by_a_power_of_two_is_exact_in_f32(backward, scaling):
+    """In f32 (far from overflow and subnormals) a power-of-two scale and its unscale are exact: the
+    gradients are bit-equal to the unscaled step's, every micro-batch's seed scaled."""
+    base = f"{backward},apply-optimizer{{kind=sgd lr=0.1}}"
+    want = _gradients(base)
+    got = _gradients(f"{base}{SCALINGS[scaling]}")
+    for key in want:
+        assert got[key].tobytes() == want[key].tobytes(), key
+
+
+def test_mutation_scaling_only_the_first_micro_batch_is_caught(monkeypatch):
+    monkeypatch.setattr(loss_scale, "_seeds", lambda block, seeds=loss_scale._seeds: seeds(block)[:1])
+    with pytest.raises(AssertionError):
+        test_scaling_by_a_power_of_two_is_exact_in_f32("accumulate-gradients{micro_batches=4}", "static")
