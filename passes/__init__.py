@@ -39,6 +39,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "ge-optimize": ("ge.passes.ge_optimize", "GeOptimizePass"),
     "infer-shapes": ("ge.passes.infer_shapes", "InferShapesPass"),
     "insert-trans-data": ("ge.passes.layout.insert_trans_data", "InsertTransDataPass"),
+    "loss-scale": ("ge.passes.loss_scale", "LossScalePass"),
     "lower-to-streams": ("ge.lowering.to_streams", "LowerToStreamsPass"),
     "lower-to-tasks": ("ge.lowering.to_tasks", "LowerToTasksPass"),
     "merge-constants": ("ge.passes.merge_constants", "MergeConstantsPass"),

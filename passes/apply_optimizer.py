@@ -7,7 +7,8 @@ Input: `main` after autodiff, whose outputs include one `<key>_grad` per trainab
 - the optimizer's slots are variables too, initialised to zeros in the module's weights sidecar:
   `<key>.momentum` (momentum), `<key>.adam_m` and `<key>.adam_v` (adam, adamw) and one shared
   f32 scalar `optimizer.step` (adam, adamw), incremented by one in the graph and fed to every
-  update (so the first step's update uses t = 1);
+  update (so the first step's update uses t = 1); the increment is marked `ge.keep_dtype`, as f16
+  (force_fp16) cannot count past 2048;
 - one update op per parameter (ge.apply_gradient_descent / apply_momentum / apply_adam, GE's
   ApplyGradientDescent / ApplyMomentum / ApplyAdam) sits before the return;
 - the `<key>_grad` outputs are gone; after the other outputs (the loss stays) come the new state
@@ -40,6 +41,7 @@ from ge.ge_dialects.ge.base import name_loc
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype, tensor
 from ge.ge_dialects.ge.weights import ModuleWeights, weights_of
+from ge.passes.mixed_precision import mark_keep_dtype
 
 PASS = "apply-optimizer"
 KINDS = ("sgd", "momentum", "adam", "adamw")
@@ -137,6 +139,7 @@ class ApplyOptimizerPass(ModulePass):
         one = ge.ConstantOp.inline(np.array(1.0, np.float32))
         Rewriter.insert_op(one, InsertPoint.before(ret))
         add = ge.AddOp.create({"a": count, "b": one.output}, name=f"{STEP_KEY}/increment")
+        mark_keep_dtype(add)  # in f16, 2048 + 1 rounds to 2048: the count would stop
         Rewriter.insert_op(add, InsertPoint.before(ret))
         return add.results[0]
 

@@ -11,6 +11,11 @@ the rules are described in docs/mixed_precision.md.
     mixed-precision{mode=allow_mix_precision}
     mixed-precision{precision_mode=force_fp16}            (GE's option name, an alias of mode)
     mixed-precision{mode=allow_mix_precision lists="my_lists.toml"}
+    mixed-precision{mode=force_fp16 keep_dtype="/fc1/Gemm,/fc1/Tanh"}
+
+An op carrying the unit attribute `ge.keep_dtype` keeps its types under every mode (the
+training step's counter, loss-scaling's unscale and select: values f16 cannot hold); the
+`keep_dtype` option sets it on the ops of those node names (location names).
 
 One remark per float op: the rule (list) that decided its type, applied when it was converted,
 rejected when it kept its type.
@@ -27,7 +32,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, bf16, f16, f32, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, UnitAttr, bf16, f16, f32, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import AttrSizedOperandSegments, AttrSizedResultSegments, VarOperandDef
 from xdsl.passes import ModulePass
@@ -121,6 +126,18 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.SoftmaxCrossEntropyLossGradOp: ("dy", "scores", "weights"),
     ge.NllLossGradOp: ("dy", "weight"),
 }
+
+KEEP_DTYPE = "ge.keep_dtype"
+"""The unit attribute of an op that keeps its types whatever the mode and the lists say."""
+
+
+def keeps_dtype(op: Operation) -> bool:
+    return KEEP_DTYPE in op.attributes
+
+
+def mark_keep_dtype(op: Operation) -> None:
+    op.attributes[KEEP_DTYPE] = UnitAttr()
+
 
 _SEGMENT_NAMES = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
 
@@ -372,6 +389,9 @@ class _Converter:
                     "the device has no f32 kernel for this op; GE rejects must_keep_origin_dtype here",
                 )
             return
+        if keeps_dtype(op):
+            remarks.emit(PASS, "rejected", "keep-dtype", [op], f"marked {KEEP_DTYPE}: keeps its types")
+            return
         target, rule, reason = self.decide(op, kind, floats)
         if target is None:
             remarks.emit(PASS, "rejected", rule, [op], reason)
@@ -441,16 +461,42 @@ class MixedPrecisionPass(ModulePass):
     """GE's name of the option (`ge.exec.precision_mode`); an alias of `mode`."""
     lists: str | None = None
     """A TOML file that changes the op lists (see passes/precision_lists.toml)."""
+    keep_dtype: str | None = None
+    """Comma-separated node names (op locations) whose ops keep their types (`ge.keep_dtype`)."""
 
     def __post_init__(self) -> None:
         resolve_mode(self.mode, self.precision_mode)
+        self.keep_names()
+
+    def keep_names(self) -> list[str]:
+        names = [n.strip() for n in (self.keep_dtype or "").split(",")]
+        if self.keep_dtype is not None and not all(names):
+            raise _error(f'keep_dtype="{self.keep_dtype}" has an empty op name')
+        return names if self.keep_dtype is not None else []
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         mode_name = resolve_mode(self.mode, self.precision_mode)
         lists = load_lists(self.lists)
+        _mark_named(op, self.keep_names())
         changed = False
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             for block in fn.body.blocks:
                 changed |= _Converter(op, mode_name, lists).run(block)
         if changed:
             cancel_casts(op)
+
+
+def _mark_named(module: ModuleOp, names: list[str]) -> None:
+    """Marks the ops of the node names `ge.keep_dtype`; all are checked before any is marked, so
+    a name no op has changes nothing."""
+    by_name: dict[str, list[Operation]] = {}
+    for o in module.walk():
+        name = location_name(o)
+        if isinstance(o, GeOp) and name in names:
+            by_name.setdefault(name, []).append(o)
+    for name in names:
+        if name not in by_name:
+            raise _error(f"keep_dtype names '{name}', which no ge op in the module has")
+    for ops in by_name.values():
+        for o in ops:
+            mark_keep_dtype(o)

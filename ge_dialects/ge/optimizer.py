@@ -12,14 +12,18 @@
   state values from the current ones and a gradient. They are pure: the write back into the
   variables (GE's Assign) is the step's outputs marked `ge.state = "<key>"` (passes/apply_optimizer.py).
   Hyper-parameters are float properties.
+
+- `ge.all_finite` and `ge.loss_scale_update` are dynamic loss scaling (passes/loss_scale.py): GE's
+  NPUClearFloatStatus / NPUGetFloatStatus overflow check as a value (true when every gradient is
+  finite), and the scale's update from it (the loss-scale manager's rule).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr, TensorType, f32
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i1
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
@@ -232,7 +236,74 @@ class ApplyAdagradOp(GeOp):
         return [t, t]
 
 
-OPTIMIZER_OPS: list[type[GeOp]] = [VariableOp, ApplyGradientDescentOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp]
+@irdl_op_definition
+class AllFiniteOp(GeOp):
+    """True (an i1 scalar) when every element of every operand is finite: GE's overflow check
+    (NPUClearFloatStatus before the backward, NPUGetFloatStatus after it) as a value the step can
+    select on, so that an overflowing step leaves the state as it was."""
+
+    name = "ge.all_finite"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        values = a.values("inputs")
+        if not values:
+            raise a.fail("needs at least one operand")
+        for i, v in enumerate(values):
+            t = v.type
+            if not isinstance(t, TensorType) or t.element_type not in FLOAT_TYPES:
+                raise a.fail(f"operand #{i} must be a float tensor, got {t}")
+        return [tensor(i1, ())]
+
+
+@irdl_op_definition
+class LossScaleUpdateOp(GeOp):
+    """Dynamic loss scaling's update (GE's DynamicLossScaleUpdateCell, PyTorch's GradScaler rule):
+    on a non-finite step scale' = scale * backoff_factor, good' = 0; else good' = good + 1, and when
+    good' reaches growth_interval, scale' = scale * growth_factor (kept when that overflows f32) and
+    good' = 0. The scale and the count of good steps are f32 scalars (state, as optimizer.step)."""
+
+    name = "ge.loss_scale_update"
+    scale = operand_def(TensorType)
+    good_steps = operand_def(TensorType)
+    finite = operand_def(TensorType)
+    scale_out = result_def(TensorType)
+    good_steps_out = result_def(TensorType)
+    growth_interval = opt_prop_def(IntProp)
+    growth_factor = opt_prop_def(FloatProp)
+    backoff_factor = opt_prop_def(FloatProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    DEFAULTS: ClassVar = {"growth_interval": 2000, "growth_factor": 2.0, "backoff_factor": 0.5}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        scalar = tensor(f32, ())
+        for name in ("scale", "good_steps"):
+            if a.type(name) != scalar:
+                raise a.fail(f"operand '{name}' must be a scalar tensor<f32>, got {a.type(name)}")
+        if a.type("finite") != tensor(i1, ()):
+            raise a.fail(f"operand 'finite' must be a scalar tensor<i1>, got {a.type('finite')}")
+        if a.prop("growth_interval") < 1:
+            raise a.fail(f"growth_interval = {a.prop('growth_interval')} must be >= 1")
+        _check_range(a, "growth_factor", 1.0)
+        backoff = a.prop("backoff_factor")
+        if not 0 < backoff <= 1:
+            raise a.fail(f"backoff_factor = {backoff} must be in (0, 1]")
+        return [scalar, scalar]
+
+
+OPTIMIZER_OPS: list[type[GeOp]] = [
+    VariableOp,
+    ApplyGradientDescentOp,
+    ApplyMomentumOp,
+    ApplyAdamOp,
+    ApplyAdagradOp,
+    AllFiniteOp,
+    LossScaleUpdateOp,
+]
 
 __all__ = [
     "VariableOp",
@@ -240,5 +311,7 @@ __all__ = [
     "ApplyMomentumOp",
     "ApplyAdamOp",
     "ApplyAdagradOp",
+    "AllFiniteOp",
+    "LossScaleUpdateOp",
     "OPTIMIZER_OPS",
 ]

@@ -91,6 +91,24 @@ def apply_adagrad(op: ge.ApplyAdagradOp, ins: dict[str, Any]) -> tuple[np.ndarra
     return var_out.astype(dtype), accum_out.astype(dtype)
 
 
+def all_finite(op: ge.AllFiniteOp, ins: dict[str, Any]) -> np.ndarray:
+    return np.asarray(all(bool(np.isfinite(x).all()) for x in ins["inputs"]), dtype=np.bool_)
+
+
+def loss_scale_update(op: ge.LossScaleUpdateOp, ins: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The loss-scale manager's rule in f32 (ge_dialects/ge/optimizer.py); a growth that would make
+    the scale infinite keeps it, as PyTorch's GradScaler does."""
+    scale, good = np.float32(ins["scale"]), np.float32(ins["good_steps"])
+    if not bool(ins["finite"]):
+        return np.asarray(scale * np.float32(op.p("backoff_factor"))), np.asarray(np.float32(0))
+    good = good + np.float32(1)
+    if good >= op.p("growth_interval"):
+        with np.errstate(over="ignore"):
+            grown = scale * np.float32(op.p("growth_factor"))
+        return np.asarray(grown if np.isfinite(grown) else scale), np.asarray(np.float32(0))
+    return np.asarray(scale), np.asarray(good)
+
+
 @register_impls
 class OptimizerFunctions(InterpreterFunctions):
     """The interpreter implementations of the training-state ops. `ge.variable` reads `self.weights`,
@@ -106,3 +124,5 @@ class OptimizerFunctions(InterpreterFunctions):
     run_apply_momentum = impl(ge.ApplyMomentumOp)(kernel_impl(apply_momentum))
     run_apply_adam = impl(ge.ApplyAdamOp)(kernel_impl(apply_adam))
     run_apply_adagrad = impl(ge.ApplyAdagradOp)(kernel_impl(apply_adagrad))
+    run_all_finite = impl(ge.AllFiniteOp)(kernel_impl(all_finite))
+    run_loss_scale_update = impl(ge.LossScaleUpdateOp)(kernel_impl(loss_scale_update))

@@ -52,8 +52,9 @@ KNOWN_OPTIONS = {
     "": set(),
 }
 _DIALECTS = "ge|fused|task|stream|func|builtin"
-# an op name, unless it is an attribute key (`stream.count = 2`); `#`/`!` mark attributes and types
-_NAMED = re.compile(rf"(?<![\w.])([#!]?)((?:{_DIALECTS})\.[a-z_][a-z0-9_]*)\b(?!\s*=[^=])")
+# an op name, unless it is an attribute key (`stream.count = 2`, a unit attribute `{ge.keep_dtype}`);
+# `#`/`!` mark attributes and types
+_NAMED = re.compile(rf"(?<![\w.])([#!]?)((?:{_DIALECTS})\.[a-z_][a-z0-9_]*)\b(?!\s*=[^=]|\}})")
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 

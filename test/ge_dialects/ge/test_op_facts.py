@@ -82,6 +82,7 @@ def test_known_engines():
     assert {n for n, e in engine.items() if e is Engine.AICPU} == {"ge.shape", "ge.range", "ge.constant_of_shape"}
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
+    assert engine["ge.all_finite"] is engine["ge.loss_scale_update"] is Engine.VECTOR
 
 
 def test_known_traits():
