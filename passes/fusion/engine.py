@@ -357,7 +357,7 @@ class FusionEngine:
         # The critical path a group lengthens (within the join allowance above) is time the step
         # loses: a shared producer's other readers now wait for the whole group. Charged, so that
         # many small lengthenings do not add up to a slower step.
-        growth = max(0.0, through - schedule.length)
+        growth = self.path_growth(through, schedule.length)
         benefit -= growth
         if benefit <= 0:
             why = f" (critical path +{growth * 1e6:.2f} us charged)" if growth > 0 else ""
@@ -371,6 +371,11 @@ class FusionEngine:
             PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
         )
         return True
+
+    @staticmethod
+    def path_growth(through: float, length: float) -> float:
+        """How much longer the critical path gets (0 when the group's path stays within it)."""
+        return max(0.0, through - length)
 
     def _reject(self, c: Candidate, reason: str, benefit: float | None = None) -> bool:
         remarks.emit(PASS_NAME, "rejected", c.rule.name, c.members, reason, None if benefit is None else benefit * 1e6)
