@@ -12,9 +12,11 @@ checks, in this order:
      keeping the op on a parallel branch would cost the path on the device);
   4. the working set of a minimal tile fits the on-chip buffer (UB) of the target;
   5. a positive benefit: the time the members take as separate tasks minus the group's time as one
-     task, both by the device model ge-run reports (cost.py).
+     task, both by the device model ge-run reports (cost.py), minus what the group adds to the
+     critical path (a shared producer's other readers wait for the whole group).
 Each candidate that reaches the checks leaves a remark: applied with its benefit, or rejected with
-the reason. Rules are applied by outlining the members into a `fused.group`.
+the reason; a rejected candidate is retried without its farthest producer, then its last follower.
+Rules are applied by outlining the members into a `fused.group`.
 """
 
 from __future__ import annotations

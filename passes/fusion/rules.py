@@ -2,8 +2,10 @@
 
 GE's UB fusion groups ops by pattern class; these rules follow its classes: a Cube op with its
 elementwise epilogue, attention with the layout ops around it (what a fused attention kernel reads
-through its addressing), a reduction with elementwise neighbours, and elementwise chains. Rules are
-tried in table order, so a Cube op claims its epilogue before a chain could.
+through its addressing), a reduction with elementwise neighbours, and elementwise chains; for
+training, a batch_norm with its ReLU and the backward's reductions (norm grads, bias sums) with the
+gradient ops that feed them. Rules are tried in table order, so a Cube op claims its epilogue before
+a chain could, and a backward reduction its producers before they chain among themselves.
 
 Add a rule by appending a `FusionRule` here, or name a file of your own on the command line:
 `ge-opt --load-fusion-rules my_rules.py` (the file defines `RULES`, a list of FusionRule).
@@ -172,8 +174,8 @@ BIAS_REDUCTION = Constraint("bias-reduction", _bias_reduction)
 LAYOUT_AT_REDUCTION = Constraint("layout-at-reduction", _layout_at_reduction)
 TRAINING_BATCH_NORM = Constraint("training-batch-norm", _training_batch_norm)
 GRADIENT_PRODUCERS = (Step(ELEMENTWISE | TRANS_DATA, max_count=4, inputs=gradient_inputs, shared=True),)
-"""What a backward reduction fuses with: up to four elementwise ops (relu_grad, gelu_grad, residual
-adds, casts) along the gradient, whose results may also feed the next Cube backprop (shared: the
+"""What a backward reduction fuses with: elementwise ops (relu_grad, gelu_grad, residual adds,
+casts) up to four deep along each path of the gradient, whose results may also feed the next Cube backprop (shared: the
 group writes them out), and the layout change the reduction reads through (layout-at-reduction)."""
 BIAS_FOLLOWERS = (Step(ops(ge.ReshapeOp)),)
 """sum-to-shape's reshape of the kept dims to the bias's shape."""
