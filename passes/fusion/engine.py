@@ -12,9 +12,11 @@ checks, in this order:
      keeping the op on a parallel branch would cost the path on the device);
   4. the working set of a minimal tile fits the on-chip buffer (UB) of the target;
   5. a positive benefit: the time the members take as separate tasks minus the group's time as one
-     task, both by the device model ge-run reports (cost.py).
+     task, both by the device model ge-run reports (cost.py), minus what the group adds to the
+     critical path (a shared producer's other readers wait for the whole group).
 Each candidate that reaches the checks leaves a remark: applied with its benefit, or rejected with
-the reason. Rules are applied by outlining the members into a `fused.group`.
+the reason; a rejected candidate is retried without its farthest producer, then its last follower.
+Rules are applied by outlining the members into a `fused.group`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -42,11 +44,25 @@ TRAINING_ATTR = "ge.training"
 @dataclass(frozen=True)
 class Step:
     """One link of a chain: up to `max_count` consecutive ops of the classes in `ops`, each accepted
-    by `when` (called with the op and the group value it consumes or produces)."""
+    by `when` (called with the op and the group value it consumes or produces).
+
+    Producer steps also say where the walk goes and what it may take: `inputs` are the operand
+    indices it continues from (or a function of the op giving them: a relu_grad's incoming gradient,
+    not the forward output it masks with); `shared` lets a producer's results have readers outside
+    the group (the group then writes them out for those readers, as a backward's gradient feeds both
+    a bias reduction and the next Cube backprop); `min_count=0` makes the link optional (a layout
+    change that may or may not sit between a reduction and its producer)."""
 
     ops: frozenset[type[Operation]]
     max_count: int = 1
     when: Callable[[Operation, SSAValue], bool] | None = None
+    inputs: tuple[int, ...] | Callable[[Operation], Sequence[int]] = (0,)
+    shared: bool = False
+    min_count: int = 1
+
+    def next_inputs(self, op: Operation) -> list[SSAValue]:
+        indices = self.inputs(op) if callable(self.inputs) else self.inputs
+        return [op.operands[i] for i in indices if i < len(op.operands)]
 
 
 @dataclass(frozen=True)
@@ -65,8 +81,10 @@ class FusionRule:
     anchor: frozenset[type[Operation]]
     followers: tuple[Step, ...] = ()
     producers: tuple[Step, ...] = ()
-    """Walked back from each operand of the anchor, one op per step, through the first operand of
-    each: ops whose results only the chain uses."""
+    """Walked back from the anchor's `anchor_inputs`, up to `max_count` ops per step, through each
+    producer's step `inputs`: ops whose results only the chain uses (unless the step is `shared`)."""
+    anchor_inputs: tuple[int, ...] | None = None
+    """The anchor operands the producer walk starts from (None: all of them)."""
     constraints: tuple[Constraint, ...] = ()
     min_ops: int = 2
     inference_only: bool = False
@@ -82,10 +100,14 @@ class Candidate:
     outputs: list[SSAValue] = field(default_factory=list)
 
     def shrunk(self) -> Candidate | None:
-        """The candidate without its last member (a rejected chain retries its prefix)."""
-        if self.members[-1] is self.anchor:
+        """The candidate without its farthest producer (the first in program order), else without its
+        last follower: a rejected group retries the part nearer its anchor."""
+        if self.members[0] is not self.anchor:
+            members = self.members[1:]
+        elif self.members[-1] is not self.anchor:
+            members = self.members[:-1]
+        else:
             return None
-        members = self.members[:-1]
         return Candidate(self.rule, self.anchor, members, _outputs(members))
 
     def member_set(self) -> set[Operation]:
@@ -129,24 +151,46 @@ def grow(rule: FusionRule, anchor: Operation, position: dict[Operation, int]) ->
             tail = nxt.results[0]
             count += 1
     front: list[Operation] = []
-    for operand in anchor.operands:
-        value, consumer = operand, anchor
-        for step in rule.producers:
-            owner = value.owner
-            if (
-                not isinstance(owner, Operation)  # a block argument: never in `position`
-                or owner not in position
-                or not is_one_of(owner, step.ops)
-                or any(u.operation is not consumer for r in owner.results for u in r.uses)
-                or (step.when is not None and not step.when(owner, value))
-            ):
-                break
-            front.append(owner)
-            consumer, value = owner, owner.operands[0]
+    starts = range(len(anchor.operands)) if rule.anchor_inputs is None else rule.anchor_inputs
+    for index in starts:
+        if index < len(anchor.operands):
+            _walk_producers(rule.producers, anchor.operands[index], anchor, position, front)
     members = sorted(set(front + members), key=position.__getitem__)
     candidate = Candidate(rule, anchor, members)
     candidate.outputs = _outputs(members)
     return candidate
+
+
+def _walk_producers(
+    steps: Sequence[Step], value: SSAValue, consumer: Operation, position: dict[Operation, int], front: list[Operation]
+) -> None:
+    """Appends to `front` the producers of `value` that fit `steps`, nearest first; a producer with
+    several walked inputs branches the walk (each branch continues from the same step)."""
+    if not steps:
+        return
+    step, count = steps[0], 0
+    while count < step.max_count:
+        owner = value.owner
+        if (
+            not isinstance(owner, Operation)  # a block argument: never in `position`
+            or owner not in position
+            or owner in front
+            or not is_one_of(owner, step.ops)
+            or (not step.shared and any(u.operation is not consumer for r in owner.results for u in r.uses))
+            or (step.when is not None and not step.when(owner, value))
+        ):
+            break
+        front.append(owner)
+        count += 1
+        following = step.next_inputs(owner)
+        if not following:
+            return
+        rest = [replace(step, max_count=step.max_count - count, min_count=0)] if count < step.max_count else []
+        for extra in following[1:]:
+            _walk_producers([*rest, *steps[1:]], extra, owner, position, front)
+        consumer, value = owner, following[0]
+    if count >= step.min_count:  # steps are links of one chain: a required link that is missing ends it
+        _walk_producers(steps[1:], value, consumer, position, front)
 
 
 def _next_follower(
@@ -312,8 +356,14 @@ class FusionEngine:
         ws = working_set_bytes(c)
         if ws > self.ub_bytes:
             return self._reject(c, f"working set {ws} B exceeds the UB ({self.ub_bytes} B)", benefit)
+        # The critical path a group lengthens (within the join allowance above) is time the step
+        # loses: a shared producer's other readers now wait for the whole group. Charged, so that
+        # many small lengthenings do not add up to a slower step.
+        growth = self.path_growth(through, schedule.length)
+        benefit -= growth
         if benefit <= 0:
-            return self._reject(c, "no benefit by the cost estimate", benefit)
+            why = f" (critical path +{growth * 1e6:.2f} us charged)" if growth > 0 else ""
+            return self._reject(c, f"no benefit by the cost estimate{why}", benefit)
         group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
         block = group.parent_block()
         assert block is not None  # outlined in place of the members
@@ -323,6 +373,11 @@ class FusionEngine:
             PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
         )
         return True
+
+    @staticmethod
+    def path_growth(through: float, length: float) -> float:
+        """How much longer the critical path gets (0 when the group's path stays within it)."""
+        return max(0.0, through - length)
 
     def _reject(self, c: Candidate, reason: str, benefit: float | None = None) -> bool:
         remarks.emit(PASS_NAME, "rejected", c.rule.name, c.members, reason, None if benefit is None else benefit * 1e6)
