@@ -29,8 +29,8 @@ streams, an ordering that serializes concurrent tasks; lowering/streams/reuse_tr
 this way. Each pair becomes one more conflict edge between the two placement units.
 
 All arithmetic is in alignment units; the plan is in bytes. The time-overlap relation between units
-is computed once by a sweep (O(n log n + K) for K overlapping pairs) and every heuristic walks it, so
-planning is O(K log K) per heuristic.
+is computed once, as arrays (conflicts.py: K overlapping pairs), and every heuristic walks it, so
+planning is O(K log K) per heuristic, the inner loops in numpy.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ge.lowering.memory.conflicts import Conflicts, conflicts, place
 from ge.lowering.memory.liveness import Buffer
 
 
@@ -138,46 +139,6 @@ def _make_units(pool: list[Buffer], sizes: dict[str, int], inplace: dict[str, st
     return units
 
 
-def _conflicts(units: list[_Unit], apart: frozenset[frozenset[str]] = frozenset()) -> list[dict[int, tuple[int, int]]]:
-    """For each unit u: {v: (a, b)} over the units v whose members overlap u's in time or are kept
-    apart from one of u's, where `a` is the largest member of u and `b` the largest of v among those
-    member pairs. With v at offset o, u may not start in the open range (o - a, o + b)."""
-    events = []
-    for ui, u in enumerate(units):
-        for m, s in zip(u.members, u.sizes):
-            if s:
-                events.append((m.start, m.end, ui, s))
-    events.sort()
-    adj: list[dict[int, tuple[int, int]]] = [{} for _ in units]
-    active: dict[int, tuple[int, int]] = {}  # event id -> (unit, size)
-    ends: list[tuple[int, int]] = []
-    for eid, (start, end, ui, s) in enumerate(events):
-        while ends and ends[0][0] < start:
-            del active[heapq.heappop(ends)[1]]
-        for vi, t in active.values():
-            if vi == ui:
-                continue
-            a, b = adj[ui].get(vi, (0, 0))
-            adj[ui][vi] = (max(a, s), max(b, t))
-            b2, a2 = adj[vi].get(ui, (0, 0))
-            adj[vi][ui] = (max(b2, t), max(a2, s))
-        active[eid] = (ui, s)
-        heapq.heappush(ends, (end, eid))
-    where = {m.name: (ui, s) for ui, u in enumerate(units) for m, s in zip(u.members, u.sizes)}
-    for pair in apart:
-        x, y = sorted(pair)
-        (ui, s), (vi, t) = where[x], where[y]
-        if ui == vi:
-            raise AssertionError(f"kept-apart {x!r} and {y!r} in one in-place chain")  # _inplace_chains refuses it
-        if not s or not t:
-            continue
-        a, b = adj[ui].get(vi, (0, 0))
-        adj[ui][vi] = (max(a, s), max(b, t))
-        b2, a2 = adj[vi].get(ui, (0, 0))
-        adj[vi][ui] = (max(b2, t), max(a2, s))
-    return adj
-
-
 def _live_profile(units: list[_Unit]) -> tuple[int, list[tuple[int, int]]]:
     """(max over time of the aligned units live at once, [(time, live units)] at every start point).
     A chain counts once at a hand-over task: the larger of the two members."""
@@ -196,56 +157,6 @@ def _live_profile(units: list[_Unit]) -> tuple[int, list[tuple[int, int]]]:
         best = max(best, live)
         profile.append((t, live))
     return best, profile
-
-
-# ---------------------------------------------------------------------------------------------------
-# The placer: one pass in a given order with a given fit policy.
-
-
-def _place(
-    order: Iterable[int],
-    units: list[_Unit],
-    adj: list[dict[int, tuple[int, int]]],
-    best_fit: bool,
-) -> tuple[list[int], int]:
-    offsets = [-1] * len(units)
-    peak = 0
-    for ui in order:
-        if offsets[ui] >= 0:
-            continue
-        u = units[ui]
-        if u.size == 0:
-            offsets[ui] = 0
-            continue
-        forbidden = []
-        for vi, (a, b) in adj[ui].items():
-            o = offsets[vi]
-            if o >= 0:
-                forbidden.append((max(0, o - a + 1), o + b))
-        forbidden.sort()
-        choice, slack = -1, None
-        lo = 0
-        for f_lo, f_hi in forbidden:
-            if f_lo > lo:  # free starts [lo, f_lo)
-                if not best_fit:
-                    choice = lo
-                    break
-                gap = f_lo - 1 - lo
-                if slack is None or gap < slack:
-                    choice, slack = lo, gap
-                    if gap == 0:
-                        break
-            lo = max(lo, f_hi)
-        if choice < 0:  # no gap below: the range above every conflicting unit
-            choice = lo
-        elif best_fit and slack is not None and slack > 0:
-            # the range above every conflicting unit, when its gap up to the current peak fits tighter
-            top_gap = peak - u.size - lo if lo + u.size <= peak else None
-            if top_gap is not None and top_gap < slack:
-                choice = lo
-        offsets[ui] = choice
-        peak = max(peak, choice + u.size)
-    return offsets, peak
 
 
 def _order_by_size(units: list[_Unit]) -> list[int]:
@@ -333,9 +244,9 @@ def plan_memory(
     chains = _inplace_chains(pool, sizes, apart) if inplace else {}
     units = _make_units(pool, sizes, chains)
     lower, profile = _live_profile(units)
-    adj = _conflicts(units, apart)
+    graph = conflicts(units, [tuple(sorted(p)) for p in apart])  # type: ignore[misc]
     names = list(HEURISTICS) if heuristics is None else list(heuristics)
-    peak, name, unit_offsets, candidates = _best_placement(names, units, profile, adj)
+    peak, name, unit_offsets, candidates = _best_placement(names, units, profile, graph)
     offsets = {}
     for u, o in zip(units, unit_offsets):
         for m in u.members:
@@ -389,7 +300,7 @@ def _plan_without_reuse(
 
 
 def _best_placement(
-    names: list[str], units: list[_Unit], profile: list[tuple[int, int]], adj: list[dict[int, tuple[int, int]]]
+    names: list[str], units: list[_Unit], profile: list[tuple[int, int]], graph: Conflicts
 ) -> tuple[int, str, list[int], dict[str, int]]:
     """Run each named heuristic; (peak, heuristic, unit offsets) of the smallest plan (ties to the earlier
     name), and the peak of every heuristic (all in alignment units)."""
@@ -401,7 +312,7 @@ def _best_placement(
         if name not in HEURISTICS:
             raise ValueError(f"unknown heuristic {name!r} (known: {', '.join(HEURISTICS)})")
         order_fn, best_fit = HEURISTICS[name]
-        unit_offsets, peak = _place(order_fn(units, profile), units, adj, best_fit)
+        unit_offsets, peak = place(order_fn(units, profile), [u.size for u in units], graph, best_fit)
         candidates[name] = peak
         if best is None or peak < best[0]:
             best = (peak, name, unit_offsets)
