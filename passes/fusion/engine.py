@@ -245,16 +245,27 @@ class Schedule:
     def __init__(self, block: Block, time: Callable[[Operation], float]):
         order = list(block.ops)
         self.position = {op: i for i, op in enumerate(order)}
-        self.finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
-        self.tail: dict[Operation, float] = {}
-        cost = {op: time(op) for op in order}
-        for op in order:
-            start = max((self.finish.get(v.owner, 0.0) for v in op.operands), default=0.0)
-            self.finish[op] = start + cost[op]
-        for op in reversed(order):
-            after = max((self.tail.get(u.operation, 0.0) for r in op.results for u in r.uses), default=0.0)
-            self.tail[op] = cost[op] + after
-        self.length = max(self.finish.values(), default=0.0)
+        # plain loops, not max() over generators: this runs after every group the engine makes
+        finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
+        tail: dict[Operation, float] = {}
+        cost = [time(op) for op in order]
+        for op, c in zip(order, cost):
+            start = 0.0
+            for v in op.operands:
+                f = finish.get(v.owner, 0.0)
+                if f > start:
+                    start = f
+            finish[op] = start + c
+        for op, c in zip(reversed(order), reversed(cost)):
+            after = 0.0
+            for r in op.results:
+                for u in r.uses:
+                    t = tail.get(u.operation, 0.0)
+                    if t > after:
+                        after = t
+            tail[op] = c + after
+        self.finish, self.tail = finish, tail
+        self.length = max(finish.values(), default=0.0)
 
     def path_through(self, candidate: Candidate, group_time: float) -> float:
         """Longest path through the group once its members run as one kernel."""
@@ -364,10 +375,18 @@ class FusionEngine:
         if benefit <= 0:
             why = f" (critical path +{growth * 1e6:.2f} us charged)" if growth > 0 else ""
             return self._reject(c, f"no benefit by the cost estimate{why}", benefit)
+        # the group goes after its last member: only an outside user placed before that needs a re-sort
+        inside, last = c.member_set(), max(schedule.position[op] for op in c.members)
+        early_user = any(
+            u.operation not in inside and schedule.position.get(u.operation, last) < last
+            for v in c.outputs
+            for u in v.uses
+        )
         group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
         block = group.parent_block()
         assert block is not None  # outlined in place of the members
-        restore_order(block)
+        if early_user:
+            restore_order(block)
         self.applied += 1
         remarks.emit(
             PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
