@@ -126,3 +126,17 @@ def test_planned_training_steps_keep_their_buffers_apart(config):
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
     for name, value in want.items():
         np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["static", "dynamic"])
+def test_loss_scaling_layouts_and_fusion_together_keep_the_step(reference, kind):
+    """Loss scaling by a power of two is exact in f32, so the step with it, through O3 (backward
+    layouts, variable formats, backward fusion) and two streams, equals the plain ge-level step:
+    the branches that built these passes each tested alone, this is their meeting point."""
+    scaled = STEP + f",loss-scale{{kind={kind} scale=1024}}"
+    module, inputs = _step(f"{scaled},ge-optimize{{level=3}},lower-to-tasks,plan-memory,lower-to-streams{{streams=2}}")
+    losses, outputs = _train(module, inputs, 3)
+    want_losses, want = reference
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    for name, value in want.items():
+        np.testing.assert_allclose(outputs[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
