@@ -132,7 +132,8 @@ class _Arena:
     """The pool as bytes, and the (offset, dtype, shape) of each value stored in it; the variables'
     storages, and which values live in them."""
 
-    def __init__(self, program: StreamProgram, values: Mapping[SSAValue, np.ndarray]):
+    def __init__(self, program: StreamProgram, values: Mapping[SSAValue, np.ndarray] | None = None):
+        """`values`: what the setup ops computed (the variables' values fill their storages)."""
         self.program = program
         self.bytes = np.full(program.pool, POISON, dtype=np.uint8)
         self.placed: dict[SSAValue, tuple[int, int]] = {}  # value -> (offset, planned size)
@@ -140,7 +141,7 @@ class _Arena:
         self.state: dict[str, tuple[np.ndarray, np.dtype, tuple[int, ...]]] = {}  # key -> (bytes, dtype, shape)
         self.state_of: dict[SSAValue, str] = {}  # variable reads and in-place results -> key
         for op in program.setup:
-            if isinstance(op, VariableOp):
+            if isinstance(op, VariableOp) and values is not None:
                 array = values[op.output]
                 self.state.setdefault(op.state_key, (to_device_bytes(array).copy(), array.dtype, array.shape))
                 self.state_of[op.output] = op.state_key

@@ -101,7 +101,7 @@ def find_state_aliases(
     ret = fn.body.block.last_op
     assert isinstance(ret, func.ReturnOp), "a verified func.func ends in func.return"
     kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
-    index = {k: i for i, k in enumerate(kernels)}
+    index: dict[Operation, int] = {k: i for i, k in enumerate(kernels)}
     reads = variables(fn)
     returned = set(ret.operands)
     writers = UPDATE_PATTERNS | frozenset(elementwise)
@@ -126,7 +126,7 @@ def _refusal(
     value: SSAValue,
     reads: dict[str, list[VariableOp]],
     returned: set[SSAValue],
-    index: dict[task.KernelOp, int],
+    index: dict[Operation, int],
     writers: frozenset[str],
     taken_keys: set[str],
     taken_values: set[SSAValue],
