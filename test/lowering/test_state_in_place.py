@@ -172,3 +172,41 @@ def test_the_arena_refuses_an_alias_of_another_type():
     writer.state_alias = ArrayAttr([StringAttr(other), *writer.state_alias.data[1:]])
     with pytest.raises(ArenaError, match=f"is written over variable '{other}'"):
         run_in_arena(module, inputs, None, 0)
+
+
+REFUSED = """
+func.func @main(%x: tensor<8x8xf32>) -> (tensor<8x8xf32> {ge.name = "a", ge.state = "a"},
+    tensor<8x8xf32> {ge.name = "b", ge.state = "b"}, tensor<8x8xf32> {ge.name = "old_b"},
+    tensor<8x8xf32> {ge.name = "c", ge.state = "c"}, tensor<8x8xf32> {ge.name = "d", ge.state = "d"},
+    tensor<8x8xf32> {ge.name = "d2", ge.state = "d"}) {
+  %a = ge.variable "a" : tensor<8x8xf32>
+  %b = ge.variable "b" : tensor<8x8xf32>
+  %c = ge.variable "c" : tensor<8x8xf32>
+  %d = ge.variable "d" : tensor<8x8xf32>
+  %t = ge.transpose %a {perm = array<i64: 1, 0>} : (tensor<8x8xf32>) -> tensor<8x8xf32> loc("/transpose")
+  %nb = ge.add %b, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc("/add_b")
+  %nc = ge.add %x, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc("/add_c")
+  %late = ge.relu %c : (tensor<8x8xf32>) -> tensor<8x8xf32> loc("/late")
+  %nd = ge.add %d, %late : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc("/add_d")
+  func.return %t, %nb, %b, %nc, %nd, %nd : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+
+
+def test_each_unsound_alias_is_refused_with_its_reason():
+    """One state output per rule of lowering/memory/state.py; only d's first output is written in place."""
+    from ge.lowering.plan_memory import INPLACE_PATTERNS
+    from ge.tools.common import make_context, parse_module
+
+    module = parse_module(REFUSED, "refused.mlir")
+    for p in parse_passes("lower-to-tasks"):
+        p.apply(make_context(), module)
+    aliases, copies = state.find_state_aliases(_main(module), INPLACE_PATTERNS)
+    assert [(a.key, a.kernel.task_name.data) for a in aliases] == [("d", "/add_d")]
+    reasons = {c.key: c.reason for c in copies}
+    assert reasons == {
+        "a": "its writer '/transpose' reads the variable but is not elementwise",
+        "b": "the variable's old value is returned",
+        "c": "'/late' reads the old value after the writer '/add_c'",
+        "d": "another state output takes the key or the value",
+    }
