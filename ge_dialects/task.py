@@ -12,13 +12,14 @@
 it: `cube`, `vector`, `cube+vector` (a Cube op with a Vector epilogue), `aicpu` (what the AI Core
 cannot run), `dma`. `offsets` are the byte offsets of the results in the planned memory pool;
 `lower-to-streams` adds `stream` and `launch` (which host launch dispatches the task).
+`state_alias` names, per result, the variable a training step's update writes in place ("" for none).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -63,6 +64,8 @@ class KernelOp(IRDLOperation):
     offsets = opt_prop_def(DenseArrayBase[I64])
     stream = opt_prop_def(IntegerAttr[I64])
     launch = opt_prop_def(IntegerAttr[I64])
+    state_alias = opt_prop_def(ArrayAttr[StringAttr])
+    """Per result, the variable it is written over in place ("" for none): lowering/memory/state.py."""
     body = region_def("single_block")
 
     # Not Pure: a kernel writes device memory at its planned offsets and occupies its stream.
@@ -105,6 +108,10 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(f"{where}: {len(offsets)} offsets for {len(self.outputs)} results")
             if any(o < -1 for o in offsets):
                 raise VerifyException(f"{where}: offsets must be >= 0 (or -1 for an unplanned graph output)")
+        if self.state_alias is not None and len(self.state_alias.data) != len(self.outputs):
+            raise VerifyException(
+                f"{where}: {len(self.state_alias.data)} state_alias keys for {len(self.outputs)} results"
+            )
         launch = self.get("launch")
         if launch is not None and launch < 0:
             raise VerifyException(f"{where}: launch must not be negative")

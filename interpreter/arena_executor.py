@@ -11,6 +11,10 @@ memory plan shows in its outputs.
   it waits on is recorded, and a record happens when its task ends. Program order is one of these
   orders, and the one the plain interpreter uses; others expose what the events fail to order.
 - A task whose input's producer has not run yet is a ScheduleError naming both tasks.
+- Each variable (`ge.variable "key"`, a training step's state) has ONE storage, as on the device,
+  filled from the weights before the first task: every `ge.variable` of the key reads it, and a
+  result the plan writes in place over it (`state_alias`) overwrites it. A reader of the old value
+  that the events let run after the update reads the new one.
 
 A third of the seeds pick a random runnable stream at each step; a third give the streams fixed
 random priorities, so that the lowest runs as late as the events allow; a third demote the leading
@@ -28,6 +32,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import SSAValue
 
+from ge.ge_dialects.ge.optimizer import VariableOp
 from ge.ge_dialects.ge.sizes import element_bits
 from ge.ge_dialects.ge.types import element_type_of
 from ge.ge_dialects.ge.weights import weights_of
@@ -124,16 +129,30 @@ def from_device_bytes(raw: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) 
 
 
 class _Arena:
-    """The pool as bytes, and the (offset, dtype, shape) of each value stored in it."""
+    """The pool as bytes, and the (offset, dtype, shape) of each value stored in it; the variables'
+    storages, and which values live in them."""
 
-    def __init__(self, program: StreamProgram):
+    def __init__(self, program: StreamProgram, values: Mapping[SSAValue, np.ndarray] | None = None):
+        """`values`: what the setup ops computed (the variables' values fill their storages)."""
         self.program = program
         self.bytes = np.full(program.pool, POISON, dtype=np.uint8)
         self.placed: dict[SSAValue, tuple[int, int]] = {}  # value -> (offset, planned size)
         self.layout: dict[SSAValue, tuple[np.dtype, tuple[int, ...]]] = {}
+        self.state: dict[str, tuple[np.ndarray, np.dtype, tuple[int, ...]]] = {}  # key -> (bytes, dtype, shape)
+        self.state_of: dict[SSAValue, str] = {}  # variable reads and in-place results -> key
+        for op in program.setup:
+            if isinstance(op, VariableOp) and values is not None:
+                array = values[op.output]
+                self.state.setdefault(op.state_key, (to_device_bytes(array).copy(), array.dtype, array.shape))
+                self.state_of[op.output] = op.state_key
         for t in program.tasks:
+            for i, key in enumerate(t.aliases):
+                if key and key not in self.state:
+                    raise ArenaError(f"task '{t.name}' result #{i} is written over variable '{key}', which has none")
+                if key:
+                    self.state_of[t.outputs[i]] = key
             for i, (v, off, size) in enumerate(zip(t.outputs, t.offsets, t.sizes)):
-                if off < 0:
+                if off < 0 or v in self.state_of:
                     continue
                 if off + size > program.pool:
                     raise ArenaError(
@@ -143,10 +162,20 @@ class _Arena:
                 self.placed[v] = (off, size)
 
     def holds(self, value: SSAValue) -> bool:
-        return value in self.placed
+        return value in self.placed or value in self.state_of
 
     def write(self, value: SSAValue, array: np.ndarray, where: str) -> None:
-        """Stores the (physical) array's device bytes at the value's offset."""
+        """Stores the (physical) array's device bytes at the value's offset, or over its variable."""
+        if value in self.state_of:
+            key = self.state_of[value]
+            storage, dtype, shape = self.state[key]
+            if (array.dtype, array.shape) != (dtype, shape):
+                raise ArenaError(
+                    f"{where} ({array.dtype}{list(array.shape)}) is written over variable '{key}' "
+                    f"({dtype}{list(shape)})"
+                )
+            storage[:] = to_device_bytes(array)  # numpy copies first if `array` views the storage
+            return
         off, size = self.placed[value]
         stored = to_device_bytes(array)
         if stored.size > size:
@@ -157,6 +186,9 @@ class _Arena:
         self.bytes[off : off + stored.size] = stored  # numpy copies first if `array` overlaps
 
     def read(self, value: SSAValue) -> np.ndarray:
+        if value in self.state_of:
+            storage, dtype, shape = self.state[self.state_of[value]]
+            return from_device_bytes(storage, dtype, shape)
         off, _ = self.placed[value]
         return from_device_bytes(self.bytes[off:], *self.layout[value])
 
@@ -168,7 +200,7 @@ def run_program(program: StreamProgram, interpreter: Interpreter, args: tuple, s
     values: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args))
     for op in program.setup:
         values.update(zip(op.results, interpreter.run_op(op, tuple(values[v] for v in op.operands))))
-    arena = _Arena(program)
+    arena = _Arena(program, values)
     producer = program.producer()
     done: set[int] = set()
 

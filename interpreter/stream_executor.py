@@ -83,6 +83,22 @@ class MemoryFigures:
     no_reuse: int
     lower_bound: int
     heuristic: str
+    weights: int = 0
+    """Constants (the loader's)."""
+    state: int = 0
+    """Variables: one storage each (a training step's parameters and optimizer slots)."""
+    io: int = 0
+    """Inputs, and the outputs not written in place over a variable."""
+    state_in_place: int = 0
+    """State outputs written in place over their variable."""
+    state_copies_avoided: int = 0
+    """Bytes those outputs would take in buffers of their own."""
+
+    @property
+    def device_total(self) -> int:
+        """Everything the device holds for the function: intermediates, weights, state and inputs
+        and outputs, each kind once."""
+        return self.pool + self.weights + self.state + self.io
 
 
 def memory_figures(module: ModuleOp) -> MemoryFigures | None:
@@ -97,7 +113,15 @@ def memory_figures(module: ModuleOp) -> MemoryFigures | None:
 
     heuristic = d.get("heuristic")
     return MemoryFigures(
-        num("pool"), num("no_reuse"), num("lower_bound"), heuristic.data if isinstance(heuristic, StringAttr) else ""
+        num("pool"),
+        num("no_reuse"),
+        num("lower_bound"),
+        heuristic.data if isinstance(heuristic, StringAttr) else "",
+        num("weights"),
+        num("state"),
+        num("io"),
+        num("state_in_place"),
+        num("state_copies_avoided"),
     )
 
 
@@ -141,6 +165,12 @@ def report(result, memory: MemoryFigures | None) -> str:
     if memory is not None:
         lines.append(
             f"memory: planned peak {memory.pool / 2**20:.2f} MiB (lower bound {memory.lower_bound / 2**20:.2f} "
-            f"MiB, no reuse {memory.no_reuse / 2**20:.2f} MiB, {memory.heuristic})"
+            f"MiB, no reuse {memory.no_reuse / 2**20:.2f} MiB, {memory.heuristic}); device total "
+            f"{memory.device_total / 2**20:.2f} MiB"
         )
+        if memory.state_in_place:
+            lines.append(
+                f"state: {memory.state_in_place} outputs written in place over their variables "
+                f"({memory.state_copies_avoided / 2**20:.2f} MiB not copied)"
+            )
     return "\n".join(lines)

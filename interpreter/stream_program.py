@@ -10,6 +10,7 @@ Spelling (ge_dialects/stream.py): `%ev = stream.record E on S after %v` fires wh
 defining `%v` (the latest task of stream S before the record) ends; `stream.wait %ev on S` holds
 the next task of stream S after it until that record has fired. The key of an event is its SSA
 value `%ev`, so which record a wait waits for is in the IR, not in op positions or hardware ids.
+A task's `state_alias` names, per result, the variable that result is written over in place.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class ProgramTask:
     sizes: tuple[int, ...]  # bytes plan-memory reserved for each result (in its storage format)
     waits: tuple[Hashable, ...] = ()  # events that must have been recorded before the task starts
     records: tuple[Hashable, ...] = ()  # events recorded when the task ends
+    aliases: tuple[str, ...] = ()  # per result, the variable it is written over in place ("" none)
 
     @property
     def name(self) -> str:
@@ -147,6 +149,7 @@ class _ProgramWalk:
                 sizes=tuple(device_bytes(r) for r in k.outputs),
                 waits=self.waits[i],
                 records=tuple(self.records.get(i, ())),
+                aliases=tuple(a.data for a in k.state_alias.data) if k.state_alias is not None else (),
             )
             for i, k in enumerate(self.kernels)
         )

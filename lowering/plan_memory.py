@@ -18,6 +18,14 @@ function with ops outside tasks (run lower-to-tasks first), one already on strea
 from program order are only sound before `lower-to-streams` adds the reuse ordering), and one
 with a result of unknown size (a dynamic dimension: a static plan would be wrong).
 `plan-memory{reuse=false}` is GE's `ge.exec.disableReuseMemory`.
+
+A training step's new state (outputs marked `ge.state`) is written in place over its variable
+where that is sound (lowering/memory/state.py): the writer task gets `state_alias = ["key", ...]`
+and the output no buffer of its own, as GE's ApplyX and Assign write the variable's memory.
+`plan-memory{state_in_place=false}` gives every new state value its own buffer instead. The figures
+count each kind of device memory once: `weights` (constants), `state` (one storage per variable),
+`io` (inputs, and outputs not written in place), `state_in_place` (outputs written in place) and
+`state_copies_avoided` (the bytes those outputs would have taken).
 """
 
 from __future__ import annotations
@@ -35,7 +43,6 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
-from ge.ge_dialects.ge.optimizer import VariableOp
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
@@ -44,6 +51,7 @@ from ge.interpreter.runner import signature_problem
 from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory, verify_plan
+from ge.lowering.memory.state import find_state_aliases, state_bytes, write_aliases
 from ge.target import Target
 
 INPLACE_PATTERNS = frozenset(
@@ -88,6 +96,7 @@ class PlanMemoryPass(ModulePass):
     reuse: bool = True
     target: str | None = None  # None: the module's ge.target, else the default
     alignment: int = 512
+    state_in_place: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_pass_target(self.name, op, self.target)
@@ -100,10 +109,16 @@ class PlanMemoryPass(ModulePass):
         plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
+        aliases = find_state_aliases(fn, INPLACE_PATTERNS)[0] if self.state_in_place else []
+        write_aliases(pool.kernels, aliases)
+        in_place = {a.value for a in aliases}
         returned = _returned_values(fn)
-        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, (ConstantOp, VariableOp)))
-        io = sum(device_bytes(a) for a in fn.body.block.args) + sum(device_bytes(v) for v in returned)
-        check_hbm("plan-memory", fn, plan.peak, weights, io, target)
+        weights = sum(device_bytes(c.results[0]) for c in fn.body.block.ops if isinstance(c, ConstantOp))
+        state = state_bytes(fn)
+        io = sum(device_bytes(a) for a in fn.body.block.args) + sum(
+            device_bytes(v) for v in returned if v not in in_place
+        )
+        check_hbm("plan-memory", fn, plan.peak, weights + state, io, target)
         module.attributes[MEMORY_ATTR] = DictionaryAttr(
             {
                 "pool": IntegerAttr(plan.peak, 64),
@@ -114,6 +129,9 @@ class PlanMemoryPass(ModulePass):
                 "weights": IntegerAttr(weights, 64),
                 "io": IntegerAttr(io, 64),
                 "alignment": IntegerAttr(plan.alignment, 64),
+                "state": IntegerAttr(state, 64),
+                "state_in_place": IntegerAttr(len(aliases), 64),
+                "state_copies_avoided": IntegerAttr(sum(a.bytes for a in aliases), 64),
             }
         )
 
@@ -152,7 +170,8 @@ def task_sequence_pool(
 
 
 def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: Target) -> None:
-    """Refuses, in one line, a function whose pool, weights and inputs/outputs exceed the target's HBM."""
+    """Refuses, in one line, a function whose pool, weights (and state) and inputs/outputs exceed the
+    target's HBM."""
     need = pool + weights + io
     hbm = target.hbm.bytes
     if need > hbm:

@@ -40,6 +40,7 @@ from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
 from ge.lowering.memory.plan import verify_plan
+from ge.lowering.memory.state import StateError
 from ge.lowering.plan_memory import check_hbm, task_sequence_pool
 from ge.lowering.streams import Dag, dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
@@ -136,12 +137,12 @@ class RelaxReusePass(ModulePass):
                 rounds=self.rounds,
                 score=simulated_latency(fn, kernels, data_dag, target),
             )
-        except ReuseError as e:
+        except (ReuseError, StateError) as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
         updated = dict(d)
         if result.plan is not None:
             verify_plan(result.plan, pool.buffers)
-            check_hbm(self.name, fn, result.plan.peak, num("weights"), num("io"), target)
+            check_hbm(self.name, fn, result.plan.peak, num("weights") + num("state"), num("io"), target)
             updated["pool"] = IntegerAttr(result.plan.peak, 64)
             updated["heuristic"] = StringAttr(result.plan.heuristic)
         updated.update(

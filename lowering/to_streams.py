@@ -12,7 +12,10 @@ Memory reuse is ordered too: when `plan-memory` gave a later result bytes of an 
 every access of the earlier result must finish before the later one is written. Those *reuse
 edges* (lowering/streams/reuse.py) join the data edges in the DAG that streams and events are
 planned on, so the transitive reduction covers them with events where they cross streams; the
-function's `stream.reuse_events` counts the events that exist only because of reuse. (Which
+function's `stream.reuse_events` counts the events that exist only because of reuse. A training
+step's update written in place over its variable (`state_alias`, lowering/memory/state.py) must
+start after every reader of the variable's old value: those *write-after-read edges* are in the
+DAG too, as necessary as the data edges. (Which
 reuses are worth their ordering is `relax-reuse`'s question, asked before this pass.) Event ids
 are reused only where safe under both latest-record and flag semantics. The result is checked by
 the stream verifier (lowering/streams/verify.py) before the pass returns.
@@ -39,6 +42,7 @@ from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
+from ge.lowering.memory.state import StateError
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule
@@ -95,7 +99,7 @@ class LowerToStreamsPass(ModulePass):
         data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         try:
             planned = schedule(kernels, data_dag, limit, task_costs(kernels, cost))
-        except ReuseError as e:
+        except (ReuseError, StateError) as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
         plan = planned.plan
         for k, s, launch in zip(kernels, plan.streams, launch_ids(kernels, self.mode)):

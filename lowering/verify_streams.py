@@ -1,7 +1,8 @@
 """`verify-streams`: rejects a function lowered to streams that has a race (see
 lowering/streams/verify.py): a cross-stream data or memory-reuse dependency no stream order or
-event enforces, a record or wait out of place, or an event id reused unsafely. One line naming
-the two tasks; the module is unchanged. `lower-to-streams` runs the same check on its result.
+event enforces, an in-place state write that may overtake a reader of the variable's old value, a
+record or wait out of place, or an event id reused unsafely. One line naming the two tasks; the
+module is unchanged. `lower-to-streams` runs the same check on its result.
 """
 
 from __future__ import annotations

@@ -78,13 +78,11 @@ def build(model: onnx.ModelProto, level: int, precision: str, target: str, mode:
 
 
 def device_bytes(module: ModuleOp) -> int:
-    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
-
-    memory = module.attributes["task.memory"]
-    assert isinstance(memory, DictionaryAttr), "plan-memory writes task.memory as a dictionary"
-    d = memory.data
-    figures = [d[k] for k in ("pool", "weights", "io")]
-    return sum(v.value.data for v in figures if isinstance(v, IntegerAttr))
+    """The device memory the compiled module needs: intermediates, weights, state, inputs and
+    outputs, each once (`MemoryFigures.device_total`; a state written in place counts once)."""
+    figures = memory_figures(module)
+    assert figures is not None, "plan-memory writes task.memory"
+    return figures.device_total
 
 
 Compile = Callable[[int], ModuleOp]

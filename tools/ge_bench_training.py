@@ -4,9 +4,10 @@ A step is `add-loss, autodiff, apply-optimizer{kind=momentum}` on the model impo
 (BatchNorm with batch statistics), then ge-optimize at O3 with the precision mode (GE's
 allow_mix_precision by default: Cube ops in f16, master weights and optimizer state f32) and the
 lowering to streams sunk whole (graph mode), as in the inference table. Timing only: the modeled
-step, samples per second, unit utilization and the planned peak of the step's intermediates
-(weights and optimizer state are apart, as plan-memory reports them); the largest batch is the
-largest whose whole device memory (intermediates, weights, state, inputs) fits the target's HBM.
+step, samples per second, unit utilization, the planned peak of the step's intermediates and the
+device total (intermediates, weights, optimizer state and inputs/outputs as the device holds them:
+the new state written in place over its variables, lowering/memory/state.py); the largest batch is
+the largest whose device total fits the target's HBM.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def step_row(name: str, module: ModuleOp, batch: int, target: str, seconds: floa
         "HBM util": f"{result.hbm_util:.0%}",
         "peak MiB": f"{memory.pool / 2**20:.1f}",
         "peak / lower bound": f"{memory.pool / max(memory.lower_bound, 1):.3f}",
+        "device MiB": f"{memory.device_total / 2**20:.1f}",
         "kernels": str(len(result.tasks)),
         "compile s": f"{seconds:.1f}",
     }

@@ -35,6 +35,7 @@ from xdsl.ir import SSAValue
 
 from ge.lowering.memory.liveness import Buffer
 from ge.lowering.memory.plan import MemoryPlan, plan_memory
+from ge.lowering.memory.state import war_edges
 from ge.lowering.streams import StreamPlan, plan_streams
 from ge.lowering.streams.assign import assign_streams, stream_times
 from ge.lowering.streams.events import insert_events
@@ -47,19 +48,23 @@ class Schedule:
     """What `lower-to-streams` makes of one memory plan."""
 
     dag: Dag
-    """Data + reuse edges."""
+    """Data + write-after-read + reuse edges."""
     plan: StreamPlan
     reuse_events: int
-    """Events that exist only because of reuse (all events minus those the data edges need)."""
+    """Events that exist only because of reuse (all events minus those the data and write-after-read
+    edges need)."""
     makespan: float
     """Estimated finish of the last task (seconds, from the task costs; events free)."""
 
 
 def schedule(kernels: Sequence, data_dag: Dag, limit: int | None, costs: Sequence[float]) -> Schedule:
-    """Streams and events for the kernels' current offsets (raises ReuseError on a wrong plan)."""
-    dag = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in reuse_edges(kernels))])
+    """Streams and events for the kernels' current offsets and in-place state writes (raises
+    ReuseError on a wrong plan, StateError on a wrong `state_alias`). The write-after-read edges of
+    the in-place writes (lowering/memory/state.py) are as necessary as the data edges."""
+    needed = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in war_edges(kernels))])
+    dag = Dag(data_dag.n, [*needed.edges, *((e.src, e.dst) for e in reuse_edges(kernels))])
     plan = plan_streams(dag, limit, costs)
-    data_events = len(insert_events(data_dag, plan.streams))
+    data_events = len(insert_events(needed, plan.streams))
     makespan = max(stream_times(dag, plan.streams, costs)[1], default=0.0)
     return Schedule(dag, plan, len(plan.events) - data_events, makespan)
 

@@ -10,6 +10,8 @@
   buffer over its bytes) is implied by *happens-before*: the stream order (consecutive tasks of a
   stream) plus the events (the record's task -> the first task of the waiting stream after the
   wait);
+- every in-place state write (`state_alias`, lowering/memory/state.py) starts after every task
+  reading the variable's old value: each write-after-read edge is implied by happens-before;
 - event ids are reused safely under both semantics a runtime may have. *Latest record* (a wait
   binds to the latest record of its id issued before it, CUDA's cudaStreamWaitEvent): no other
   record of the id is issued between a record and its wait. *Flag* (a record sets the id's flag,
@@ -29,6 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr
 
 from ge.ge_dialects import stream, task
+from ge.lowering.memory.state import StateError, war_edges
 from ge.lowering.streams.events import stream_edges
 from ge.lowering.streams.graph import transitive_closure
 from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges, task_name
@@ -216,6 +219,20 @@ def check_reuse_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
             )
 
 
+def check_state_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
+    """Every reader of a variable's old value happens-before the task writing the variable in place."""
+    try:
+        edges = war_edges(facts.kernels)
+    except StateError as e:
+        raise StreamError(f"{_where(fn)}: {e}") from None
+    for edge in edges:
+        if not facts.ordered(edge.src, edge.dst):
+            raise StreamError(
+                f"{_where(fn)}: task {_task(facts, edge.dst)} overwrites variable '{edge.key}' in place while task "
+                f"{_task(facts, edge.src)} may still read its old value: no stream order or event between them"
+            )
+
+
 def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
     """Consecutive records of one id: the earlier one's wait is issued, and has completed, before the
     later one fires (see the module docstring)."""
@@ -257,5 +274,6 @@ def verify_stream_function(fn: func.FuncOp) -> StreamFacts:
     facts = stream_facts(fn)
     check_data_edges(fn, facts)
     check_reuse_edges(fn, facts)
+    check_state_edges(fn, facts)
     check_event_ids(fn, facts)
     return facts

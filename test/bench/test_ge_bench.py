@@ -224,3 +224,17 @@ def test_a_training_step_that_does_not_fit_is_a_row_saying_so(monkeypatch):
     )
     table = ge_bench.markdown([row, {"model": "fits", "target": "ascend910b", "step (us)": "1", "samples/s": "8"}])
     assert "does not fit" in table and table.splitlines()[0].count("|") == 5
+
+
+def test_training_row_reports_the_device_total_the_batch_search_uses():
+    """The step's device total counts the state once (its new values written in place over the
+    variables) and is what the largest-batch search compares with the HBM."""
+    from ge.interpreter.stream_executor import memory_figures
+
+    built = training.training_build(_tiny_cnn(8), "add-loss{output=y}", "force_fp32", "ascend910b")
+    memory = memory_figures(built.module)
+    assert memory is not None and memory.state_in_place > 0 and memory.state_copies_avoided == memory.state
+    row = training.step_row("tiny", built.module, 8, "ascend910b", built.seconds)
+    assert row["device MiB"] == f"{memory.device_total / 2**20:.1f}"
+    assert ge_bench.device_bytes(built.module) == memory.device_total
+    assert memory.device_total == memory.pool + memory.weights + memory.state + memory.io

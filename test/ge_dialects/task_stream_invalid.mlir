@@ -186,3 +186,15 @@ func.func @wait_on_own_stream(%x: tensor<2xf32>) -> tensor<2xf32> attributes {st
   func.return %1 : tensor<2xf32>
 }
 // CHECK: stream.wait on 0: waits for an event recorded on its own stream
+
+// -----
+
+func.func @state_alias(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = task.kernel "k" (%x) : (tensor<2xf32>) -> tensor<2xf32> attributes {engine = "vector", block_dim = 1 : i64, workspace = 0 : i64, tiling = "", pattern = "relu", state_alias = ["w", ""]} {
+  ^bb0(%a: tensor<2xf32>):
+    %r = ge.relu %a : (tensor<2xf32>) -> tensor<2xf32>
+    task.yield %r : tensor<2xf32>
+  }
+  func.return %0 : tensor<2xf32>
+}
+// CHECK: task.kernel 'k': 2 state_alias keys for 1 results

@@ -40,9 +40,9 @@
 // SIDECAR-NEXT: () 0.0
 
 // Lowered: the variables stay outside tasks (device memory the loader fills), the updates are
-// Vector kernels, and plan-memory counts the state with the weights (fc.weight 32 bytes,
-// fc.bias 8, their momentum as much: 80).
-// LOWERED: task.memory = {{{.*}}weights = 80 : i64
+// Vector kernels, and plan-memory counts the state apart from the weights (fc.weight 32 bytes,
+// fc.bias 8, their momentum as much: 80), its new values written in place over it.
+// LOWERED: task.memory = {{{.*}}weights = 0 : i64{{.*}}state = 80 : i64, state_in_place = 4 : i64, state_copies_avoided = 80 : i64
 // LOWERED: ge.variable "fc.weight"
 // LOWERED: task.kernel "fc.weight/momentum" {{.*}}engine = "vector"
 // LOWERED: ge.apply_momentum {{.*}}use_nesterov = 1 : i64

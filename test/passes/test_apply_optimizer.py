@@ -236,12 +236,14 @@ def test_stream_level_step_matches_the_ge_level(kind, streams):
             np.testing.assert_allclose(a[name], b[name], rtol=1e-6, atol=1e-6, err_msg=f"step {i + 1}, output {name}")
 
 
-def test_plan_memory_counts_variables_with_the_weights():
+def test_plan_memory_counts_variables_as_state_apart_from_the_weights():
     _, params = _problem()
     module = _step_module("apply-optimizer{kind=momentum},lower-to-tasks,plan-memory", params)
     state_bytes = 2 * (D * 4 + 4)  # fc.weight, fc.bias and their momentum
     inline = 2 * 4 + 8  # 1/N, 2/N, the axes
-    assert module.attributes["task.memory"].data["weights"].value.data == state_bytes + inline
+    memory = module.attributes["task.memory"].data
+    assert memory["weights"].value.data == inline
+    assert memory["state"].value.data == memory["state_copies_avoided"].value.data == state_bytes
 
 
 # -- the rewritten graph -----------------------------------------------------------------------------
