@@ -156,7 +156,7 @@ def _choose_small(
         if o >= 0:
             forbidden.append((max(0, o - x + 1), o + y))
     forbidden.sort()
-    choice, slack = -1, None
+    choice, slack = 0, None
     lo = 0
     for f_lo, f_hi in forbidden:
         if f_lo > lo:  # free starts [lo, f_lo)
@@ -168,7 +168,7 @@ def _choose_small(
                 if gap == 0:
                     return lo
         lo = max(lo, f_hi)
-    if choice < 0:  # no gap below: the range above every conflicting unit
+    if slack is None:  # no gap below: the range above every conflicting unit
         return lo
     return _above_if_tighter(choice, slack, lo, size, peak)
 
