@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import is_float, shape_of, tensor, type_name
+from ge.passes.graph_main import main_of
 
 PASS = "add-loss"
 KINDS = ("softmax_cross_entropy", "nll", "mse")
@@ -56,13 +57,6 @@ def _with_name(attrs: ArrayAttr[DictionaryAttr] | None, count: int, name: str) -
     return ArrayAttr[DictionaryAttr]([*entries, DictionaryAttr({"ge.name": StringAttr(name)})])
 
 
-def _main(module: ModuleOp) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
-            return op
-    raise _error("the module has no func.func @main")
-
-
 @dataclass(frozen=True)
 class AddLossPass(ModulePass):
     name = "add-loss"
@@ -78,7 +72,7 @@ class AddLossPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self._check_options()
-        fn = _main(op)
+        fn = main_of(op, PASS)
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)  # func's verifier makes the return the terminator
         value = self._chosen_output(fn, ret)

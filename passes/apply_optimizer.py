@@ -41,6 +41,7 @@ from ge.ge_dialects.ge.base import name_loc
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype, tensor
 from ge.ge_dialects.ge.weights import ModuleWeights, weights_of
+from ge.passes.graph_main import main_of
 from ge.passes.mixed_precision import mark_keep_dtype
 
 PASS = "apply-optimizer"
@@ -108,7 +109,7 @@ class ApplyOptimizerPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
-        fn = _main(op)
+        fn = main_of(op, PASS)
         block = fn.body.block
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)  # a verified func.func ends in func.return
@@ -185,13 +186,6 @@ class ApplyOptimizerPass(ModulePass):
 
 
 # -- reading the graph ---------------------------------------------------------------------------
-
-
-def _main(module: ModuleOp) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "main" and op.body.blocks:
-            return op
-    raise _error("the module has no func.func @main")
 
 
 def _output_names(fn: func.FuncOp) -> list[str | None]:

@@ -40,6 +40,7 @@ from ge.ge_dialects.ge.types import numpy_dtype, tensor
 from ge.ge_dialects.ge.weights import weights_of
 from ge.passes.apply_optimizer import NAME_ATTR, STATE_ATTR
 from ge.passes.autodiff import SEED_NAME
+from ge.passes.graph_main import main_of
 from ge.passes.mixed_precision import mark_keep_dtype
 
 PASS = "loss-scale"
@@ -88,7 +89,7 @@ class LossScalePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.check_options()
-        fn = _main(op)
+        fn = main_of(op, PASS)
         block = fn.body.block
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)  # a verified func.func ends in func.return
@@ -182,13 +183,6 @@ class LossScalePass(ModulePass):
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _main(module: ModuleOp) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "main" and op.body.blocks:
-            return op
-    raise _error("the module has no func.func @main")
 
 
 def _seeds(block: Block) -> list[ge.ConstantOp]:

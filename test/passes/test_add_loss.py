@@ -133,3 +133,18 @@ def test_a_wrong_reduction_is_caught(monkeypatch):
     monkeypatch.setattr(ge.SoftmaxCrossEntropyLossOp, "create", classmethod(summing))
     with pytest.raises(AssertionError, match="Not equal to tolerance"):
         test_softmax_cross_entropy_on_classifier_logits("mean", None)
+
+
+@pytest.mark.parametrize("pipeline", ["add-loss{output=y}", "apply-optimizer{kind=sgd}", "loss-scale{kind=static}"])
+def test_training_passes_need_a_main(pipeline):
+    """The training passes rewrite `@main` (passes/graph_main.py): without one, one line naming the pass."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from ge.passes.pipeline import parse_passes
+
+    module = parse_module(
+        "func.func @other(%x: tensor<2xf32>) -> tensor<2xf32> {\n  func.return %x : tensor<2xf32>\n}\n", "m.mlir"
+    )
+    (training_pass,) = parse_passes(pipeline)
+    with pytest.raises(DiagnosticException, match=f"^{pipeline.split('{')[0]}: the module has no func.func @main$"):
+        training_pass.apply(make_context(), module)
