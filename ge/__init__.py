@@ -15,3 +15,37 @@ def refuse_bare_import(name: str) -> None:
     instead of loading a second copy of modules that `ge.passes` already loaded."""
     if not name.startswith("ge."):
         raise ImportError(f"'{name}' is part of ge-compiler: import it as 'ge.{name}'")
+
+
+# `import ge` gives the Python API (api/); each name loads its module on first use.
+_API = {
+    "GEError": "errors",
+    "Graph": "graph",
+    "GraphParser": "parser",
+    "build_graph": "parser",
+    "GraphOptimizer": "optimizer",
+    "MemoryOptimizer": "optimizer",
+    "FusionPattern": "fusion_pattern",
+    "grad": "training",
+    "GraphCompiler": "compiler",
+    "CompiledGraph": "compiler",
+    "GraphExecutor": "executor",
+    "GraphProfiler": "profiler",
+    "Session": "session",
+}
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ge' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(f"ge.api.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,32 +10,16 @@ from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 
-from xdsl.context import Context
-from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
-from ge.ge_dialects.fused import FUSED
-from ge.ge_dialects.ge import GE
+from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ir_text import SourceVerifyError, parse_ir, verify_at_source
-from ge.ge_dialects.stream import STREAM
-from ge.ge_dialects.task import TASK
 
 
 class UserError(Exception):
     """A mistake in what the user gave us; reported as one line, exit code 1."""
-
-
-def make_context() -> Context:
-    ctx = Context()
-    ctx.load_dialect(builtin.Builtin)
-    ctx.load_dialect(func.Func)
-    ctx.load_dialect(GE)
-    ctx.load_dialect(FUSED)
-    ctx.load_dialect(TASK)
-    ctx.load_dialect(STREAM)
-    return ctx
 
 
 def print_module(module: ModuleOp, debuginfo: bool = True) -> str:

@@ -36,14 +36,8 @@ from ge.ge_dialects.ge.weights import attach_weights
 from ge.ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
-from ge.lowering.plan_memory import PlanMemoryPass
-from ge.lowering.relax_reuse import RelaxReusePass
-from ge.lowering.to_streams import LowerToStreamsPass
-from ge.lowering.to_tasks import LowerToTasksPass
-from ge.passes.ge_optimize import GeOptimizePass
-from ge.passes.pipeline import apply_all
+from ge.lowering.compile import compile_module
 from ge.target import Target, load_target
-from ge.tools.common import make_context
 
 Builder = Callable[[int], onnx.ModelProto]
 
@@ -68,12 +62,7 @@ def build(model: onnx.ModelProto, level: int, precision: str, target: str, mode:
     module, weights = import_model(model, max_tensor_bytes=max_tensor_bytes())
     attach_weights(module, weights)
     start = time.perf_counter()
-    GeOptimizePass(level=level, precision_mode=precision, target=target).apply(make_context(), module)
-    lowering = [LowerToTasksPass(target=target), PlanMemoryPass(target=target)]
-    if level >= 3:
-        lowering.append(RelaxReusePass(streams=streams, target=target))
-    lowering.append(LowerToStreamsPass(mode=mode, streams=streams, target=target))
-    apply_all(make_context(), module, lowering)
+    compile_module(module, level=level, target=target, precision_mode=precision, streams=streams, mode=mode)
     return Build(module, time.perf_counter() - start)
 
 

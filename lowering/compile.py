@@ -1,0 +1,57 @@
+"""The whole compile, graph IR to the stream level, as one textual pipeline.
+
+`ge-compile`, the Python API's `GraphCompiler` and `ge-bench` build the same pipeline here, so the
+three cannot drift, and every compile is a `ge-opt -p '<compile_pipeline(...)>'` a user can rerun.
+relax-reuse runs at O3 only (it trades memory for time; the lower levels keep the plain plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge.ge_dialects import stream
+from ge.ge_dialects.context import make_context
+from ge.passes.pipeline import Observer, apply_all, parse_passes
+
+
+def compile_pipeline(
+    level: int = 3,
+    target: str | None = None,
+    precision_mode: str = "must_keep_origin_dtype",
+    streams: int = 0,
+    mode: str = "graph",
+) -> str:
+    """`ge-opt -p` text of the compile: ge-optimize at `level`, then tasks, memory, (O3: relax-reuse)
+    and streams in launch `mode`. `streams=0` lets the lowering choose the count."""
+    on_target = f" target={target}" if target else ""
+    steps = [
+        f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}}}",
+        "lower-to-tasks",
+        "plan-memory",
+    ]
+    if level >= 3:
+        steps.append(f"relax-reuse{{streams={streams}}}")
+    steps.append(f"lower-to-streams{{mode={mode} streams={streams}}}")
+    return ",".join(steps)
+
+
+def compile_module(
+    module: ModuleOp,
+    level: int = 3,
+    target: str | None = None,
+    precision_mode: str = "must_keep_origin_dtype",
+    streams: int = 0,
+    mode: str = "graph",
+    observers: Sequence[Observer] = (),
+) -> str:
+    """Compiles `module` in place to the stream level; returns the pipeline text it ran. Bad options
+    (an unknown level, precision mode, target or launch mode) raise before any pass runs."""
+    if mode not in stream.MODES:
+        raise DiagnosticException(f"lower-to-streams: mode '{mode}' is not one of {', '.join(stream.MODES)}")
+    spec = compile_pipeline(level, target, precision_mode, streams, mode)
+    passes = parse_passes(spec)
+    apply_all(make_context(), module, passes, observers)
+    return spec
