@@ -273,6 +273,7 @@ class Graph:
         staged: list[ConstantOp],
     ) -> None:
         """GE's attributes (GE's defaults first) as ge properties, or constant operands."""
+        props.update(entry.fixed)
         given = {**entry.defaults, **attrs}
         for key in entry.required:
             if key not in given:
@@ -434,8 +435,8 @@ class Graph:
         return self._single(self.op("Sigmoid", [x], name=self._fresh_name(name, "sigmoid")))
 
     def add_gelu(self, x: Value, approximate: str = "none", name: str | None = None) -> Value:
-        """Gelu (`ge.gelu`): erf form, or "tanh"."""
-        return self._single(self.op("Gelu", [x], {"approximate": approximate}, name=self._fresh_name(name, "gelu")))
+        """GeluV2 (`ge.gelu`): the erf form (torch's nn.GELU()), or approximate="tanh"."""
+        return self._single(self.op("GeluV2", [x], {"approximate": approximate}, name=self._fresh_name(name, "gelu")))
 
     def add_add(self, a: Value, b: Value, name: str | None = None) -> Value:
         """Add (`ge.add`, broadcasting): a residual connection."""

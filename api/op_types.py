@@ -134,6 +134,11 @@ def false_only(v: Any) -> None:
         raise AttrError("only false is supported (the ge op has no such option)")
 
 
+def int64_only(v: Any) -> None:
+    if dtype_code(v) != _ONNX_CODE[np.dtype(np.int64)]:
+        raise AttrError(f"only int64 (DT_INT64, 9) is supported (ge.shape yields int64), got {v!r}")
+
+
 def zero_only(v: Any) -> None:
     if integer(v) != 0:
         raise AttrError(f"only 0 is supported (the ge op has no such option), got {v!r}")
@@ -207,6 +212,8 @@ class OpType:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     """GE's defaults where they differ from the ge op's (applied when the caller gives none)."""
     required: tuple[str, ...] = ()
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    """ge properties GE's operator always has (its Gelu is the tanh form)."""
     results: str | None = None
     """The ge property that gives the result count (Split's num_outputs); else the op's own count."""
 
@@ -275,7 +282,9 @@ def _types() -> list[OpType]:
         t("Identity", "Identity", _UNARY),
         t("Exp", "Exp", _UNARY),
         t("Log", "Log", _UNARY),
-        t("Gelu", "Gelu", _UNARY, {"approximate": Attr("approximate", gelu_approximation)}),
+        # CANN's Gelu computes the tanh approximation; GeluV2 chooses (approximate="none" is erf's form)
+        t("Gelu", "Gelu", _UNARY, fixed={"approximate": "tanh"}),
+        t("GeluV2", "Gelu", _UNARY, {"approximate": Attr("approximate", gelu_approximation)}, {"approximate": "none"}),
         t("ClipByValue", "Clip", _in("x:input", "clip_value_min:min", "clip_value_max:max")),
         # convolution, pooling, normalization
         t("Conv2D", "Conv", (*_in("x:X", "filter:W"), _opt("bias", "B")), _CONV),
@@ -396,7 +405,8 @@ def _types() -> list[OpType]:
         t("SelectV2", "Where", _in("condition:condition", "then:X", "else:Y")),
         t("Select", "Where", _in("condition:condition", "x1:X", "x2:Y")),
         t("Expand", "Expand", _in("x:input", "shape:shape")),
-        t("Shape", "Shape", _in("x:data")),
+        # GE's Shape yields DT_INT32 by default; ge.shape yields int64 (ONNX's), so only 9 (DT_INT64) is accepted
+        t("Shape", "Shape", _in("x:data"), {"dtype": Attr(None, int64_only)}),
         t("Range", "Range", _in("start:start", "limit:limit", "delta:delta")),
     ]
 

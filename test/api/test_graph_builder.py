@@ -331,6 +331,7 @@ REFUSED = [
     (lambda g, x, w: g.op("MaxPool", [x]), "node 'MaxPool_1' (MaxPool): attribute 'ksize' is required"),
     (lambda g, x, w: g.op("MatMul", [x, x], {"transpose_x2": True}), "attribute 'transpose_x2' only false"),
     (lambda g, x, w: g.op("Cast", [x], {"dst_type": 99}), "attribute 'dst_type' expects a GE DataType number"),
+    (lambda g, x, w: g.op("Shape", [x], {"dtype": 3}), "attribute 'dtype' only int64 (DT_INT64, 9) is supported"),
     (lambda g, x, w: g.op("Conv2D", [x]), "node 'Conv2D_1' (Conv2D): takes 2 to 3 inputs (x, filter, bias?), got 1"),
     (lambda g, x, w: g.op("Relu", [x, x]), "node 'Relu_1' (Relu): takes 1 input (x), got 2"),
     (lambda g, x, w: g.op("Add", [x, None]), "node 'Add_1' (Add): takes 2 inputs (x1, x2), got 2"),

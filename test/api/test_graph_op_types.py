@@ -97,6 +97,12 @@ def layer_norm(x, gamma, beta, axis, eps):
 
 
 erf = np.vectorize(math.erf)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
 IMG = rand(2, 3, 7, 8)
 
 
@@ -128,7 +134,8 @@ def cases() -> dict[str, Case]:
         "HardSwish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
         "Identity": lambda x: x,
         "Exp": np.exp,
-        "Gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+        "GeluV2": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),  # approximate="none" by default
+        "Gelu": gelu_tanh,  # CANN's Gelu is the tanh form
     }
     table.update({k: Case([a], f) for k, f in unary.items()})
     table["Sqrt"] = Case([pos], np.sqrt)
@@ -207,7 +214,7 @@ def cases() -> dict[str, Case]:
     table["SelectV2"] = Case([cond, pos, rand(3)], lambda x, y: np.where(cond, x, y))
     table["Select"] = Case([cond, pos, rand(2, 3)], lambda x, y: np.where(cond, x, y))
     table["Expand"] = Case([rand(3, 1), [2, 3, 4]], lambda x: np.broadcast_to(x, (2, 3, 4)))
-    table["Shape"] = Case([a], lambda x: np.array(x.shape, np.int64))
+    table["Shape"] = Case([a], lambda x: np.array(x.shape, np.int64), {"dtype": 9})
     table["Range"] = Case([np.int64(1), np.int64(10), np.int64(3)], lambda: np.arange(1, 10, 3))
     return table
 
@@ -259,10 +266,13 @@ def test_cast_by_dtype_name_and_bfloat16():
     assert check("Cast", Case([x], lambda x: x.astype(np.int32), {"dst_type": 3})) is None  # DT_INT32
 
 
-def test_gelu_tanh_form():
-    x = rand(3, 4)
-    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-    assert check("Gelu", Case([x], lambda x: tanh_form, {"approximate": "tanh"})) is None
+def test_gelu_v2_tanh_form():
+    assert check("GeluV2", Case([rand(3, 4)], gelu_tanh, {"approximate": "tanh"})) is None
+
+
+def test_gelu_fixed_form_dropped_fails(monkeypatch):
+    monkeypatch.setitem(OP_TYPES, "Gelu", replace(OP_TYPES["Gelu"], fixed={}))
+    assert check("Gelu") is not None
 
 
 def test_conv_padding_modes():
