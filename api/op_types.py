@@ -17,6 +17,7 @@ and Softmax are both ge.softmax). Converters raise `AttrError` with the reason; 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -165,13 +166,12 @@ _ONNX_CODE = {dtype: code for code, dtype in ONNX_DTYPES.items()}
 
 def dtype_code(v: Any) -> int:
     """Cast's dst_type: GE's DataType number or a dtype name ("float16") -> ONNX's TensorProto code."""
+    dtype: np.dtype | None = None
     if _is_int(v):
         dtype = GE_DATA_TYPES.get(int(v))
-    else:
-        try:
+    elif isinstance(v, str | type | np.dtype):  # np.dtype(None) would be float64
+        with contextlib.suppress(TypeError, ValueError):
             dtype = np.dtype(v)
-        except TypeError:
-            dtype = None
     if dtype is None or dtype not in _ONNX_CODE:
         raise AttrError(f"expects a GE DataType number or a dtype name such as 'float16', got {v!r}")
     return _ONNX_CODE[dtype]

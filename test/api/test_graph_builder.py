@@ -331,6 +331,7 @@ REFUSED = [
     (lambda g, x, w: g.op("MaxPool", [x]), "node 'MaxPool_1' (MaxPool): attribute 'ksize' is required"),
     (lambda g, x, w: g.op("MatMul", [x, x], {"transpose_x2": True}), "attribute 'transpose_x2' only false"),
     (lambda g, x, w: g.op("Cast", [x], {"dst_type": 99}), "attribute 'dst_type' expects a GE DataType number"),
+    (lambda g, x, w: g.op("Cast", [x], {"dst_type": None}), "attribute 'dst_type' expects a GE DataType number"),
     (lambda g, x, w: g.op("Shape", [x], {"dtype": 3}), "attribute 'dtype' only int64 (DT_INT64, 9) is supported"),
     (lambda g, x, w: g.op("Conv2D", [x]), "node 'Conv2D_1' (Conv2D): takes 2 to 3 inputs (x, filter, bias?), got 1"),
     (lambda g, x, w: g.op("Relu", [x, x]), "node 'Relu_1' (Relu): takes 1 input (x), got 2"),
@@ -355,6 +356,10 @@ REFUSED = [
     (
         lambda g, x, w: g.op("Transpose", [x, g.add_relu(g.placeholder([4], "int64", name="p"))]),
         "input 'perm' must be a constant",
+    ),
+    (
+        lambda g, x, w: g.op("SplitD", [g.placeholder([], name="s")], {"num_split": 1}),
+        "node 'SplitD_1' (SplitD): cannot split a rank-0 tensor",
     ),
     (lambda g, x, w: g.op("Relu", [x], name="w"), "graph 'main': the name 'w' is already used"),
     (lambda g, x, w: g.placeholder([1, 2], name="x"), "the name 'x' is already used"),
