@@ -330,3 +330,46 @@ def test_swapped_inputs_fail(monkeypatch):
     swapped = (*gemm.inputs[:2], replace(alpha, operand="beta"), replace(beta, operand="alpha"), gemm.inputs[4])
     monkeypatch.setitem(OP_TYPES, "GemmV2", replace(gemm, inputs=swapped))
     assert check("GemmV2") is not None
+
+
+# -- sweeps: whatever the inputs and attribute values, a module that verifies or one GEError line -------
+
+
+def build_or_refuse(type_name: str, inputs: list[Any], attrs: dict[str, Any], shapes: list[Any]) -> str:
+    g = ge.Graph()
+    try:
+        values = [g.placeholder(s, d, name=f"i{j}") if isinstance(s, list) else s for j, (s, d) in enumerate(shapes)]
+        g.op(type_name, values + inputs, attrs)
+    except ge.GEError as e:
+        assert "\n" not in str(e)
+        return "refused"
+    g.module.verify()
+    return "built"
+
+
+@pytest.mark.parametrize("type_name", sorted(OP_TYPES))
+def test_input_sweep(type_name):
+    """Each entry with 0..n+1 inputs of rank 0..4 (a zero dim among them) and four dtypes."""
+    entry = OP_TYPES[type_name]
+    required = {a: 1 for a in entry.required}
+    outcomes = set()
+    for shape in ([], [3], [2, 3], [1, 3, 4, 4], [0, 3]):
+        for dtype in ("float32", "int64", "bool", "float16"):
+            for count in range(len(entry.inputs) + 2):
+                outcomes.add(build_or_refuse(type_name, [], required, [(shape, dtype)] * count))
+    assert "refused" in outcomes  # the sweep reaches the checks (a wrong count at least)
+
+
+ODD_VALUES = [None, "x", 1.5, True, -1, 0, 99, [], [1.5], [-1, -1], [0, 0], [1, 1, 1, 1], [100, 100], {}, [[1]]]
+
+
+@pytest.mark.parametrize("type_name", sorted(t for t in OP_TYPES if OP_TYPES[t].attrs))
+def test_attribute_sweep(type_name):
+    """Each attribute of each entry set to odd values, on an image input (constant inputs given 1)."""
+    entry = OP_TYPES[type_name]
+    inputs = [1 if s.constant is not None else None for s in entry.inputs if not s.optional]
+    for attr in entry.attrs:
+        for value in ODD_VALUES:
+            attrs = {**{a: 2 for a in entry.required}, attr: value}
+            shapes = [([1, 3, 6, 6], "float32") if i is None else (i, None) for i in inputs]
+            build_or_refuse(type_name, [], attrs, shapes)
