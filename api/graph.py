@@ -128,7 +128,8 @@ class Graph:
 
     @property
     def nodes(self) -> list[Node]:
-        """The ops of @main in program order (constants included, the return not), as views."""
+        """The ops of @main in program order (constants included, the return not), as views: the lines
+        `ge-opt` prints for this graph."""
         return [Node(self, op) for op in self._main().body.block.ops if not isinstance(op, func.ReturnOp)]
 
     def node(self, name: str) -> Node:
@@ -188,7 +189,8 @@ class Graph:
 
     # -- building: inputs, constants, ops ------------------------------------------------------
     def placeholder(self, shape: Sequence[int | None], dtype: Any = "float32", name: str | None = None) -> Value:
-        """A graph input (GE's Data node): a new argument of @main. A dim of None or -1 is unknown (`?`)."""
+        """A graph input (GE's Data node): a new argument of @main named by `ge.name`, as `ge-translate
+        --import-onnx` imports an ONNX graph input. A dim of None or -1 is unknown (`?`)."""
         name = self._fresh_name(name, "input")
         dims = self._dims(shape, f"input '{name}'")
         t = tensor(element_type_of(parse_dtype(dtype)), dims)
@@ -427,11 +429,11 @@ class Graph:
         return self._single(self.op("BatchNorm", inputs, {"epsilon": eps}, name=name))
 
     def add_relu(self, x: Value, name: str | None = None) -> Value:
-        """Relu (`ge.relu`)."""
+        """Relu (`ge.relu`, as ge-translate imports ONNX Relu)."""
         return self._single(self.op("Relu", [x], name=self._fresh_name(name, "relu")))
 
     def add_sigmoid(self, x: Value, name: str | None = None) -> Value:
-        """Sigmoid (`ge.sigmoid`)."""
+        """Sigmoid (`ge.sigmoid`, as ge-translate imports ONNX Sigmoid)."""
         return self._single(self.op("Sigmoid", [x], name=self._fresh_name(name, "sigmoid")))
 
     def add_gelu(self, x: Value, approximate: str = "none", name: str | None = None) -> Value:
@@ -512,13 +514,14 @@ class Graph:
         return self._single(self.op("LayerNorm", [x, np.ones(dim, dtype), np.zeros(dim, dtype)], attrs, name=name))
 
     def add_softmax(self, x: Value, axis: int = -1, name: str | None = None) -> Value:
-        """SoftmaxV2 along `axis` (`ge.softmax`)."""
+        """SoftmaxV2 along `axis` (`ge.softmax`, as ge-translate imports ONNX Softmax)."""
         return self._single(self.op("SoftmaxV2", [x], {"axes": [axis]}, name=self._fresh_name(name, "softmax")))
 
     # -- outputs -------------------------------------------------------------------------------
     def set_outputs(self, values: Sequence[Value], names: Sequence[str] | None = None) -> None:
-        """Makes `values` the graph's outputs (named `names`, default their value names); from then on
-        new nodes are not outputs until `output` adds them."""
+        """Makes `values` the graph's outputs: @main's return and its result `ge.name`s (default: the
+        values' names), as `ge-translate` imports ONNX graph outputs. From then on new nodes are not
+        outputs until `output` adds them."""
         if names is not None and len(names) != len(values):
             raise GEError(f"graph '{self.name}': {len(values)} outputs but {len(names)} names")
         ssas = [self._ssa(v) for v in values]
@@ -526,7 +529,7 @@ class Graph:
         self._default_outputs = False
 
     def output(self, value: Value, name: str | None = None) -> None:
-        """Adds `value` as an output (the first call replaces the default outputs)."""
+        """Adds `value` to @main's return (the first call replaces the default outputs)."""
         ssa = self._ssa(value)
         if self._default_outputs:
             self._default_outputs = False
