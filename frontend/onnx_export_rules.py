@@ -19,7 +19,7 @@ import numpy as np
 
 from ge.frontend.onnx_ops import ONNX_TO_GE, ge_op_for
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of, tensor_type_of
 
 if TYPE_CHECKING:
     from ge.frontend.onnx_exporter import Scope
@@ -47,7 +47,7 @@ def _attention(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name:
     """The chain `recognize-attention` replaced, in the kernel's order (interpreter/kernels/attention.py)."""
     assert isinstance(op, ge.AttentionOp)
     q, k, v = ins[:3]
-    dtype = numpy_dtype(op.q.type.element_type)
+    dtype = numpy_dtype(tensor_type_of(op.q).element_type)
     scale_op = "Div" if op.p("scale_op") == "div" else "Mul"
     scale = scope.constant(np.asarray(op.p("scale"), dtype=dtype), f"{name}/scale")
     where = op.p("scale_on")
@@ -56,7 +56,7 @@ def _attention(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name:
     elif where == "k":
         k = scope.node(scale_op, [k, scale], None, f"{name}/scale_k")[0]
     if not op.p("k_transposed"):
-        rank = len(shape_of(op.k.type))
+        rank = len(shape_of(tensor_type_of(op.k)))
         perm = [*range(rank - 2), rank - 1, rank - 2]
         k = scope.node("Transpose", [k], None, f"{name}/k_transpose", perm=perm)[0]
     scores = scope.node("MatMul", [q, k], None, f"{name}/scores")[0]

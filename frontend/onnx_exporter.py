@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import onnx
@@ -111,7 +112,13 @@ class Scope:
         return name
 
     def node(
-        self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | None, name: str, domain: str = "", **attrs
+        self,
+        op_type: str,
+        inputs: Sequence[str],
+        outputs: Sequence[str] | None,
+        name: str,
+        domain: str = "",
+        **attrs: Any,
     ) -> list[str]:
         """Adds a node; `outputs` None makes one fresh output named after the node. Returns the outputs."""
         doc = attrs.pop("doc", None)
@@ -215,11 +222,11 @@ class _Exporter:
             ins.pop()
         return ins
 
-    def attributes(self, op: ge.GeOp, op_type: str) -> dict[str, object]:
+    def attributes(self, op: ge.GeOp, op_type: str) -> dict[str, Any]:
         """The op's properties as the ONNX schema's attributes; a non-default property the schema
         lacks is refused (the exported model would compute something else)."""
         schema = onnx.defs.get_schema(op_type, self.opset)
-        attrs: dict[str, object] = {}
+        attrs: dict[str, Any] = {}
         for pname, attr in op.properties.items():
             if pname.endswith("SegmentSizes"):
                 continue
@@ -231,9 +238,10 @@ class _Exporter:
                 if value == type(op).DEFAULTS.get(pname):
                     continue
                 raise OnnxExportError(
-                    f"{_where(op)}: property {pname} = {value!r} has no attribute in ONNX {op_type} (opset {self.opset})"
+                    f"{_where(op)}: property {pname} = {value!r} has no attribute "
+                    f"in ONNX {op_type} (opset {self.opset})"
                 )
-            attrs[pname] = helper.make_attribute(pname, value, attr_type=schema.attributes[pname].type)
+            attrs[pname] = helper.make_attribute(pname, value, attr_type=int(schema.attributes[pname].type))  # type: ignore[call-overload]  # a pybind enum
         if isinstance(op, ge.SplitOp) and op.split is None and "num_outputs" not in attrs:
             attrs["num_outputs"] = len(op.results)  # required without the split input since opset 18
         return attrs
@@ -320,11 +328,11 @@ def export_module(
     claimed: set[SSAValue] = set()
     for value, name in zip(returned.operands, out_names):
         owner = value.owner
-        if isinstance(owner, Operation) and not isinstance(owner, ge.ConstantOp) and value not in claimed:
-            if name not in scope.used:
-                scope.names[value] = name
-                scope.used.add(name)
-                claimed.add(value)
+        direct = isinstance(owner, Operation) and not isinstance(owner, ge.ConstantOp)
+        if direct and value not in claimed and name not in scope.used:
+            scope.names[value] = name
+            scope.used.add(name)
+            claimed.add(value)
     yielded = exporter.block(scope, fn.body.block)
     graph_outputs = []
     for value, name, t in zip(yielded, out_names, fn.function_type.outputs.data):
