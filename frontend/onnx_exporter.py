@@ -202,8 +202,32 @@ class _Exporter:
         if rule.export is not None:
             rule.export(scope, op, ins, outs, name)
             return
+        self.check_types(op, rule.op_type, rule.operands)
         attrs = self.attributes(op, rule.op_type)
         scope.node(rule.op_type, ins, outs, name, **attrs)
+
+    def check_types(self, op: ge.GeOp, op_type: str, order: tuple[str, ...] | None) -> None:
+        """Refuses an element type the ONNX operator does not take at this opset (bf16 Conv at 21):
+        the model would fail onnx.checker or onnxruntime's loading, far from the op's name."""
+        schema = onnx.defs.get_schema(op_type, self.opset)
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        names = order if order is not None else tuple(n for n, _ in op.get_irdl_definition().operands)
+        values = [v for n in names for v in _as_list(getattr(op, n))]
+        formals = list(schema.inputs)
+        for i, value in enumerate(values):
+            if value is None or not formals:
+                continue
+            formal = formals[min(i, len(formals) - 1)]
+            types = allowed.get(formal.type_str)
+            t = value.type
+            if types is None or not isinstance(t, TensorType):
+                continue
+            got = f"tensor({onnx.TensorProto.DataType.Name(onnx_type(t.element_type)).lower()})"
+            if got not in types:
+                raise OnnxExportError(
+                    f"{_where(op)}: ONNX {op_type} (opset {self.opset}) does not take {got} "
+                    f"for its input '{formal.name}'"
+                )
 
     def inputs(self, scope: Scope, op: ge.GeOp, order: tuple[str, ...] | None) -> list[str]:
         defs = op.get_irdl_definition().operands
@@ -278,6 +302,12 @@ class _Exporter:
             )
         )
         scope.node(fn_name, [scope.names[v] for v in group.inputs], outs, name, domain=FUSED_DOMAIN)
+
+
+def _as_list(value) -> list:
+    if value is None or isinstance(value, SSAValue):
+        return [value]
+    return list(value)
 
 
 def _where(op: Operation) -> str:

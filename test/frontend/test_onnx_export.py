@@ -31,10 +31,10 @@ SMALL = {
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
 
-def optimized(model: onnx.ModelProto, level: int):
+def optimized(model: onnx.ModelProto, level: int, precision_mode: str = "must_keep_origin_dtype"):
     module, weights = import_model(model)
     attach_weights(module, weights)
-    apply_all(make_context(), module, parse_passes(f"ge-optimize{{level={level}}}"))
+    apply_all(make_context(), module, parse_passes(f"ge-optimize{{level={level} precision_mode={precision_mode}}}"))
     return module
 
 
@@ -109,3 +109,19 @@ def test_optimizer_ops_export_to_standard_onnx():
     assert any("FRACTAL_NZ -> ND" in n.doc_string for n in relayouts)
     infos = {v.name: v.doc_string for v in exported.graph.value_info}
     assert any(doc == "storage format FRACTAL_NZ" for doc in infos.values())
+
+
+def test_mixed_precision_casts_export():
+    """force_fp16: f16 weights and activations, ge.cast at the graph's edges, exported as Cast."""
+    model = SMALL["gpt2"]()
+    module = optimized(model, 3, "force_fp16")
+    casts = [op for op in module.walk() if op.name == "ge.cast"]
+    assert casts
+    exported = export_module(module)
+    nodes = list(exported.graph.node) + [n for f in exported.functions for n in f.node]
+    assert sum(n.op_type == "Cast" for n in nodes) == len(casts)
+    inputs = models.random_inputs(model, seed=3)
+    got = ort_outputs(exported, inputs)
+    want = run(module, inputs)
+    for key in want:
+        np.testing.assert_allclose(got[key].astype(np.float32), want[key].astype(np.float32), rtol=5e-3, atol=5e-3)

@@ -52,6 +52,15 @@ func.func @main(%x: tensor<4xf32> {ge.name = "x"}) -> (tensor<4xf32> {ge.name = 
 """
 
 
+BF16_CONV = """
+func.func @main(%x: tensor<1x1x4x4xbf16> {ge.name = "x"}) -> (tensor<1x1x4x4xbf16> {ge.name = "y"}) {
+  %w = ge.constant dense<1.0> : tensor<1x1x1x1xbf16> loc("w")
+  %0 = ge.conv %x, %w : (tensor<1x1x4x4xbf16>, tensor<1x1x1x1xbf16>) -> tensor<1x1x4x4xbf16> loc("/Conv")
+  func.return %0 : tensor<1x1x4x4xbf16>
+}
+"""
+
+
 def ort_run(model, inputs):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
@@ -123,6 +132,13 @@ def test_training_op_is_refused_in_one_line():
 def test_property_without_onnx_attribute_is_refused():
     with pytest.raises(OnnxExportError, match=r"ge.cast '/Cast': property round_mode = 'down' has no attribute"):
         export_module(parse_module(CAST_ROUND, "cast.mlir"))
+
+
+def test_element_type_the_onnx_operator_lacks_is_refused():
+    with pytest.raises(
+        OnnxExportError, match=r"ge.conv '/Conv': ONNX Conv \(opset 21\) does not take tensor\(bfloat16\)"
+    ):
+        export_module(parse_module(BF16_CONV, "bf16.mlir"))
 
 
 def test_cli_refusal_exits_1_and_writes_nothing(tmp_path, run_main):
