@@ -5,8 +5,9 @@
 
 The .dot file is always written (beside the image, same stem). `.png` and `.svg` are rendered by
 the `dot` executable when it is on PATH (run with an argument list, no shell, and a timeout); when
-it is not, the .dot is still written and a GEError says so in one line, so a script that asked for
-an image learns it did not get one. `svg(graph)` is what notebooks' `_repr_svg_` shows: the SVG
+it is not, the .dot is written, a one-line `GraphvizMissing` warning says how to render it, and the
+.dot's path is returned: a drawing is a convenience, so a notebook or script on a machine without
+Graphviz goes on (a failing `dot`, by contrast, is an error). `svg(graph)` is what notebooks' `_repr_svg_` shows: the SVG
 text, or None without Graphviz (the notebook then falls back to the repr).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 from ge.api.errors import GEError, user_errors
@@ -60,9 +62,13 @@ def _render(text: str, fmt: str) -> bytes:
     return done.stdout
 
 
+class GraphvizMissing(UserWarning):
+    """An image was asked for on a machine without Graphviz's `dot`; the .dot was written instead."""
+
+
 def visualize(graph: Graph, path: str | os.PathLike, remarks: bool = False) -> Path:
     """Writes the graph to `path` (.dot, .png or .svg; an image also gets its .dot beside it) and
-    returns the path written. Without Graphviz an image is refused after the .dot is written."""
+    returns the path written: the image, or the .dot alone (with a warning) without Graphviz."""
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix != ".dot" and suffix not in _IMAGE_SUFFIXES:
@@ -76,10 +82,13 @@ def visualize(graph: Graph, path: str | os.PathLike, remarks: bool = False) -> P
     if suffix == ".dot":
         return dot_path
     if _dot_executable() is None:
-        raise GEError(
+        warnings.warn(
             f"visualize: Graphviz's dot is not on PATH, so {target.name} was not drawn; {dot_path} was written "
-            f"(render it with: dot -T{suffix[1:]} {dot_path} -o {target})"
+            f"(render it with: dot -T{suffix[1:]} {dot_path} -o {target})",
+            GraphvizMissing,
+            stacklevel=2,
         )
+        return dot_path
     image = _render(text, suffix[1:])
     try:
         write_atomic(target, image)
