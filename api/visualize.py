@@ -7,8 +7,8 @@ The .dot file is always written (beside the image, same stem). `.png` and `.svg`
 the `dot` executable when it is on PATH (run with an argument list, no shell, and a timeout); when
 it is not, the .dot is written, a one-line `GraphvizMissing` warning says how to render it, and the
 .dot's path is returned: a drawing is a convenience, so a notebook or script on a machine without
-Graphviz goes on (a failing `dot`, by contrast, is an error). `svg(graph)` is what notebooks' `_repr_svg_` shows: the SVG
-text, or None without Graphviz (the notebook then falls back to the repr).
+Graphviz goes on (a failing `dot`, by contrast, is an error). `svg(graph)` is what notebooks'
+`_repr_svg_` shows: the SVG text, or None without Graphviz (the notebook then falls back to the repr).
 """
 
 from __future__ import annotations
