@@ -36,12 +36,13 @@ import ge
 from ge.ge_dialects import stream
 from ge.ge_dialects.ge.target_attr import resolve_target_name
 from ge.ge_dialects.ge.weights import referenced_weights
+from ge.interpreter.ge import TensorTooLarge
 from ge.lowering.compile import compile_module, compile_pipeline
 from ge.passes.ge_optimize import PRECISION_MODES
 from ge.passes.pipeline import Observer
 from ge.target import TargetError, check_target_name
 from ge.tools.artifact import FORMAT_VERSION, Artifact, ArtifactError, build_artifact, canonical_json, read_artifact
-from ge.tools.common import UserError, print_module
+from ge.tools.common import UserError, first_line, print_module
 
 CACHE_ENV = "GE_CACHE_DIR"
 DEFAULT_TARGET_ALIAS = "npu"
@@ -173,15 +174,18 @@ def compile_graph(
     pipeline = compile_pipeline(
         options.level, resolved["target"], options.precision_mode, options.streams, options.mode
     )
-    compile_module(
-        module,
-        level=options.level,
-        target=resolved["target"],
-        precision_mode=options.precision_mode,
-        streams=options.streams,
-        mode=options.mode,
-        observers=observers,
-    )
+    try:
+        compile_module(
+            module,
+            level=options.level,
+            target=resolved["target"],
+            precision_mode=options.precision_mode,
+            streams=options.streams,
+            mode=options.mode,
+            observers=observers,
+        )
+    except TensorTooLarge as e:  # constant folding would make a tensor over --max-tensor-bytes
+        raise UserError(first_line(e)) from None
     artifact = build_artifact(module, resolved, pipeline, key)
     note = _store(entry, artifact) if use_cache else None
     return Compiled(artifact, time.perf_counter() - start, cache_hit=False, cache_note=note, _module=module)

@@ -90,7 +90,10 @@ def execute(args) -> None:
     with doing(f"loading {args.model}"):
         module, _ = load_program(args.model)
     with doing(f"compiling {args.model}"):
-        compiled = compile_graph(module, options, use_cache=not args.no_cache)
+        try:
+            compiled = compile_graph(module, options, use_cache=not args.no_cache)
+        except UserError as e:
+            raise UserError(f"{args.model}: {e}") from None
     outputs.add(args.output, compiled.artifact.write_to)
     with doing(f"writing {args.output}"):
         outputs.commit()
