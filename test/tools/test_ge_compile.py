@@ -117,6 +117,7 @@ def test_ge_run_on_an_artifact_models_the_device(model, tmp_path, run_main, cach
 def one_line_error(run_main, main, argv, tool: str = "ge-compile") -> str:
     code, stdout, err = run_main(main, argv)
     assert code == 1, (code, err)
+    assert stdout == ""
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{tool}: error: "), err
     return lines[0]
