@@ -37,8 +37,9 @@ class CompiledGraph:
     `binary_size` is the artifact's size in bytes, `num_operators` its kernel count,
     `compilation_time` the seconds this object took to make (compile, cache lookup or load)."""
 
-    def __init__(self, compiled: Compiled):
+    def __init__(self, compiled: Compiled, loaded_from: str | None = None):
         self._compiled = compiled
+        self._loaded_from = loaded_from
 
     @property
     def _artifact(self) -> Artifact:
@@ -103,7 +104,13 @@ class CompiledGraph:
         return (
             f"CompiledGraph(target={self.target}, O{o['optimization_level']}, {o['mode']} sink, "
             f"{self.num_operators} kernels, {format_bytes(self.binary_size)}, "
-            + ("from the cache" if self.cache_hit else "compiled")
+            + (
+                f"loaded from {self._loaded_from}"
+                if self._loaded_from is not None
+                else "from the cache"
+                if self.cache_hit
+                else "compiled"
+            )
             + f" in {self.compilation_time:.2f} s)"
         )
 
@@ -151,6 +158,6 @@ class GraphCompiler:
         start = time.perf_counter()
         with user_errors("load"):
             module, artifact = load_artifact(path)
-        return CompiledGraph(
-            Compiled(artifact, time.perf_counter() - start, cache_hit=False, source=os.fspath(path), _module=module)
-        )
+        source = os.fspath(path)
+        seconds = time.perf_counter() - start
+        return CompiledGraph(Compiled(artifact, seconds, cache_hit=False, source=source, _module=module), source)

@@ -212,11 +212,15 @@ def _open_weights(module: ModuleOp, data: bytes, source: str | os.PathLike) -> M
     against the IR), from a private temporary file removed as soon as the reader has it open."""
     folder = tempfile.mkdtemp(prefix="ge-artifact-")
     try:
-        Path(folder, WEIGHTS).write_bytes(data)
+        fd = os.open(Path(folder, WEIGHTS), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         module.attributes[SIDECAR_ATTR] = StringAttr(WEIGHTS)
         return open_weights(module, Path(folder, IR))
-    except SidecarError as e:
-        raise ArtifactError(source, f"{WEIGHTS}: {e}") from None
+    except SidecarError as e:  # named by the member, not by our temporary
+        raise ArtifactError(source, f"{WEIGHTS}: {str(e).replace(str(Path(folder, WEIGHTS)), WEIGHTS)}") from None
+    except OSError as e:
+        raise ArtifactError(source, f"cannot unpack {WEIGHTS} into a temporary file: {e.strerror}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -55,6 +55,7 @@ def test_compile_save_load_run(tmp_path, cache):
     text = repr(compiled)
     assert text.startswith("CompiledGraph(target=ascend910b, O3, graph sink, ")
     assert f"{compiled.num_operators} kernels" in text and "KiB" in text and "compiled in" in text
+    assert f"loaded from {path} in" in repr(loaded)
 
 
 def test_the_cache(tmp_path, cache):
