@@ -28,6 +28,7 @@ from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.kernels import format_bytes
 from ge.tools.artifact import Artifact, load_artifact
 from ge.tools.compile_cache import DEFAULT_TARGET_ALIAS, Compiled, CompileOptions, compile_graph
+from ge.tools.progress import PassProgress, wanted
 
 
 class CompiledGraph:
@@ -119,11 +120,13 @@ class GraphCompiler:
     """Compiles ge graphs to the stream level (see the module docstring for the pipeline).
 
     `cache` (default on) keeps each result in the compile cache, `cache_dir` overrides its folder
-    (default $GE_CACHE_DIR, else ~/.cache/ge-compiler)."""
+    (default $GE_CACHE_DIR, else ~/.cache/ge-compiler). `progress` draws a per-pass line while
+    compiling, only when stderr is a terminal (tools/progress.py)."""
 
-    def __init__(self, cache: bool = True, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, cache: bool = True, cache_dir: str | os.PathLike | None = None, progress: bool = True):
         self.cache = cache
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.progress = progress
 
     def compile(
         self,
@@ -148,8 +151,9 @@ class GraphCompiler:
             raise GEError(f"compile: expected a ge.Graph, not {type(graph).__name__}")
         options = CompileOptions(optimization_level, target, precision_mode, streams, mode)
         use_cache = self.cache if cache is None else cache
-        with user_errors("compile"):
-            return CompiledGraph(compile_graph(clone_with_weights(module), options, use_cache, self.cache_dir))
+        with user_errors("compile"), PassProgress("compiling", wanted(not self.progress)) as progress:
+            compiled = compile_graph(clone_with_weights(module), options, use_cache, self.cache_dir, progress=progress)
+        return CompiledGraph(compiled)
 
     @staticmethod
     def load(path: str | os.PathLike) -> CompiledGraph:

@@ -39,7 +39,7 @@ from ge.ge_dialects.ge.weights import referenced_weights
 from ge.interpreter.ge import TensorTooLarge
 from ge.lowering.compile import compile_module, compile_pipeline
 from ge.passes.ge_optimize import PRECISION_MODES
-from ge.passes.pipeline import Observer
+from ge.passes.pipeline import Observer, Progress
 from ge.target import TargetError, check_target_name
 from ge.tools.artifact import FORMAT_VERSION, Artifact, ArtifactError, build_artifact, canonical_json, read_artifact
 from ge.tools.common import UserError, first_line, print_module
@@ -159,9 +159,11 @@ def compile_graph(
     use_cache: bool = True,
     directory: Path | None = None,
     observers: Sequence[Observer] = (),
+    progress: Progress | None = None,
 ) -> Compiled:
     """Compiles the ge-level `module` (weights attached; rewritten in place on a miss) to the
-    stream level by `compile_pipeline`, through the cache unless `use_cache` is False."""
+    stream level by `compile_pipeline`, through the cache unless `use_cache` is False; `progress`
+    is told of each pass (tools/progress.py draws it on a terminal; a hit runs no pass)."""
     start = time.perf_counter()
     options.check()
     resolved = options.resolved(module)
@@ -183,6 +185,7 @@ def compile_graph(
             streams=options.streams,
             mode=options.mode,
             observers=observers,
+            progress=progress,
         )
     except TensorTooLarge as e:  # constant folding would make a tensor over --max-tensor-bytes
         raise UserError(first_line(e)) from None

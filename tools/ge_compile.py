@@ -26,6 +26,7 @@ from ge.tools.common import UserError, add_contract_arguments, doing, reported_e
 from ge.tools.compile_cache import DEFAULT_TARGET_ALIAS, CompileOptions, compile_graph
 from ge.tools.ge_run import load_program  # the reading ge-run does: ONNX import, or IR and its sidecar
 from ge.tools.outputs import Outputs
+from ge.tools.progress import PassProgress, wanted
 
 INPUT_SUFFIXES = (".onnx", ".mlir")
 
@@ -70,7 +71,9 @@ def main(argv: list[str] | None = None) -> None:
         "--mode", metavar="MODE", default="graph", help=f"launch mode: {', '.join(stream.MODES)} (default graph)"
     )
     parser.add_argument("--no-cache", action="store_true", help="compile even if the cache holds the result")
-    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument(
+        "--quiet", action="store_true", help="print nothing but errors (no summary, no progress line on a terminal)"
+    )
     add_contract_arguments(parser)
     args = parser.parse_args(argv)
     with reported_errors("ge-compile", args.debug), tensor_byte_limit(args.max_tensor_bytes):
@@ -89,9 +92,9 @@ def execute(args) -> None:
     outputs.reserve(args.output, "artifact (-o)")
     with doing(f"loading {args.model}"):
         module, _ = load_program(args.model)
-    with doing(f"compiling {args.model}"):
+    with doing(f"compiling {args.model}"), PassProgress(args.model, wanted(args.quiet)) as progress:
         try:
-            compiled = compile_graph(module, options, use_cache=not args.no_cache)
+            compiled = compile_graph(module, options, use_cache=not args.no_cache, progress=progress)
         except UserError as e:
             raise UserError(f"{args.model}: {e}") from None
     outputs.add(args.output, compiled.artifact.write_to)

@@ -162,3 +162,16 @@ def test_two_writers_at_once_each_write_their_own_temporary(cache, monkeypatch):
         assert len(seen) == 2 and all(n.startswith(".") and n.endswith(".tmp") for n in seen), seen
     (entry,) = cache.iterdir()
     assert load_artifact(entry)[1] == results[0].artifact == results[1].artifact
+
+
+def test_progress_is_told_of_each_pass_of_a_miss_and_of_none_on_a_hit(cache):
+    seen: list[str] = []
+
+    class Recording:
+        def starting(self, pass_, index, total):
+            seen.append(pass_.name)
+
+    assert not compile_graph(ge_module(), CompileOptions(), progress=Recording()).cache_hit
+    assert seen[-4:] == ["lower-to-tasks", "plan-memory", "relax-reuse", "lower-to-streams"]  # after ge-optimize's
+    seen.clear()
+    assert compile_graph(ge_module(), CompileOptions(), progress=Recording()).cache_hit and seen == []
