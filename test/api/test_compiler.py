@@ -127,3 +127,19 @@ def test_resnet50_compile_save_load_run_and_the_cache(tmp_path, cache, capsys):
             f"load {load_seconds:.2f} s, cache hit {hit_seconds:.2f} s (+{hit_module:.2f} s to parse the module), "
             f"{compiled.num_operators} kernels"
         )
+
+
+def test_a_built_graph_compiles_and_loads(tmp_path, cache):
+    g = ge.Graph()
+    n = g.add_input("input", shape=[1, 3, 32, 32])
+    c = g.add_conv2d(n, out_channels=8, kernel_size=3, stride=2)
+    m = g.add_maxpool(g.add_relu(g.add_batchnorm(c)), kernel_size=3, stride=2)
+    g.add_softmax(g.add_linear(m, out_features=10))
+    compiled = ge.GraphCompiler().compile(g, target="ascend910b", optimization_level=3)
+    compiled.save(tmp_path / "built.ge")
+    loaded = ge.GraphCompiler.load(tmp_path / "built.ge")
+    x = {"input": np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    (name,) = g.outputs
+    want = run(compiled.module, x)[name]
+    np.testing.assert_array_equal(run(loaded.module, x)[name], want)
+    np.testing.assert_allclose(want, run(g.module, x)[name], rtol=1e-4, atol=1e-5)
