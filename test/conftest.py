@@ -12,6 +12,16 @@ sys.path.insert(0, str(Path(__file__).parent / "passes"))
 ToolMain = Callable[[list[str]], object]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_compile_cache(tmp_path_factory):
+    """Compiles in tests (the API caches by default) use a cache folder of their own, never ~/.cache;
+    subprocesses inherit it through the environment."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("GE_CACHE_DIR", str(tmp_path_factory.mktemp("ge-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def run_main(capsys) -> Callable[[ToolMain, Sequence[object]], tuple[object, str, str]]:
     """run_main(main, argv) -> (exit code, stdout, stderr) of a tool's main run in this process.

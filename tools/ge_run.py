@@ -3,6 +3,7 @@
     ge-run model.mlir --inputs in.npz -o out.npz
     ge-run model.onnx --random-inputs 0 --print
     ge-run model.mlir --inputs in.safetensors -o out.safetensors
+    ge-run model.ge --random-inputs 0 --print      # an artifact of ge-compile
 
 Inputs and outputs are .npz or .safetensors files, by their suffix. safetensors carries bfloat16,
 the float8 types and int4 natively; in an .npz numpy stores them as raw bytes (void arrays), which
@@ -33,7 +34,7 @@ from xdsl.utils.exceptions import InterpretationError
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
-from ge.ge_dialects.ge.weights import attach_weights
+from ge.ge_dialects.ge.weights import attach_weights, weights_of
 from ge.ge_dialects.messages import quoted
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
@@ -58,6 +59,8 @@ from ge.target import (
     load_target_file,
     target_names,
 )
+from ge.tools.artifact import SUFFIX as ARTIFACT_SUFFIX
+from ge.tools.artifact import load_artifact
 from ge.tools.common import (
     UserError,
     add_contract_arguments,
@@ -72,16 +75,22 @@ from ge.tools.common import (
 from ge.tools.outputs import Outputs
 from ge.tools.training_state import load_state, require_state, run_steps, scalar_line, state_outputs, state_writer
 
-PROGRAM_SUFFIXES = (".mlir", ".onnx", "")
-"""What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models."""
+PROGRAM_SUFFIXES = (".mlir", ".onnx", ARTIFACT_SUFFIX, "")
+"""What ge-run reads: IR text (also without an extension, like lit's %t), ONNX models, artifacts."""
 
 
 def load_program(path: str, with_weights: bool = True, max_tensor_bytes: int | None = None):
-    """(module, weights) from an .mlir file with its sidecar, or an .onnx file imported in memory;
-    the weights are also attached to the module (ge_dialects/ge/weights.py)."""
+    """(module, weights) from an .mlir file with its sidecar, an .onnx file imported in memory, or
+    a compiled artifact (.ge, checked whole before use: tools/artifact.py); the weights are also
+    attached to the module (ge_dialects/ge/weights.py)."""
     suffix = Path(path).suffix
     if suffix not in PROGRAM_SUFFIXES:
-        raise UserError(f"{path}: unrecognized file extension '{suffix}' (ge-run reads .mlir IR or .onnx models)")
+        raise UserError(
+            f"{path}: unrecognized file extension '{suffix}' (ge-run reads .mlir IR, .onnx models or .ge artifacts)"
+        )
+    if suffix == ARTIFACT_SUFFIX:
+        module, _ = load_artifact(path)
+        return module, weights_of(module)
     if suffix == ".onnx":
         module, weights = import_onnx_file(path, max_tensor_bytes=max_tensor_bytes)
     else:
@@ -304,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="ge-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("program", help="a ge IR file (.mlir) or an ONNX model (.onnx)")
+    parser.add_argument("program", help="a ge IR file (.mlir), an ONNX model (.onnx) or a compiled artifact (.ge)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
     source.add_argument("--random-inputs", metavar="SEED", type=seed, help="random inputs from this seed")

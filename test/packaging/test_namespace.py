@@ -59,5 +59,5 @@ def test_wheel_installs_only_the_ge_namespace(tmp_path: Path):
     assert {t for t in top if not t.endswith(".dist-info")} == {"ge"}
     assert "ge/passes/fusion/engine.py" in names and "ge/examples/resnet50.py" in names
     assert any(n.endswith(".toml") for n in names)  # the target files and precision lists ship
-    for script in ("ge-opt", "ge-run", "ge-translate", "ge-bench"):
+    for script in ("ge-opt", "ge-run", "ge-translate", "ge-bench", "ge-compile"):
         assert f"{script} = ge.tools." in entry_points
