@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, ModuleOp, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
@@ -25,6 +25,7 @@ from ge.api.errors import GEError, user_errors
 from ge.api.executor import check_graph, chip_name, lower_graph, pipeline_text
 from ge.api.fusion_pattern import FusionPattern
 from ge.api.graph import Graph
+from ge.ge_dialects import fused
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import GeOp, describe, location_name
 from ge.ge_dialects.ge.types import shape_of
@@ -346,7 +347,9 @@ def _batch_dim(fn: func.FuncOp) -> int | None:
 
 def rebatch(module: ModuleOp, batch_size: int, where: str) -> None:
     """Sets the batch (the first input's leading dim) of every input that has it to `batch_size`
-    and re-infers each ge op's result types from its operands (`GeOp.rebuilt`), in program order."""
+    and re-infers each ge op's result types from its operands (`GeOp.rebuilt`), in program order,
+    inside fused groups too (a group's block arguments take its operands' new types, its results
+    the types its body now yields)."""
     with user_errors(where):
         fn = main_function(module)
     block = fn.body.block
@@ -356,7 +359,7 @@ def rebatch(module: ModuleOp, batch_size: int, where: str) -> None:
     batch = shape_of(args[0][1])[0]
     if batch == batch_size:
         return
-    changed = set()
+    changed: set[SSAValue] = set()
     for arg, t in args:
         dims = shape_of(t)
         if dims[0] == batch:
@@ -364,23 +367,46 @@ def rebatch(module: ModuleOp, batch_size: int, where: str) -> None:
                 t.element_type, [batch_size, *(DYNAMIC_INDEX if d is None else d for d in dims[1:])], t.encoding
             )
             changed.add(Rewriter.replace_value_with_new_type(arg, new))
-    for op in list(block.ops):
-        if not any(v in changed for v in op.operands) or isinstance(op, func.ReturnOp):
-            continue
+    _Rebatcher(where, f"batch {batch} -> {batch_size}", changed).block(block)
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    fn.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in ret.operands])
+
+
+@dataclass
+class _Rebatcher:
+    where: str
+    change: str
+    changed: set[SSAValue]
+
+    def block(self, block: Block) -> None:
+        for op in list(block.ops):
+            if any(v in self.changed for v in op.operands):
+                self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, (func.ReturnOp, fused.YieldOp)):
+            return
+        if isinstance(op, fused.GroupOp):
+            body = op.body.block
+            for arg, value in zip(list(body.args), op.operands):
+                if arg.type != value.type:
+                    self.changed.add(Rewriter.replace_value_with_new_type(arg, value.type))
+            self.block(body)
+            yielded = body.last_op
+            assert isinstance(yielded, fused.YieldOp)
+            for result, value in zip(list(op.results), yielded.operands):
+                if result.type != value.type:
+                    self.changed.add(Rewriter.replace_value_with_new_type(result, value.type))
+            return
         if not isinstance(op, GeOp):
-            raise GEError(
-                f"{where}: {op.name} reads a batched value; only ge ops are re-batched (measure before fusion, "
-                "or pass batch_size=None)"
-            )
+            raise GEError(f"{self.where}: {op.name} reads a batched value and is not a ge op; it cannot be re-batched")
         try:
             new_op = op.rebuilt()
         except (VerifyException, DiagnosticException) as e:
             raise GEError(
-                f"{where}: the shapes do not follow the batch at {describe(op)} (batch {batch} -> {batch_size}): "
+                f"{self.where}: the shapes do not follow the batch at {describe(op)} ({self.change}): "
                 f"{str(e).strip().splitlines()[0]}"
             ) from None
         Rewriter.replace_op(op, new_op)
-        changed.update(r for r, old in zip(new_op.results, op.results) if r.type != old.type)
-    ret = block.last_op
-    assert isinstance(ret, func.ReturnOp)
-    fn.function_type = FunctionType.from_lists([a.type for a in block.args], [v.type for v in ret.operands])
+        self.changed.update(r for r, old in zip(new_op.results, op.results) if r.type != old.type)

@@ -177,6 +177,9 @@ def test_memory_optimization_checkpoints_a_training_graph():
     a, b = run(train.module, x), run(lean.module, x)
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
+    with pytest.raises(ge.GEError, match="checkpoint_policy 'budget'") as e:
+        opt.apply_memory_optimization(train, checkpoint_policy="budget")
+    assert_one_line(e.value)
 
 
 def test_estimate_speedup(cnn):
@@ -214,6 +217,25 @@ def test_memory_usage_follows_the_batch(cnn):
     assert eight.as_dict() == {"weights": eight.weights, "activations": eight.activations, "total": eight.total}
     assert "tensor<2x3x16x16xf32>" in str(graph.module)  # the graph itself keeps its batch
     assert "batch 8" in repr(eight) and "MiB" in repr(eight)
+
+
+def test_a_fused_graph_is_rebatched_through_its_groups(cnn):
+    """O3's output (groups, layouts) at batch 8 plans what the imported graph optimized at batch 8
+    plans, and computes what the imported graph re-batched computes."""
+    from ge.api.optimizer import rebatch
+
+    graph, _ = cnn
+    g1 = ge.GraphOptimizer().apply_standard_optimizations(graph)
+    assert _ops(g1, fused.GroupOp.name)
+    fused_usage = ge.MemoryOptimizer.calculate_memory_usage(g1, batch_size=8)
+    optimized_usage = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=8, level=3)
+    assert fused_usage.as_dict() == optimized_usage.as_dict()
+    plain, grouped = graph.copy(), g1.copy()
+    rebatch(plain.module, 8, "test")
+    rebatch(grouped.module, 8, "test")
+    x = {"x": np.random.default_rng(0).standard_normal((8, 3, 16, 16)).astype(np.float32)}
+    np.testing.assert_allclose(run(grouped.module, x)["logits"], run(plain.module, x)["logits"], rtol=1e-5, atol=1e-5)
+    assert "tensor<2x3x16x16xf32>" in str(g1.module)
 
 
 def test_memory_usage_at_the_graphs_batch_equals_no_rebatch(cnn):
