@@ -9,7 +9,7 @@ IR file. User fusion patterns (`ge.FusionPattern`) join every `fuse-ops` the pip
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
@@ -28,6 +28,7 @@ from ge.api.graph import Graph
 from ge.ge_dialects import fused
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import GeOp, describe, location_name
+from ge.ge_dialects.ge.target_attr import module_target
 from ge.ge_dialects.ge.types import shape_of
 from ge.interpreter.runner import main_function
 from ge.interpreter.stream_executor import memory_figures, simulate_module
@@ -50,15 +51,6 @@ MIXED_MODES = {
 }
 #: preserve_precision_layers names that stand for a place in the graph rather than a node name.
 BOUNDARY_LAYERS = ("input", "output")
-
-
-def _spec(passes: Iterable[ModulePass]) -> str:
-    return pipeline_text(passes)
-
-
-def _check_graph(graph, where: str) -> Graph:
-    """A ge.Graph with a @main (an empty `ge.Graph()` has none: there is nothing to optimize)."""
-    return check_graph(graph, where)
 
 
 class GraphOptimizer:
@@ -88,13 +80,13 @@ class GraphOptimizer:
 
     # -- running a pipeline on a copy -------------------------------------------------------------
 
-    def _apply(self, graph: Graph, passes: Sequence[ModulePass], where: str, spec: str | None = None) -> Graph:
-        _check_graph(graph, where)
+    def _apply(self, graph: Graph, passes: Sequence[ModulePass], where: str) -> Graph:
+        check_graph(graph, where)  # an empty ge.Graph() has no @main: nothing to optimize
         out = graph.copy()
         with user_errors(where), user_fusion_rules([p.rule() for p in self.fusion_patterns]):
             apply_all(make_context(), out.module, passes)
         rules = " --load-fusion-rules <patterns>" if self.fusion_patterns else ""
-        self.last_pipeline = f"ge-opt -p '{spec or _spec(passes)}'{rules}"
+        self.last_pipeline = f"ge-opt -p '{pipeline_text(passes)}'{rules}"
         return out
 
     def _level(self, level: int, precision_mode: str) -> GeOptimizePass:
@@ -137,7 +129,7 @@ class GraphOptimizer:
             CommonSubexpressionElimination(),
             DeadCodeElimination(),
         ]
-        if _is_training_graph(_check_graph(graph, where)):
+        if _is_training_graph(check_graph(graph, where)):
             if checkpoint_policy not in POLICIES or checkpoint_policy in ("nodes", "budget"):
                 raise GEError(f"{where}: checkpoint_policy '{checkpoint_policy}' is not one of none, layer, sqrt")
             passes.append(CheckpointPass(policy=checkpoint_policy))
@@ -156,7 +148,7 @@ class GraphOptimizer:
         the graph returns (the first and last layers, the usual f32 keepers). The graph's own
         inputs and outputs keep their types under every mode."""
         where = "GraphOptimizer.apply_mixed_precision_optimization"
-        _check_graph(graph, where)
+        check_graph(graph, where)
         mode = MIXED_MODES.get(target_precision) if isinstance(target_precision, str) else None
         if mode is None:
             raise GEError(f"{where}: target_precision {target_precision!r} is not one of {', '.join(MIXED_MODES)}")
@@ -179,7 +171,7 @@ class GraphOptimizer:
         with user_errors(where):
             apply_all(make_context(), out.module, passes)
         shown_mp = MixedPrecisionPass(mode=mode, keep_dtype=",".join(shown) if shown else None)
-        self.last_pipeline = f"ge-opt -p '{_spec([InferShapesPass(), shown_mp])}'"
+        self.last_pipeline = f"ge-opt -p '{pipeline_text([InferShapesPass(), shown_mp])}'"
         return out
 
     def estimate_speedup(self, baseline: Graph, optimized: Graph, mode: str = "graph", streams: int = 0) -> Speedup:
@@ -188,17 +180,25 @@ class GraphOptimizer:
         (lowering/compile.py at level 0: no further optimization), then simulated
         (`ge-run --timing-only`); the ratio of the two latencies, with both kept on the result."""
         where = "GraphOptimizer.estimate_speedup"
-        _check_graph(baseline, where)
-        _check_graph(optimized, where)
-        chip = self.target or DEFAULT_TARGET
-        spec = load_target(chip)
+        check_graph(baseline, where)
+        check_graph(optimized, where)
+        lowered = [
+            lower_graph(g, where, level=0, target=self.target, streams=streams, mode=mode)
+            for g in (baseline, optimized)
+        ]
+        with user_errors(where):
+            chips = [module_target(low.module) or DEFAULT_TARGET for low in lowered]
+        if chips[0] != chips[1]:
+            raise GEError(
+                f"{where}: the baseline is for {chips[0]}, the optimized graph for {chips[1]}; compare on one chip"
+            )
+        spec = load_target(chips[0])
         latencies = []
-        for g in (baseline, optimized):
-            lowered = lower_graph(g, where, level=0, target=chip, streams=streams, mode=mode)
+        for low in lowered:
             with user_errors(where):
-                latencies.append(simulate_module(lowered.module, spec).latency)
-            self.last_pipeline = lowered.pipeline
-        return Speedup(latencies[0] / latencies[1], latencies[0], latencies[1], chip)
+                latencies.append(simulate_module(low.module, spec).latency)
+        self.last_pipeline = lowered[1].pipeline
+        return Speedup(latencies[0] / latencies[1], latencies[0], latencies[1], chips[0])
 
     def __repr__(self) -> str:
         patterns = ", ".join(p.rule_name for p in self.fusion_patterns) or "none"
@@ -303,7 +303,7 @@ class MemoryOptimizer:
         `batch_size` and the shapes are re-inferred op by op. A graph whose shapes do not follow
         (a reshape to a fixed shape folded at import) is refused in one line."""
         where = "MemoryOptimizer.calculate_memory_usage"
-        _check_graph(graph, where)
+        check_graph(graph, where)
         if batch_size is not None and (
             not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1
         ):
@@ -329,7 +329,7 @@ class MemoryOptimizer:
             io=figures.io,
             no_reuse=figures.no_reuse,
             target=chip,
-            pipeline=f"ge-opt -p '{_spec(passes)}'",
+            pipeline=f"ge-opt -p '{pipeline_text(passes)}'",
         )
 
 

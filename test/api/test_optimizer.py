@@ -194,6 +194,12 @@ def test_estimate_speedup(cnn):
     assert opt.estimate_speedup(graph, graph) == pytest.approx(1.0)
     assert "lower-to-streams" in opt.last_pipeline and "level=0" in opt.last_pipeline
     assert "x:" in repr(speedup) and "us" in repr(speedup)
+    on_910 = ge.GraphOptimizer(target="ascend910")
+    g910 = on_910.apply_standard_optimizations(graph)
+    assert on_910.estimate_speedup(graph, g910).target == "ascend910"
+    with pytest.raises(ge.GEError, match="the baseline is for ascend910b, the optimized graph for ascend910") as e:
+        opt.estimate_speedup(g1, g910)
+    assert_one_line(e.value)
 
 
 def _constant_bytes(graph: Graph) -> int:
