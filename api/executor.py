@@ -187,6 +187,8 @@ class GraphExecutor:
     runs: int = field(default=0, init=False)
 
     def load_graph(self, program) -> GraphExecutor:
+        """Holds `program` for `run`: a ge.Graph (what `ge-run model.mlir` runs) or an object whose
+        `.module` is lowered to streams (what `ge-run streams.mlir` runs). Nothing is compiled here."""
         where = "GraphExecutor.load_graph"
         if isinstance(program, Graph):
             module = check_graph(program, where).module

@@ -76,6 +76,8 @@ class Session:
             self.set_option(key, value)
 
     def set_option(self, key: str, value: Any) -> Session:
+        """Sets one of GE's options (the module docstring's table) for later compiles; the value is
+        checked now, by the reader `ge-opt --ge-option` uses where the option is one of its own."""
         where = "Session.set_option"
         if key not in OPTION_NAMES:
             raise GEError(f"{where}: unknown option {key!r} (options: {', '.join(OPTION_NAMES)})")

@@ -11,7 +11,7 @@ forward, in the same function).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.passes import ModulePass
@@ -21,6 +21,7 @@ from ge.api.executor import check_graph
 from ge.api.graph import Graph
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import is_float, shape_of
 from ge.interpreter.runner import main_function, output_names
 from ge.passes.add_loss import AddLossPass
@@ -31,12 +32,26 @@ from ge.passes.pipeline import apply_all
 WHERE = "ge.grad"
 
 
+def _name_of(item) -> object:
+    """A name as given, or the name a node object carries: the weight key of a weight constant's
+    op (`.op`), else its `.name` (a dict of parameters gives its keys)."""
+    if isinstance(item, str):
+        return item
+    op = getattr(item, "op", None)
+    if isinstance(op, ConstantOp) and op.weight_key is not None:
+        return op.weight_key
+    return getattr(item, "name", item)
+
+
 def _names(value, what: str) -> list[str] | None:
     if value is None:
         return None
-    if isinstance(value, str) or not all(isinstance(v, str) and v and "," not in v for v in value):
+    if isinstance(value, str) or not isinstance(value, Iterable):
         raise GEError(f"{WHERE}: {what} must be a list of names (without commas), not {value!r}")
-    return list(value)
+    names = [_name_of(v) for v in value]
+    if not all(isinstance(n, str) and n and "," not in n for n in names):
+        raise GEError(f"{WHERE}: {what} must be a list of names (without commas), not {value!r}")
+    return [n for n in names if isinstance(n, str)]
 
 
 def _scalar_outputs(graph: Graph) -> list[str]:
@@ -51,7 +66,7 @@ def _scalar_outputs(graph: Graph) -> list[str]:
 
 def grad(
     fwd: Graph,
-    wrt: Sequence[str] | None = None,
+    wrt: Iterable | None = None,
     checkpoints: Sequence[str] | str | None = None,
     loss: str | None = None,
     loss_kind: str | None = None,
@@ -59,8 +74,9 @@ def grad(
     labels: str = "labels",
     reduction: str = "mean",
 ) -> Graph:
-    """The forward with the gradients of its loss w.r.t. the weights `wrt` (weight keys; None:
-    every trainable float weight) added as `<key>_grad` outputs.
+    """The forward with the gradients of its loss w.r.t. the weights `wrt` (weight keys, node
+    objects of weight constants, or a dict of parameters by key; None: every trainable float
+    weight) added as `<key>_grad` outputs.
 
     The loss: the output named `loss`; else the forward's only float scalar output; else, with
     `loss_kind` (softmax_cross_entropy, nll, mse), `add-loss{output=<output> kind=<loss_kind>

@@ -9,6 +9,7 @@ from runtime_models import assert_one_line, graph_of, logits_mlp, mlp
 
 import ge
 from ge.api.graph import Graph
+from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.weights import weights_of
 from ge.interpreter.runner import run
 from ge.passes.checkpoint import RECOMPUTE_ATTR
@@ -54,6 +55,21 @@ def test_every_trainable_weight_by_default(fwd):
     assert ge.grad(fwd).outputs == ["loss", "fc1.weight_grad", "fc2.weight_grad", "fc3.weight_grad"]
 
 
+class _Node:
+    """A node object as a graph builder hands out: a view of its op."""
+
+    def __init__(self, op):
+        self.op = op
+        self.name = "not the weight key"
+
+
+def test_wrt_takes_parameters_as_a_dict_or_weight_nodes(fwd):
+    params = {k: weights_of(fwd.module)[k] for k in ("fc2.weight", "fc3.weight")}
+    assert ge.grad(fwd, wrt=params).outputs == ["loss", "fc2.weight_grad", "fc3.weight_grad"]
+    constants = [op for op in fwd.module.walk() if isinstance(op, ConstantOp) and op.weight_key == "fc1.weight"]
+    assert ge.grad(fwd, wrt=[_Node(constants[0])]).outputs == ["loss", "fc1.weight_grad"]
+
+
 def test_checkpoints_change_nothing_numerically(fwd):
     plain = ge.grad(fwd)
     kept = ge.grad(fwd, checkpoints=["layer_1_relu", "layer_3_relu"])
@@ -88,6 +104,9 @@ def test_add_loss_when_the_forward_has_none():
     [
         ({"wrt": ["fc9.weight"]}, "fc9.weight"),
         ({"wrt": "fc1.weight"}, "wrt must be a list"),
+        ({"wrt": 3}, "wrt must be a list"),
+        ({"wrt": [3]}, "wrt must be a list"),
+        ({"wrt": ["fc1.weight,fc2.weight"]}, "without commas"),
         ({"wrt": []}, "wrt names no weight"),
         ({"checkpoints": ["layer_9_relu"]}, "checkpoint 'layer_9_relu' names no node"),
         ({"checkpoints": "nodes"}, "checkpoints='nodes'"),
