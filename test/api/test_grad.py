@@ -127,5 +127,9 @@ def test_a_graph_without_a_scalar_output_needs_a_loss():
     assert_one_line(e.value)
     with pytest.raises(ge.GEError, match="expected a ge.Graph"):
         ge.grad("fwd")
+    several = ge.grad(graph_of(mlp(), training=True))
+    with pytest.raises(ge.GEError, match=r"has 4 outputs; name the one to add the loss on \(output=...\)") as e:
+        ge.grad(several, loss_kind="mse")
+    assert_one_line(e.value)
     with pytest.raises(ge.GEError, match="no func.func @main"):
         ge.grad(ge.Graph())

@@ -264,6 +264,9 @@ def test_memory_usage_refuses_a_graph_whose_shapes_do_not_follow_the_batch(bert)
         (lambda g: ge.GraphOptimizer().apply_standard_optimizations("graph"), "expected a ge.Graph"),
         (lambda g: ge.GraphOptimizer().estimate_speedup(g, None), "expected a ge.Graph"),
         (lambda g: ge.GraphOptimizer(target="ascend999"), "ascend999"),
+        (lambda g: ge.GraphOptimizer(target=910), "target must be a chip name"),
+        (lambda g: ge.GraphOptimizer().estimate_speedup(g, g, streams=-1), "streams must be"),
+        (lambda g: ge.GraphOptimizer().estimate_speedup(g, g, mode="fast"), "launch mode 'fast'"),
         (lambda g: ge.GraphOptimizer().apply_mixed_precision_optimization(g, "int8"), "target_precision"),
         (
             lambda g: ge.GraphOptimizer().apply_mixed_precision_optimization(g, preserve_precision_layers="input"),

@@ -101,6 +101,10 @@ def test_save_trace(cnn, tmp_path):
             "contradicts the module's target",
         ),
         (lambda g, i: ge.GraphProfiler(mode="sometimes").profile(ge.GraphExecutor().load_graph(g), i), "launch mode"),
+        (
+            lambda g, i: ge.GraphProfiler(optimization_level=7).profile(ge.GraphExecutor().load_graph(g), i),
+            "optimization level 7",
+        ),
         (lambda g, i: ge.GraphProfiler().profile(ge.GraphExecutor().load_graph(g), {"y": i["x"]}), "'y'"),
     ],
 )
