@@ -96,7 +96,9 @@ class GraphOptimizer:
         """`ge-optimize{level=3 precision_mode=must_keep_origin_dtype}` (GE's default O3, types kept):
         shape inference; folding (fold-constants, merge-constants, fold-conv-bn, fold-bias-add), cse,
         simplify and dce; graph fusion (LayerNorm / GELU / attention recognition); data layouts
-        (assign-formats and the TransData passes); UB fusion into fused.group kernels (fuse-ops)."""
+        (assign-formats and the TransData passes); UB fusion into fused.group kernels (fuse-ops).
+        Level 3, not 2: UB fusion is part of the "fusion" asked for and GE's default. "Memory" at
+        graph level is what merge-constants and dce remove; buffers are planned at lowering."""
         return self._apply(
             graph, [self._level(3, "must_keep_origin_dtype")], "GraphOptimizer.apply_standard_optimizations"
         )
