@@ -146,3 +146,12 @@ def test_pattern_class_and_repr():
     assert ge.FusionPattern(anchor="Softmax", followers=["Mul"]).pattern_class() == "reduce+elementwise"
     assert ge.FusionPattern(anchor="Relu", followers=["Mul"]).pattern_class() == "elementwise"
     assert repr(conv_bn()) == "FusionPattern(user_conv2d_batchnorm: Conv2D -> BatchNorm [cube+elementwise])"
+
+
+def test_mutation_an_ignored_constraint_is_caught(cnn, monkeypatch):
+    """Break the wiring (the rule allows every candidate): the constraint test fails."""
+    from ge.api.fusion_pattern import FusionPattern
+
+    monkeypatch.setattr(FusionPattern, "_check", lambda self, candidate: None)
+    with pytest.raises(AssertionError):
+        test_a_rejecting_constraint_prevents_the_group(cnn)

@@ -303,3 +303,14 @@ def test_repr(cnn):
     assert "fusion_patterns=[none]" in repr(opt)
     opt.apply_operator_fusion(graph)
     assert "fuse-ops" in repr(opt)
+
+
+def test_mutation_rebatch_without_reinference_is_caught(cnn, monkeypatch):
+    """Break the re-batching (ge ops keep their old result types): the batch test fails (the
+    module no longer verifies: a compiler bug, reported as such)."""
+    from ge.api import optimizer
+    from ge.passes.pipeline import PassVerificationError
+
+    monkeypatch.setattr(optimizer.GeOp, "rebuilt", lambda self: self.clone())
+    with pytest.raises(PassVerificationError):
+        test_memory_usage_follows_the_batch(cnn)
