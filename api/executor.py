@@ -64,7 +64,7 @@ def check_graph(graph, where: str) -> Graph:
 @dataclass
 class LoweredGraph:
     """A graph compiled to the stream level: `module` (weights attached), the chip it was compiled
-    for (`target`, None: the default), the options and the `ge-opt` command line that made it.
+    for (`target`), the options and the `ge-opt` command line that made it.
 
     Duck-typed like `ge.CompiledGraph` (`.module`, `.target`, `.options`): the executor and the
     profiler take either."""
@@ -110,7 +110,9 @@ def lower_graph(
     flags = "".join(f" --ge-option {o}" for o in ge_options)
     options = {"level": level, "precision_mode": precision_mode, "streams": streams, "mode": mode}
     options.update(dict(o.split("=", 1) for o in ge_options))
-    return LoweredGraph(copy, chip, options, f"ge-opt -p '{spec}'{flags}")
+    with user_errors(where):
+        compiled_for = module_target(copy) or chip  # the passes record the chip they used
+    return LoweredGraph(copy, compiled_for, options, f"ge-opt -p '{spec}'{flags}")
 
 
 def pass_text(p) -> str:

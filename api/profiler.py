@@ -51,6 +51,7 @@ class GraphProfiler:
             raise GEError(f"{where}: expected a ge.GraphExecutor, got {type(executor).__name__}")
         if executor.module is None:
             raise GEError(f"{where}: the executor has no graph loaded (call load_graph first)")
+        self.result = self.memory = None  # a failed profile leaves no figures of an earlier one
         self.outputs = executor.run(input_data)
         module, self.pipeline = executor.module, None
         if executor.level == "ge":
