@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream
 from ge.ge_dialects.context import make_context
-from ge.passes.pipeline import Observer, apply_all, parse_passes
+from ge.passes.pipeline import Observer, Progress, apply_all, parse_passes
 
 
 def compile_pipeline(
@@ -46,6 +46,7 @@ def compile_module(
     streams: int = 0,
     mode: str = "graph",
     observers: Sequence[Observer] = (),
+    progress: Progress | None = None,
 ) -> str:
     """Compiles `module` in place to the stream level; returns the pipeline text it ran. Bad options
     (an unknown level, precision mode, target or launch mode) raise before any pass runs."""
@@ -53,5 +54,5 @@ def compile_module(
         raise DiagnosticException(f"lower-to-streams: mode '{mode}' is not one of {', '.join(stream.MODES)}")
     spec = compile_pipeline(level, target, precision_mode, streams, mode)
     passes = parse_passes(spec)
-    apply_all(make_context(), module, passes, observers)
+    apply_all(make_context(), module, passes, observers, progress)
     return spec

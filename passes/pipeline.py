@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from numpy import format_float_positional
 from xdsl.context import Context
@@ -27,6 +28,12 @@ from ge.passes import PassFactory, all_passes, xdsl_passes
 
 #: Called after each pass with the pass and the module it left (e.g. interpreter.differential's checker).
 Observer = Callable[[ModulePass, ModuleOp], None]
+
+
+class Progress(Protocol):
+    """Told when each pass of a pipeline starts (tools/progress.py draws it on a terminal)."""
+
+    def starting(self, pass_: ModulePass, index: int, total: int) -> None: ...
 
 
 class PassVerificationError(Exception):
@@ -72,9 +79,18 @@ def verify_after(pass_: ModulePass, module: ModuleOp) -> None:
         raise PassVerificationError(pass_.name, e) from e
 
 
-def apply_all(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], observers: Sequence[Observer] = ()) -> None:
+def apply_all(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    observers: Sequence[Observer] = (),
+    progress: Progress | None = None,
+) -> None:
     """Runs the expanded pipeline; after each pass the module must verify, then each observer sees it."""
-    for p in expand(passes):
+    flat = expand(passes)
+    for index, p in enumerate(flat):
+        if progress is not None:
+            progress.starting(p, index, len(flat))
         p.apply(ctx, module)
         verify_after(p, module)
         for observer in observers:

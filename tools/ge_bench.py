@@ -2,6 +2,7 @@
 
     ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--sensitivity] [--markdown out.md]
     ge-bench --training [--models "resnet50 b32,bert_large b32"] [--no-max-batch]
+    ge-bench --deployment [--targets ascend910b] [--no-max-batch]
 
 Tables: O0 per-op launch against O3 whole-graph sink (the headline); the same speedup split into
 the compiler's share and the launch mode's share (O0 and O3, each per-op and graph-sunk); with
@@ -9,6 +10,8 @@ the compiler's share and the launch mode's share (O0 and O3, each per-op and gra
 launch_s`, `[overheads] task_device_s`) at half, as given and double; the stream-count sweep.
 With --training, instead: the modeled training step (tools/ge_bench_training.py) of ResNet-50 and
 BERT-Large per target: step time, samples/s, utilization, peak memory and the largest batch.
+With --deployment: ResNet-50 before (imported, per-op launch) and after (O3, graph sink), metric by
+metric with the ratio (tools/ge_bench_deployment.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 
 from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
+from ge.tools.ge_bench_deployment import DEPLOYMENT_TARGET, deployment_rows
 from ge.tools.ge_bench_measure import (
     CONSTANT_SOURCES,
     MODELS,
@@ -56,6 +60,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the training-step table (ResNet-50 b32/b256, BERT-Large b32/b96) instead of the inference ones",
     )
+    p.add_argument(
+        "--deployment",
+        action="store_true",
+        help="the before/after table of ResNet-50 batch 1 (imported graph per-op against O3 graph sink) instead",
+    )
     p.add_argument("--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)")
     p.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
     p.add_argument(
@@ -91,8 +100,24 @@ def training_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(f"Training step (momentum, {args.precision}, O3, graph sink)", markdown(rows))]
 
 
+def deployment_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
+    targets = target_list(args.targets if args.targets != ",".join(TARGETS) else DEPLOYMENT_TARGET)
+    return [
+        (
+            f"ResNet-50 deployed on {t} ({args.precision}): imported graph, per-op launch -> O3, graph sink",
+            markdown(deployment_rows(t, args.precision, not args.no_max_batch)),
+        )
+        for t in targets
+    ]
+
+
 def sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The report's tables, each (title, markdown), checking every name before compiling anything."""
+    if args.training and args.deployment:
+        raise UserError("--training and --deployment are two different reports: give one")
+    if args.deployment:
+        args.precision = args.precision or "force_fp16"
+        return deployment_sections(args)
     if args.training:
         args.precision = args.precision or DEFAULT_PRECISION
         return training_sections(args)

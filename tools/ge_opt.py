@@ -45,6 +45,7 @@ from ge.passes.pipeline import Observer, PassVerificationError, available_passes
 from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
 from ge.tools.ir_input import read_ir_chunk
 from ge.tools.outputs import Outputs, reserve_ir_output
+from ge.tools.progress import PassProgress, wanted
 
 
 class _KeptText(StringIO):
@@ -121,6 +122,9 @@ class GeOptMain(xDSLOptMain):
             "ge-optimize",
         )
         arg_parser.add_argument(
+            "--quiet", action="store_true", help="no progress line (drawn only when stderr is a terminal)"
+        )
+        arg_parser.add_argument(
             "--remarks",
             action="store_true",
             help="print a remark (stderr) for every rewrite the passes applied or rejected",
@@ -157,7 +161,13 @@ class GeOptMain(xDSLOptMain):
         top_level = self.pipeline.callback
         assert top_level is not None, "xDSLOptMain's pipeline verifies the module after each pass"
 
+        ran = 0
+
         def callback(previous, module, following):
+            nonlocal ran
+            ran += previous is not None
+            if following is not None:
+                self._progress.starting(following, ran, len(passes))
             try:
                 top_level(previous, module, following)  # verifies the module
             except DiagnosticException as e:
@@ -169,6 +179,7 @@ class GeOptMain(xDSLOptMain):
                     observer(previous, module)
 
         passes = expand(apply_ge_options(self.pipeline.passes, self.args.ge_option))
+        self._progress = PassProgress(self.args.input_file or "<stdin>", wanted(self.args.quiet))
         self.pipeline = PassPipeline(tuple(passes), callback)
 
     def _check_tolerances(self) -> None:
@@ -193,6 +204,7 @@ class GeOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp) -> None:
         with remarks.collected() as found, ExitStack() as stack:
             checker = None
+            stack.enter_context(self._progress)
             stack.enter_context(user_fusion_rules(self._fusion_rules))
             try:
                 if self.args.verify_numerics is not None:

@@ -150,6 +150,11 @@ class Bound:
         )[0]
 
 
+AICORE_POOLS = ("aicore", "aic", "aiv")
+"""The core pools that make up the AI Cores (one pool on a chip with unified cores, Cube and Vector
+pools on one that separates them); the AI CPU and DMA engines are not AI Cores."""
+
+
 @dataclass
 class SimResult:
     target: str
@@ -173,6 +178,23 @@ class SimResult:
     @property
     def latency_over_bound(self) -> float:
         return self.latency / self.bound.value if self.bound.value > 0 else math.inf
+
+    @property
+    def aicore_util(self) -> float:
+        """The share of the AI Cores' time spent running tasks (msprof's AI Core utilization): core-
+        seconds the tasks' blocks held cores of the AI Core pools (Cube and Vector cores on a chip
+        that separates them), over those pools' cores times the latency. A core waiting on HBM inside
+        a task counts as busy, as it does in a profile; idle gaps between tasks do not."""
+        pools = {p: n for p, n in self.pools.items() if p in AICORE_POOLS}
+        available = sum(pools.values()) * self.latency
+        held = sum(
+            (end - start) * len(ids)
+            for t in self.tasks
+            for start, end, _, cores in t.groups
+            for pool, ids in cores.items()
+            if pool in pools
+        )
+        return held / available if available > 0 else 0.0
 
     def summary(self) -> str:
         b = self.bound

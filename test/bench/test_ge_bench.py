@@ -12,6 +12,8 @@ from onnx import TensorProto
 
 from ge.frontend.models import GraphBuilder
 from ge.ge_dialects.limits import tensor_byte_limit
+from ge.interpreter.device.cost import Hardware
+from ge.interpreter.stream_executor import simulate_module
 from ge.target import load_target
 from ge.tools import ge_bench as cli
 from ge.tools import ge_bench_measure as ge_bench
@@ -238,3 +240,46 @@ def test_training_row_reports_the_device_total_the_batch_search_uses():
     assert row["device MiB"] == f"{memory.device_total / 2**20:.1f}"
     assert ge_bench.device_bytes(built.module) == memory.device_total
     assert memory.device_total == memory.pool + memory.weights + memory.state + memory.io
+
+
+def test_deployment_table_is_before_against_after():
+    from ge.tools.ge_bench_deployment import deployment_rows
+
+    rows = {r["metric"]: r for r in deployment_rows("ascend910b", "force_fp16", True, builder=tiny)}
+    latency = rows["batch-1 latency (us)"]
+    assert float(latency["before"]) > float(latency["after"])  # per-op launch of unfused kernels is slower
+    shown = float(latency["before"]) / float(latency["after"])  # of the rounded figures
+    assert float(latency["before/after"].rstrip("x")) == pytest.approx(shown, rel=0.01)
+    assert rows["host launches"]["after"] == "1"  # graph sink
+    assert int(rows["kernels"]["before"]) > int(rows["kernels"]["after"])  # conv+bn+relu fused
+    util = rows["AI Core utilization"]
+    assert 0 < int(util["before"].rstrip("%")) < int(util["after"].rstrip("%")) <= 100
+    assert int(rows["largest batch that fits"]["after"]) >= int(rows["largest batch that fits"]["before"]) > 1
+
+
+def test_aicore_utilization_counts_every_core_a_task_holds():
+    """Held core-seconds over the AI Core pools: at least the Cube's busy share (910B: Cube and Vector
+    pools apart), at most 1; the per-op run's host gaps lower it."""
+    spec = load_target("ascend910b")
+    sims = {
+        mode: simulate_module(ge_bench.build(tiny(1), 3, "force_fp16", "ascend910b", mode).module, spec)
+        for mode in ("op", "graph")
+    }
+    hw = Hardware(spec)
+    cores = spec.cores.cube_core + spec.cores.vector_core
+    for sim in sims.values():
+        # block-seconds of each task times the AI Cores one of its blocks holds (the cost model's `need`)
+        held = sum(
+            t.block_s * sum(n for p, n in hw.need(t.work.engine).items() if p in ("aic", "aiv")) for t in sim.tasks
+        )
+        assert sim.aicore_util == pytest.approx(held / (cores * sim.latency), rel=1e-6)
+        assert 0 < sim.aicore_util <= 1.0
+    assert sims["op"].aicore_util < sims["graph"].aicore_util
+
+
+def test_deployment_and_training_are_exclusive():
+    done = subprocess.run(
+        [sys.executable, "-m", "ge.tools.ge_bench", "--deployment", "--training"], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == "ge-bench: error: --training and --deployment are two different reports: give one"
