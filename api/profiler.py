@@ -24,9 +24,6 @@ from ge.interpreter.stream_executor import MemoryFigures, memory_figures, simula
 from ge.lowering.streams.verify import verify_stream_function
 from ge.target import TargetError, load_target
 
-_CORE_ENGINES = ("cube", "vector", "cube+vector")
-"""The engines that run on AI Cores (AI CPU and DMA tasks are not AI Core time)."""
-
 
 class GraphProfiler:
     """Profiles runs on the modeled device. `target` (None or "npu": the program's ge.target, else
@@ -87,14 +84,10 @@ class GraphProfiler:
 
     @property
     def npu_utilization(self) -> float:
-        """AI Core occupancy: the core-seconds AI Core tasks hold their cores (blocks x time,
-        overheads included: `TaskResult.block_s`) over the chip's AI Cores x latency. Launch gaps,
-        event waits and tasks using few blocks all lower it (npu-smi's "AI Core usage")."""
-        sim, hw = self._sim(), self._hw
-        assert hw is not None
-        held = sum(t.block_s for t in sim.tasks if t.work.engine in _CORE_ENGINES)
-        cores = sum(n for pool, n in hw.pools.items() if pool in ("aicore", "aic", "aiv"))
-        return held / (cores * sim.latency) if sim.latency > 0 else 0.0
+        """AI Core utilization as msprof and `ge-bench --deployment` report it (`SimResult.aicore_util`):
+        the core-seconds task blocks held AI Cores, over the AI Cores x latency. Launch gaps and event
+        waits lower it: per-op launch leaves the cores idle between tasks."""
+        return self._sim().aicore_util
 
     @property
     def compute_utilization(self) -> float:

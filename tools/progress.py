@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import IO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from xdsl.passes import ModulePass
 
 
@@ -34,7 +34,7 @@ class PassProgress:
         self.enabled = enabled
         self._console = console
         self._bar: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> PassProgress:
         if self.enabled:
