@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.api.errors import GEError, user_errors
@@ -32,6 +33,7 @@ from ge.passes.ge_optimize import PRECISION_MODES
 from ge.passes.ge_options import apply_ge_options
 from ge.passes.pipeline import apply_all, available_passes, expand
 from ge.target import TargetError, check_target_name
+from ge.tools.progress import PassProgress, wanted
 
 DEFAULT_TARGET_NAMES = (None, "npu")
 """`target="npu"` (the issue's spelling) and None both mean: the module's ge.target, else the default chip."""
@@ -48,6 +50,13 @@ def chip_name(target: str | None, where: str) -> str | None:
         return check_target_name(target)
     except TargetError as e:
         raise GEError(f"{where}: {e}") from None
+
+
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass], where: str) -> None:
+    """`apply_all` on `module`, with the per-pass progress line ge-opt draws when stderr is a
+    terminal (tools/progress.py; nothing in a pipe or a test)."""
+    with PassProgress(where, wanted()) as progress:
+        apply_all(make_context(), module, passes, progress=progress)
 
 
 def check_graph(graph, where: str) -> Graph:
@@ -106,7 +115,7 @@ def lower_graph(
     copy = clone_with_weights(graph.module)
     with user_errors(where):
         passes = apply_ge_options(_unexpanded(spec), list(ge_options))
-        apply_all(make_context(), copy, expand(passes))
+        run_passes(copy, expand(passes), where)
     flags = "".join(f" --ge-option {o}" for o in ge_options)
     options = {"level": level, "precision_mode": precision_mode, "streams": streams, "mode": mode}
     options.update(dict(o.split("=", 1) for o in ge_options))

@@ -22,11 +22,10 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from ge.api.errors import GEError, user_errors
-from ge.api.executor import check_graph, chip_name, lower_graph, pipeline_text
+from ge.api.executor import check_graph, chip_name, lower_graph, pipeline_text, run_passes
 from ge.api.fusion_pattern import FusionPattern
 from ge.api.graph import Graph
 from ge.ge_dialects import fused
-from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import GeOp, describe, location_name
 from ge.ge_dialects.ge.target_attr import module_target
 from ge.ge_dialects.ge.types import shape_of
@@ -39,7 +38,6 @@ from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.merge_constants import MergeConstantsPass
 from ge.passes.mixed_precision import MixedPrecisionPass, mark_keep_dtype
-from ge.passes.pipeline import apply_all
 from ge.target import DEFAULT_TARGET, load_target
 
 #: target_precision -> mixed-precision mode (GE's precision_mode names).
@@ -84,7 +82,7 @@ class GraphOptimizer:
         check_graph(graph, where)  # an empty ge.Graph() has no @main: nothing to optimize
         out = graph.copy()
         with user_errors(where), user_fusion_rules([p.rule() for p in self.fusion_patterns]):
-            apply_all(make_context(), out.module, passes)
+            run_passes(out.module, passes, where)
         rules = " --load-fusion-rules <patterns>" if self.fusion_patterns else ""
         self.last_pipeline = f"ge-opt -p '{pipeline_text(passes)}'{rules}"
         return out
@@ -171,7 +169,7 @@ class GraphOptimizer:
         mp = MixedPrecisionPass(mode=mode, keep_dtype=",".join(names) if names else None)
         passes = [InferShapesPass(), mp]
         with user_errors(where):
-            apply_all(make_context(), out.module, passes)
+            run_passes(out.module, passes, where)
         shown_mp = MixedPrecisionPass(mode=mode, keep_dtype=",".join(shown) if shown else None)
         self.last_pipeline = f"ge-opt -p '{pipeline_text([InferShapesPass(), shown_mp])}'"
         return out
@@ -318,7 +316,7 @@ class MemoryOptimizer:
             rebatch(copy.module, batch_size, where)
         passes = [GeOptimizePass(level=level, target=chip), *_lowering_to_memory()]
         with user_errors(where):
-            apply_all(make_context(), copy.module, passes)
+            run_passes(copy.module, passes, where)
         figures = memory_figures(copy.module)
         assert figures is not None, "plan-memory writes task.memory"
         fn = main_function(copy.module)

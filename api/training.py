@@ -17,9 +17,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.passes import ModulePass
 
 from ge.api.errors import GEError, user_errors
-from ge.api.executor import check_graph
+from ge.api.executor import check_graph, run_passes
 from ge.api.graph import Graph
-from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import is_float, shape_of
@@ -27,7 +26,6 @@ from ge.interpreter.runner import main_function, output_names
 from ge.passes.add_loss import AddLossPass
 from ge.passes.autodiff import AutodiffPass
 from ge.passes.checkpoint import POLICIES, CheckpointPass
-from ge.passes.pipeline import apply_all
 
 WHERE = "ge.grad"
 
@@ -126,7 +124,7 @@ def grad(
                 passes.append(CheckpointPass(policy="nodes", nodes=",".join(nodes)))
     out = fwd.copy()
     with user_errors(WHERE):
-        apply_all(make_context(), out.module, passes)
+        run_passes(out.module, passes, WHERE)
     return out
 
 

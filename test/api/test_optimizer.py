@@ -314,3 +314,38 @@ def test_mutation_rebatch_without_reinference_is_caught(cnn, monkeypatch):
     monkeypatch.setattr(optimizer.GeOp, "rebuilt", lambda self: self.clone())
     with pytest.raises(PassVerificationError):
         test_memory_usage_follows_the_batch(cnn)
+
+
+_PROGRAM = """
+import sys
+sys.path.insert(0, {here!r})
+from runtime_models import graph_of, small_cnn
+import ge
+ge.GraphOptimizer().apply_standard_optimizations(graph_of(small_cnn()))
+print("done")
+"""
+
+
+def test_progress_on_a_terminal_only():
+    """A pipeline draws ge-opt's progress line when stderr is a terminal, and writes nothing to a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = _PROGRAM.format(here=str(Path(__file__).parent))
+    piped = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert piped.stdout == "done\n" and piped.stderr == ""
+    master, slave = pty.openpty()
+    drawn = subprocess.run([sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=slave, check=True)
+    os.close(slave)
+    text = b""
+    try:
+        while chunk := os.read(master, 65536):
+            text += chunk
+    except OSError:  # the pty's other end closed
+        pass
+    os.close(master)
+    assert drawn.stdout == b"done\n"
+    assert b"GraphOptimizer.apply_standard_optimizations" in text
