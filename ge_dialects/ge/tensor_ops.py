@@ -531,6 +531,8 @@ class SplitOp(GeOp):
     @_reports_shape_errors
     def infer(cls, a: InferArgs) -> list[TensorType]:
         shape = a.shape("input")
+        if not shape:  # normalize_axis lets axis 0 through for rank 0 (ops that take scalars); a split has no dim
+            raise a.fail("cannot split a rank-0 tensor")
         axis = a.normalize_axis(a.prop("axis"), len(shape))
         count = a.num_results
         if count < 1:
