@@ -17,110 +17,49 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from xdsl.ir import Operation
 
+from ge.api import op_types
 from ge.api.errors import GEError
+from ge.api.graph import Graph
+from ge.api.node import Node
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import GeOp, location_name
+from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import Reduction
-from ge.ge_dialects.ge.types import format_of
+from ge.ge_dialects.ge.weights import module_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, ops
 from ge.passes.fusion.rules import keeps_shape
-from ge.passes.tensor_values import tensor_type
-
-# TODO-merge: the apigraph helper's api/op_types.py is the one table of GE type names; switch
-# `op_class` to it when it lands (this local table covers the common fusion anchors only).
-_GE_TYPES: dict[str, type[GeOp]] = {
-    "Conv2D": ge.ConvOp,
-    "BatchNorm": ge.BatchNormOp,
-    "MatMul": ge.MatMulOp,
-    "MatMulV2": ge.MatMulOp,
-    "BatchMatMul": ge.MatMulOp,
-    "Gemm": ge.GemmOp,
-    "Relu": ge.ReluOp,
-    "Gelu": ge.GeluOp,
-    "Sigmoid": ge.SigmoidOp,
-    "Tanh": ge.TanhOp,
-    "HardSwish": ge.HardSwishOp,
-    "ClipByValue": ge.ClipOp,
-    "Add": ge.AddOp,
-    "Sub": ge.SubOp,
-    "Mul": ge.MulOp,
-    "RealDiv": ge.DivOp,
-    "MaxPool": ge.MaxPoolOp,
-    "AvgPool": ge.AvgPoolOp,
-    "GlobalAveragePool": ge.GlobalAvgPoolOp,
-    "SoftmaxV2": ge.SoftmaxOp,
-    "Softmax": ge.SoftmaxOp,
-    "LayerNorm": ge.LayerNormOp,
-    "ReduceMean": ge.ReduceMeanOp,
-    "ReduceSum": ge.ReduceSumOp,
-    "Cast": ge.CastOp,
-    "Transpose": ge.TransposeOp,
-    "Reshape": ge.ReshapeOp,
-}
 
 
 def op_class(type_name: str, where: str) -> type[GeOp]:
-    """The ge op class of a GE operator type name (`Conv2D`) or a ge op name (`ge.conv`)."""
+    """The ge op class of a GE operator type name (`Conv2D`, through api/op_types.py, the table
+    `Graph.op` builds with) or of a ge op name (`ge.conv`)."""
     if isinstance(type_name, str):
-        if type_name in _GE_TYPES:
-            return _GE_TYPES[type_name]
+        entry = op_types.OP_TYPES.get(type_name)
+        if entry is not None:
+            return entry.op_class
         for cls in ge.ALL_OPS:
             if cls.name == type_name:
                 return cls
-    raise GEError(
-        f"{where}: unknown operator type {type_name!r} (GE types: {', '.join(sorted(_GE_TYPES))}; or a ge op name)"
-    )
+    raise GEError(f"{where}: unknown operator type {type_name!r} (a GE type of api/op_types.py, or a ge op name)")
 
 
-def ge_type_name(op: Operation) -> str:
-    """The GE type name of an op (the first table entry for its class), else its ge op name."""
-    return next((n for n, cls in _GE_TYPES.items() if isinstance(op, cls)), op.name)
-
-
-class NodeView:
-    """What a constraint sees of one op: a read-only view of the IR op, by GE attribute names.
-
-    `node["data_format"]`: the origin format of the op's first result (`#ge.fmt<NCHW>`; "ND"
-    when the type carries none); `node["type"]`: the GE type name; `node["name"]`: the node
-    name (location); any other key: the op's property of that name (`strides`, `group`, ...)."""
-
-    def __init__(self, op: Operation):
-        self.op = op
-
-    def keys(self) -> list[str]:
-        props = list(type(self.op).property_kinds()) if isinstance(self.op, GeOp) else []
-        return ["type", "name", "data_format", *props]
-
-    def __getitem__(self, key: str) -> Any:
-        op = self.op
-        if key == "type":
-            return ge_type_name(op)
-        if key == "name":
-            return location_name(op)
-        if key == "data_format":
-            fmt = format_of(tensor_type(op.results[0])) if op.results else None
-            return fmt.origin.data if fmt is not None else "ND"
-        if isinstance(op, GeOp) and key in type(op).property_kinds():
-            return op.p(key)
-        raise KeyError(f"{ge_type_name(op)} has no attribute '{key}' (attributes: {', '.join(self.keys())})")
-
-    def __repr__(self) -> str:
-        return f"NodeView({ge_type_name(self.op)} {self.op.name} '{location_name(self.op) or ''}')"
+def node_of(op: Operation) -> Node:
+    """The `ge.Node` view of `op` (what `Graph.nodes` hands out), for a constraint to read."""
+    return Node(Graph.from_module(module_of(op)), op)
 
 
 @dataclass(frozen=True)
 class FusionPattern:
     """An anchor op type, the op types that follow it (one op each, along the anchor's consumer
-    chain) and an optional constraint, a function of the anchor's `NodeView` returning True to
-    allow the group. Type names are GE's (`Conv2D`, `BatchNorm`, `MatMul`, ...) or ge op names."""
+    chain) and an optional constraint, a function of the anchor's `ge.Node` (`node["data_format"]`,
+    `node["strides"]`, `node.name`, `node.type`) returning True to allow the group. Type names are
+    GE's (`Conv2D`, `BatchNorm`, `MatMul`, ...: api/op_types.py) or ge op names (`ge.conv`)."""
 
     anchor: str
     followers: Sequence[str] = ()
-    constraint: Callable[[NodeView], bool] | None = None
+    constraint: Callable[[Node], bool] | None = None
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -170,7 +109,7 @@ class FusionPattern:
     def _check(self, candidate: Candidate) -> str | None:
         """The engine's constraint interface: None to allow, else the reason (a remark)."""
         assert self.constraint is not None
-        node = NodeView(candidate.anchor)
+        node = node_of(candidate.anchor)
         try:
             ok = self.constraint(node)
         except Exception as e:  # the user's function failed: its own error, in one line
@@ -178,9 +117,9 @@ class FusionPattern:
             raise GEError(
                 f"FusionPattern {self.rule_name}: the constraint raised {type(e).__name__}"
                 + (f": {detail[0]}" if detail else "")
-                + f" on {node!r}"
+                + f" on node '{node.name}' ({node.type})"
             ) from None
-        return None if ok else f"the pattern's constraint rejects {node!r}"
+        return None if ok else f"the pattern's constraint rejects node '{node.name}' ({node.type})"
 
     def __repr__(self) -> str:
         chain = " -> ".join([self.anchor, *self.followers])

@@ -110,7 +110,7 @@ def test_a_kernel_refusal_is_one_line(bert):
         (lambda g: ge.GraphExecutor().inputs, "no graph loaded"),
         (lambda g: ge.GraphExecutor().load_graph("model.onnx"), "expected a ge.Graph or a compiled graph"),
         (lambda g: ge.GraphExecutor().load_graph(_Duck(g.module)), "not lowered to streams"),
-        (lambda g: ge.GraphExecutor().load_graph(ge.Graph()), "no func.func @main"),
+        (lambda g: ge.GraphExecutor().load_graph(_no_main()), "no func.func @main"),
         (lambda g: ge.GraphExecutor().load_graph(ge.Graph.from_module(ge.Session().compile(g).module)), "lowered"),
     ],
 )
@@ -123,3 +123,10 @@ def test_load_errors_are_one_line(cnn, action, message):
 
 def test_repr_before_loading():
     assert repr(ge.GraphExecutor()) == "GraphExecutor(no graph loaded)"
+
+
+def _no_main() -> ge.Graph:
+    """A graph over a module without func.func @main (a module a user wrapped by hand)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    return ge.Graph.from_module(ModuleOp([]))

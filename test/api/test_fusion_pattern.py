@@ -9,7 +9,6 @@ import pytest
 from runtime_models import assert_one_line, graph_of, inputs_of, small_cnn
 
 import ge
-from ge.api.fusion_pattern import NodeView
 from ge.ge_dialects import fused
 from ge.interpreter.runner import run
 
@@ -49,7 +48,7 @@ def test_a_rejecting_constraint_prevents_the_group(cnn):
     seen = []
 
     def nhwc_only(node) -> bool:
-        seen.append((node["type"], node["name"], node["group"]))
+        seen.append((node.type, node.name, node["group"]))
         return node["data_format"] == "NHWC"
 
     opt = ge.GraphOptimizer()
@@ -63,7 +62,7 @@ def test_patterns_join_the_standard_pipeline(cnn):
     conv1's (which the constraint rejects) to the built-in cube_epilogue."""
     graph, inputs = cnn
     pattern = ge.FusionPattern(
-        anchor="Conv2D", followers=["Relu"], constraint=lambda node: node["name"] == "/conv2/Conv", name="conv2_relu"
+        anchor="Conv2D", followers=["Relu"], constraint=lambda node: node.name == "/conv2/Conv", name="conv2_relu"
     )
     assert _groups(ge.GraphOptimizer().apply_standard_optimizations(graph)) == ["cube_epilogue"] * 2
     result = ge.GraphOptimizer(fusion_patterns=[pattern]).apply_standard_optimizations(graph)
@@ -98,19 +97,24 @@ def test_the_rule_loads_from_a_file_as_ge_opt_does(tmp_path, run_main):
     assert out.read_text().count('"user_conv2d_batchnorm"') == 2
 
 
-def test_node_view():
+def test_the_constraint_sees_the_graph_api_node():
+    """A constraint reads the same `ge.Node` view `Graph.nodes` gives (api/node.py)."""
+    from ge.api.fusion_pattern import node_of
+    from ge.api.node import Node
+
     graph = graph_of(small_cnn())
     conv = next(op for op in graph.module.walk() if op.name == "ge.conv")
-    node = NodeView(conv)
-    assert node["type"] == "Conv2D" and node["name"] == "/conv1/Conv" and node["strides"] == [1, 1]
-    assert node["data_format"] == "NCHW" and "kernel_shape" in node.keys()  # noqa: SIM118 (a view, not a dict)
-    with pytest.raises(KeyError, match="no attribute 'stride'"):
-        node["stride"]
+    node = node_of(conv)
+    assert isinstance(node, Node) and node.op is conv
+    assert node.type == "Conv2D" and node.name == "/conv1/Conv" and node["strides"] == [1, 1]
+    assert node["data_format"] == "NCHW"
+    with pytest.raises(KeyError):
+        node["kernel_size"]
 
 
 def test_a_failing_constraint_is_one_line(cnn):
     graph, _ = cnn
-    opt = ge.GraphOptimizer(fusion_patterns=[conv_bn(constraint=lambda node: node["stride"] == [1, 1])])
+    opt = ge.GraphOptimizer(fusion_patterns=[conv_bn(constraint=lambda node: node["kernel_size"] == 3)])
     with pytest.raises(ge.GEError, match="constraint raised KeyError") as e:
         opt.apply_operator_fusion(graph)
     assert_one_line(e.value)

@@ -132,4 +132,11 @@ def test_a_graph_without_a_scalar_output_needs_a_loss():
         ge.grad(several, loss_kind="mse")
     assert_one_line(e.value)
     with pytest.raises(ge.GEError, match="no func.func @main"):
-        ge.grad(ge.Graph())
+        ge.grad(_no_main())
+
+
+def _no_main() -> ge.Graph:
+    """A graph over a module without func.func @main (a module a user wrapped by hand)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    return ge.Graph.from_module(ModuleOp([]))

@@ -291,9 +291,9 @@ def test_errors_are_one_line(cnn, call, message):
     assert_one_line(e.value)
 
 
-def test_an_empty_graph_is_refused():
+def test_a_module_without_main_is_refused():
     with pytest.raises(ge.GEError) as e:
-        ge.GraphOptimizer().apply_standard_optimizations(ge.Graph())
+        ge.GraphOptimizer().apply_standard_optimizations(_no_main())
     assert_one_line(e.value)
 
 
@@ -349,3 +349,10 @@ def test_progress_on_a_terminal_only():
     os.close(master)
     assert drawn.stdout == b"done\n"
     assert b"GraphOptimizer.apply_standard_optimizations" in text
+
+
+def _no_main() -> ge.Graph:
+    """A graph over a module without func.func @main (a module a user wrapped by hand)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    return ge.Graph.from_module(ModuleOp([]))
