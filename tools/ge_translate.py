@@ -1,8 +1,11 @@
 """ge-translate: model formats in and out of the ge dialect.
 
     ge-translate --import-onnx model.onnx -o model.mlir     # weights go to model.safetensors beside it
+    ge-translate model.mlir --export-onnx -o model.onnx      # ge-level or fused-level IR back to ONNX
+    ge-translate model.mlir --export-dot [--remarks] -o g.dot   # Graphviz DOT (default: stdout)
 
-The IR and its sidecar are written together, whole or not at all, after the import succeeded.
+The IR and its sidecar are written together, whole or not at all, after the import succeeded; an
+export writes its one file only after the whole export succeeded (docs/export.md).
 """
 
 from __future__ import annotations
@@ -49,12 +52,64 @@ def translate_onnx(
         outputs.commit()
 
 
+def export_onnx(path: str, output: str | None) -> None:
+    """The IR file (or an ONNX model, imported in memory) as ONNX; see frontend/onnx_exporter.py."""
+    from ge.frontend.onnx_exporter import OnnxExportError, export_module
+    from ge.tools.ge_run import load_program
+
+    if output is None:
+        raise UserError("--export-onnx writes a binary model: give -o FILE.onnx")
+    outputs = Outputs()
+    outputs.protect(path, "input")
+    outputs.reserve(output, "ONNX output (-o)")
+    module, weights = load_program(path)
+    try:
+        with doing("exporting ONNX"):
+            model = export_module(module, weights)
+    except OnnxExportError as e:
+        raise UserError(f"{path}: {e}") from None
+    outputs.add(output, model.SerializeToString())
+    with doing(f"writing {output}"):
+        outputs.commit()
+
+
+def export_dot(path: str, output: str | None, remarks: bool) -> None:
+    """The IR file (or an ONNX model) as Graphviz DOT; see tools/dot_export.py."""
+    from ge.tools.dot_export import module_to_dot
+    from ge.tools.ge_run import load_program
+
+    outputs = Outputs()
+    if output is not None:
+        outputs.protect(path, "input")
+        outputs.reserve(output, "DOT output (-o)")
+    module, _ = load_program(path, with_weights=False)
+    try:
+        text = module_to_dot(module, remarks=remarks)
+    except UserError as e:
+        raise UserError(f"{path}: {e}") from None
+    if output is None:
+        sys.stdout.write(text)
+        return
+    outputs.add(output, text)
+    with doing(f"writing {output}"):
+        outputs.commit()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="ge-translate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--import-onnx", metavar="MODEL", required=True, help="ONNX model to import")
-    parser.add_argument("-o", "--output", metavar="FILE", help="IR file to write (default: stdout)")
+    parser.add_argument("input", nargs="?", metavar="IR", help="IR file (.mlir, or .onnx) to export")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--import-onnx", metavar="MODEL", help="ONNX model to import")
+    mode.add_argument("--export-onnx", action="store_true", help="write the IR as an ONNX model (-o FILE.onnx)")
+    mode.add_argument("--export-dot", action="store_true", help="write the IR as a Graphviz DOT graph")
+    parser.add_argument(
+        "--remarks",
+        action="store_true",
+        help="with --export-dot: add the fusions fuse-ops rejects on this graph, as notes on their ops",
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
     parser.add_argument(
         "--inline-limit",
         type=int,
@@ -69,8 +124,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     add_contract_arguments(parser)
     args = parser.parse_args(argv)
+    if args.import_onnx is not None and args.input is not None:
+        parser.error(f"--import-onnx takes the model itself; unexpected argument '{args.input}'")
+    if args.import_onnx is None and args.input is None:
+        parser.error("--export-onnx and --export-dot need the IR file to read")
+    if args.remarks and not args.export_dot:
+        parser.error("--remarks goes with --export-dot")
     with reported_errors("ge-translate", args.debug):
-        translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes, args.training)
+        if args.export_onnx:
+            export_onnx(args.input, args.output)
+        elif args.export_dot:
+            export_dot(args.input, args.output, args.remarks)
+        else:
+            translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes, args.training)
 
 
 if __name__ == "__main__":
