@@ -137,11 +137,13 @@ class GraphCompiler:
         streams: int = 0,
         mode: str = "graph",
         cache: bool | None = None,
+        reuse: bool = True,
+        single_stream: bool = False,
     ) -> CompiledGraph:
         """`graph` compiled by `ge-opt -p '<pipeline>'` where pipeline = `compile_pipeline(level,
-        target, precision_mode, streams, mode)` (lowering/compile.py): ge-optimize, lower-to-tasks,
-        plan-memory, relax-reuse (O3), lower-to-streams. `target` is a chip name or "npu" (the
-        graph's chip, else the default); the graph itself is not changed. `cache` overrides the
+        target, precision_mode, streams, mode, reuse, single_stream)` (lowering/compile.py):
+        ge-optimize, lower-to-tasks, plan-memory, relax-reuse (O3), lower-to-streams. `target` is a
+        chip name or "npu" (the graph's chip, else the default); the graph itself is not changed. `cache` overrides the
         compiler's setting for this call."""
         if isinstance(graph, Graph):
             module = graph.module
@@ -149,7 +151,7 @@ class GraphCompiler:
             module = graph
         else:
             raise GEError(f"compile: expected a ge.Graph, not {type(graph).__name__}")
-        options = CompileOptions(optimization_level, target, precision_mode, streams, mode)
+        options = CompileOptions(optimization_level, target, precision_mode, streams, mode, reuse, single_stream)
         use_cache = self.cache if cache is None else cache
         with user_errors("compile"), PassProgress("compiling", wanted(not self.progress)) as progress:
             compiled = compile_graph(clone_with_weights(module), options, use_cache, self.cache_dir, progress=progress)

@@ -5,35 +5,34 @@ Both levels run on the reference interpreter (`ge.interpreter.runner.run`), the 
 `ge-run streams.mlir` executes (its numbers; the modeled device's time is `ge.GraphProfiler`).
 
 This module also holds `lower_graph`, the on-the-fly compile the profiler and `ge.Session` use:
-`lowering/compile.py`'s pipeline (the one `ge-compile` and `ge-bench` run) on a copy of a graph.
+`ge.GraphCompiler` (the compile `ge-compile` runs) with GE's option names read as ge-opt reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import InterpretationError
 
-from ge.api.errors import GEError, user_errors
+from ge.api.errors import GEError
 from ge.api.graph import Graph
-from ge.ge_dialects import stream
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.target_attr import module_target
-from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import InputError, input_names, main_function, output_names, run
 from ge.interpreter.stream_executor import is_lowered
-from ge.lowering.compile import compile_pipeline
-from ge.passes.ge_optimize import PRECISION_MODES
-from ge.passes.ge_options import apply_ge_options
-from ge.passes.pipeline import apply_all, available_passes, expand
+from ge.passes.ge_options import GE_OPTIONS
+from ge.passes.pipeline import apply_all
 from ge.target import TargetError, check_target_name
 from ge.tools.progress import PassProgress, wanted
+
+if TYPE_CHECKING:
+    from ge.api.compiler import CompiledGraph
 
 DEFAULT_TARGET_NAMES = (None, "npu")
 """`target="npu"` (the issue's spelling) and None both mean: the module's ge.target, else the default chip."""
@@ -70,24 +69,6 @@ def check_graph(graph, where: str) -> Graph:
     return graph
 
 
-@dataclass
-class LoweredGraph:
-    """A graph compiled to the stream level: `module` (weights attached), the chip it was compiled
-    for (`target`), the options and the `ge-opt` command line that made it.
-
-    Duck-typed like `ge.CompiledGraph` (`.module`, `.target`, `.options`): the executor and the
-    profiler take either."""
-
-    module: ModuleOp
-    target: str | None
-    options: dict[str, Any]
-    pipeline: str
-    """`ge-opt -p '...' [--ge-option K=V ...]`: the same compile from the command line."""
-
-    def __repr__(self) -> str:
-        return f"LoweredGraph(target={self.target or 'default'}, {self.pipeline!r})"
-
-
 def lower_graph(
     graph: Graph,
     where: str,
@@ -97,31 +78,33 @@ def lower_graph(
     streams: int = 0,
     mode: str = "graph",
     ge_options: Sequence[str] = (),
-) -> LoweredGraph:
-    """A copy of `graph` compiled to streams by `compile_pipeline(level, target, precision_mode,
-    streams, mode)` with GE options (`NAME=VALUE`, passes/ge_options.py) applied as `ge-opt
-    --ge-option` applies them; the graph itself is untouched. Options are checked first."""
+) -> CompiledGraph:
+    """`graph` compiled by `ge.GraphCompiler` (the pipeline `ge-compile` runs, through the compile
+    cache), with GE options (`NAME=VALUE`, passes/ge_options.py: ge.exec.disableReuseMemory,
+    ge.enableSingleStream) read by `ge-opt --ge-option`'s readers into the compile's own options;
+    the graph itself is untouched."""
     check_graph(graph, where)
     chip = chip_name(target, where)
-    if level not in (0, 1, 2, 3):
-        raise GEError(f"{where}: optimization level {level!r} is not one of 0, 1, 2, 3")
-    if precision_mode not in PRECISION_MODES:
-        raise GEError(f"{where}: precision_mode '{precision_mode}' is not one of {', '.join(PRECISION_MODES)}")
-    if mode not in stream.MODES:
-        raise GEError(f"{where}: launch mode '{mode}' is not one of {', '.join(stream.MODES)}")
-    if not isinstance(streams, int) or isinstance(streams, bool) or streams < 0:
-        raise GEError(f"{where}: streams must be a non-negative integer, not {streams!r}")
-    spec = compile_pipeline(level, chip, precision_mode, streams, mode)
-    copy = clone_with_weights(graph.module)
-    with user_errors(where):
-        passes = apply_ge_options(_unexpanded(spec), list(ge_options))
-        run_passes(copy, expand(passes), where)
-    flags = "".join(f" --ge-option {o}" for o in ge_options)
-    options = {"level": level, "precision_mode": precision_mode, "streams": streams, "mode": mode}
-    options.update(dict(o.split("=", 1) for o in ge_options))
-    with user_errors(where):
-        compiled_for = module_target(copy) or chip  # the passes record the chip they used
-    return LoweredGraph(copy, compiled_for, options, f"ge-opt -p '{spec}'{flags}")
+    switches: dict[str, Any] = {}
+    for option in ge_options:
+        name, _, value = option.partition("=")
+        if name not in _COMPILE_SWITCHES:
+            raise GEError(f"{where}: GE option {name!r} is not one of {', '.join(_COMPILE_SWITCHES)}")
+        try:
+            switches[_COMPILE_SWITCHES[name]] = GE_OPTIONS[name][2](value)
+        except ValueError as e:
+            raise GEError(f"{where}: {name}: {e}") from None
+    from ge.api.compiler import GraphCompiler
+
+    try:
+        return GraphCompiler().compile(graph, chip or "npu", level, precision_mode, streams, mode, **switches)
+    except GEError as e:
+        raise GEError(f"{where}: {str(e).removeprefix('compile: ')}") from None
+
+
+_COMPILE_SWITCHES = {"ge.exec.disableReuseMemory": "reuse", "ge.enableSingleStream": "single_stream"}
+"""The GE options a compile takes besides compile_pipeline's level/target/precision/streams/mode,
+each to the GraphCompiler argument its reader's value sets."""
 
 
 def pass_text(p) -> str:
@@ -133,15 +116,6 @@ def pass_text(p) -> str:
 
 def pipeline_text(passes) -> str:
     return ",".join(pass_text(p) for p in passes)
-
-
-def _unexpanded(spec: str):
-    """The passes of `spec` with composites (ge-optimize) kept whole, as ge-opt holds its -p
-    pipeline when it applies --ge-option (`parse_passes` would expand them first)."""
-    from xdsl.utils.arg_spec import parse_pipeline
-
-    available = available_passes()
-    return [available[p.name]().from_pass_spec(p) for p in parse_pipeline(spec)]
 
 
 def _as_inputs(names: list[str], data, where: str) -> dict[str, np.ndarray]:

@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ge.api.compiler import CompiledGraph
 from ge.api.errors import GEError, user_errors
-from ge.api.executor import GraphExecutor, LoweredGraph, chip_name, lower_graph
+from ge.api.executor import GraphExecutor, chip_name, lower_graph
 from ge.api.graph import Graph
 from ge.ge_dialects.ge.target_attr import resolve_target_name
 from ge.interpreter.device import chrome_trace, op_summary_csv
@@ -53,7 +54,7 @@ class GraphProfiler:
         module, self.pipeline = executor.module, None
         if executor.level == "ge":
             assert isinstance(executor.loaded, Graph)
-            lowered: LoweredGraph = lower_graph(
+            lowered: CompiledGraph = lower_graph(
                 executor.loaded, where, level=self.optimization_level, target=self.target, mode=self.mode
             )
             module, self.pipeline = lowered.module, lowered.pipeline

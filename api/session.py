@@ -3,9 +3,9 @@
     sess = ge.Session(); sess.set_option("graph_sink", True); sess.set_option("stream_num", 4)
     sess.compile(graph); outputs = sess.run(graph, inputs)
 
-`compile` is `ge-opt -p '<compile_pipeline(level, target, precision_mode, streams, mode)>'`
-(lowering/compile.py, the pipeline `ge-compile` and `ge-bench` run) with the options below; the
-exact command line is on the compiled result (`.pipeline`). `run` executes the compiled program
+`compile` is `ge.GraphCompiler().compile(...)`, i.e. `ge-opt -p '<compile_pipeline(...)>'`
+(lowering/compile.py, the pipeline `ge-compile` and `ge-bench` run), with the options below; the
+exact pipeline text is on the compiled result (`.pipeline`). `run` executes the compiled program
 on the reference interpreter, as `ge-run streams.mlir` does.
 
 Options (GE's names; values as Python values or GE's strings):
@@ -15,8 +15,8 @@ Options (GE's names; values as Python values or GE's strings):
   ge.oo.level                     0..3 or O0..O3: the ge-optimize level
   precision_mode, ge.exec.precision_mode   GE's precision mode (ge-optimize's precision_mode)
   soc_version, ge.socVersion      the chip (a target name)
-  ge.exec.disableReuseMemory      1: plan-memory without buffer reuse (`--ge-option`, as ge-opt)
-  ge.enableSingleStream           1: every task on stream 0 (`--ge-option`, as ge-opt)
+  ge.exec.disableReuseMemory      1: plan-memory without buffer reuse (plan-memory{reuse=false})
+  ge.enableSingleStream           1: every task on stream 0 (lower-to-streams{single_stream=true})
 The GE names are read by passes/ge_options.py's readers, as `ge-opt --ge-option NAME=VALUE` reads them.
 """
 
@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ge.api.compiler import CompiledGraph
 from ge.api.errors import GEError
-from ge.api.executor import LoweredGraph, lower_graph, run_module
+from ge.api.executor import lower_graph, run_module
 from ge.api.graph import Graph
 from ge.passes.ge_optimize import PRECISION_MODES
 from ge.passes.ge_options import GE_OPTIONS, level_value
@@ -42,7 +43,7 @@ COMPILE_OPTIONS = {
     "soc_version": "target",
     "ge.socVersion": "target",
 }
-#: Options passed through as `ge-opt --ge-option NAME=VALUE` (they set plan-memory / lower-to-streams fields).
+#: GE options read by `ge-opt --ge-option`'s readers into the compile's reuse / single_stream switches.
 PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream")
 OPTION_NAMES = (*COMPILE_OPTIONS, *PASS_THROUGH)
 
@@ -70,7 +71,7 @@ class Session:
 
     def __init__(self, options: dict[str, Any] | None = None):
         self.options: dict[str, Any] = {}
-        self._compiled: dict[tuple[str, tuple], LoweredGraph] = {}
+        self._compiled: dict[tuple[str, tuple], CompiledGraph] = {}
         self.compiles = 0
         for key, value in (options or {}).items():
             self.set_option(key, value)
@@ -117,9 +118,9 @@ class Session:
         args["ge_options"] = tuple(f"{k}={self.options[k]}" for k in PASS_THROUGH if k in self.options)
         return args
 
-    def compile(self, graph: Graph) -> LoweredGraph:
+    def compile(self, graph: Graph) -> CompiledGraph:
         """The graph compiled to streams with the session's options (a copy; the graph is untouched).
-        The result's `.pipeline` is the `ge-opt` command line that does the same."""
+        The result's `.pipeline` is the `ge-opt -p` text that does the same."""
         where = "Session.compile"
         if not isinstance(graph, Graph):
             raise GEError(f"{where}: expected a ge.Graph, got {type(graph).__name__}")

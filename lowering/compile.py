@@ -23,18 +23,23 @@ def compile_pipeline(
     precision_mode: str = "must_keep_origin_dtype",
     streams: int = 0,
     mode: str = "graph",
+    reuse: bool = True,
+    single_stream: bool = False,
 ) -> str:
     """`ge-opt -p` text of the compile: ge-optimize at `level`, then tasks, memory, (O3: relax-reuse)
-    and streams in launch `mode`. `streams=0` lets the lowering choose the count."""
+    and streams in launch `mode`. `streams=0` lets the lowering choose the count. `reuse=False` plans
+    every buffer apart (GE's ge.exec.disableReuseMemory; relax-reuse then has nothing to give up);
+    `single_stream` puts every task on stream 0 (ge.enableSingleStream)."""
     on_target = f" target={target}" if target else ""
     steps = [
         f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}}}",
         "lower-to-tasks",
-        "plan-memory",
+        "plan-memory" if reuse else "plan-memory{reuse=false}",
     ]
-    if level >= 3:
+    if level >= 3 and reuse:
         steps.append(f"relax-reuse{{streams={streams}}}")
-    steps.append(f"lower-to-streams{{mode={mode} streams={streams}}}")
+    single = " single_stream=true" if single_stream else ""
+    steps.append(f"lower-to-streams{{mode={mode} streams={streams}{single}}}")
     return ",".join(steps)
 
 
@@ -45,6 +50,8 @@ def compile_module(
     precision_mode: str = "must_keep_origin_dtype",
     streams: int = 0,
     mode: str = "graph",
+    reuse: bool = True,
+    single_stream: bool = False,
     observers: Sequence[Observer] = (),
     progress: Progress | None = None,
 ) -> str:
@@ -52,7 +59,7 @@ def compile_module(
     (an unknown level, precision mode, target or launch mode) raise before any pass runs."""
     if mode not in stream.MODES:
         raise DiagnosticException(f"lower-to-streams: mode '{mode}' is not one of {', '.join(stream.MODES)}")
-    spec = compile_pipeline(level, target, precision_mode, streams, mode)
+    spec = compile_pipeline(level, target, precision_mode, streams, mode, reuse, single_stream)
     passes = parse_passes(spec)
     apply_all(make_context(), module, passes, observers, progress)
     return spec

@@ -67,6 +67,8 @@ class CompileOptions:
     precision_mode: str = "must_keep_origin_dtype"
     streams: int = 0
     mode: str = "graph"
+    reuse: bool = True
+    single_stream: bool = False
 
     def check(self) -> None:
         """Each option's one-line error, before any work."""
@@ -83,6 +85,9 @@ class CompileOptions:
             raise UserError(f"streams {self.streams!r} is not a count (0 lets the lowering choose)")
         if self.mode not in stream.MODES:
             raise UserError(f"mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
+        for flag in ("reuse", "single_stream"):
+            if type(getattr(self, flag)) is not bool:
+                raise UserError(f"{flag} {getattr(self, flag)!r} is not True or False")
 
     def resolved(self, module: ModuleOp) -> dict[str, Any]:
         """The options as the manifest and the key record them, the chip resolved ("npu": the
@@ -98,6 +103,8 @@ class CompileOptions:
             "precision_mode": self.precision_mode,
             "streams": self.streams,
             "mode": self.mode,
+            "reuse": self.reuse,
+            "single_stream": self.single_stream,
         }
 
 
@@ -174,7 +181,13 @@ def compile_graph(
         if hit is not None:
             return Compiled(hit, time.perf_counter() - start, cache_hit=True, source=str(entry))
     pipeline = compile_pipeline(
-        options.level, resolved["target"], options.precision_mode, options.streams, options.mode
+        options.level,
+        resolved["target"],
+        options.precision_mode,
+        options.streams,
+        options.mode,
+        options.reuse,
+        options.single_stream,
     )
     try:
         compile_module(
@@ -184,6 +197,8 @@ def compile_graph(
             precision_mode=options.precision_mode,
             streams=options.streams,
             mode=options.mode,
+            reuse=options.reuse,
+            single_stream=options.single_stream,
             observers=observers,
             progress=progress,
         )

@@ -70,6 +70,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--mode", metavar="MODE", default="graph", help=f"launch mode: {', '.join(stream.MODES)} (default graph)"
     )
+    parser.add_argument(
+        "--no-reuse-memory",
+        action="store_true",
+        help="every buffer its own memory (GE's ge.exec.disableReuseMemory; plan-memory{reuse=false})",
+    )
+    parser.add_argument(
+        "--single-stream",
+        action="store_true",
+        help="every task on one stream (GE's ge.enableSingleStream; lower-to-streams{single_stream=true})",
+    )
     parser.add_argument("--no-cache", action="store_true", help="compile even if the cache holds the result")
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing but errors (no summary, no progress line on a terminal)"
@@ -81,7 +91,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def execute(args) -> None:
-    options = CompileOptions(args.level, args.target, args.precision_mode, args.streams, args.mode)
+    options = CompileOptions(
+        args.level,
+        args.target,
+        args.precision_mode,
+        args.streams,
+        args.mode,
+        reuse=not args.no_reuse_memory,
+        single_stream=args.single_stream,
+    )
     options.check()  # a bad option fails before the model is read
     if Path(args.model).suffix not in INPUT_SUFFIXES:
         raise UserError(f"{args.model}: ge-compile reads .onnx models or .mlir IR, not '{Path(args.model).suffix}'")

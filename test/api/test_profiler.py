@@ -70,7 +70,7 @@ def test_a_graph_is_compiled_on_the_fly(cnn):
     graph, inputs = cnn
     ex = ge.GraphExecutor().load_graph(graph)
     prof = ge.GraphProfiler().profile(ex, inputs)
-    assert prof.pipeline.startswith("ge-opt -p 'ge-optimize{level=0")
+    assert prof.pipeline.startswith("ge-optimize{level=0")
     np.testing.assert_array_equal(prof.outputs, ex.run(inputs))
     o3 = ge.GraphProfiler(optimization_level=3).profile(ex, inputs)
     assert "level=3" in o3.pipeline and o3.latency < prof.latency
@@ -100,7 +100,10 @@ def test_save_trace(cnn, tmp_path):
             ),
             "contradicts the module's target",
         ),
-        (lambda g, i: ge.GraphProfiler(mode="sometimes").profile(ge.GraphExecutor().load_graph(g), i), "launch mode"),
+        (
+            lambda g, i: ge.GraphProfiler(mode="sometimes").profile(ge.GraphExecutor().load_graph(g), i),
+            "mode .sometimes. is not one of",
+        ),
         (
             lambda g, i: ge.GraphProfiler(optimization_level=7).profile(ge.GraphExecutor().load_graph(g), i),
             "optimization level 7",

@@ -68,7 +68,7 @@ def test_options_reach_the_compiled_program(cnn):
     per_op = ge.Session({"graph_sink": False}).compile(graph)
     assert _mode(sink.module) == "graph" and _mode(per_op.module) == "op"
     single = ge.Session({"ge.enableSingleStream": 1}).compile(graph)
-    assert _streams(single.module) == {0} and "--ge-option ge.enableSingleStream=1" in single.pipeline
+    assert _streams(single.module) == {0} and "single_stream=true" in single.pipeline
     no_reuse = ge.Session({"ge.exec.disableReuseMemory": True}).compile(graph)
     figures = memory_figures(no_reuse.module)
     assert figures is not None and figures.pool == figures.no_reuse
@@ -85,7 +85,7 @@ def test_options_reach_the_compiled_program(cnn):
 def test_the_pipeline_is_a_command_line(cnn):
     graph, _ = cnn
     compiled = ge.Session({"stream_num": 2, "graph_sink": False}).compile(graph)
-    assert compiled.pipeline.startswith("ge-opt -p 'ge-optimize{level=3")
+    assert compiled.pipeline.startswith("ge-optimize{level=3")
     assert "lower-to-streams{mode=op streams=2}" in compiled.pipeline
 
 

@@ -79,6 +79,8 @@ def test_ir_input_with_its_sidecar(model, tmp_path, run_main, cache):
         "precision_mode": "force_fp16",
         "streams": 0,
         "mode": "op",
+        "reuse": True,
+        "single_stream": False,
     }
 
 
@@ -185,3 +187,19 @@ def test_ge_run_refuses_a_damaged_artifact_in_one_line(model, tmp_path, run_main
     truncated = tmp_path / "cut.ge"
     truncated.write_bytes(bytes(data[:1000]))
     assert "truncated" in one_line_error(run_main, ge_run.main, [truncated, "--random-inputs", "0"], "ge-run")
+
+
+def test_ge_options_as_flags_reach_the_pipeline(model, tmp_path, run_main, cache):
+    """--no-reuse-memory and --single-stream: GE's two switches, recorded in the manifest and the pipeline."""
+    code, _, err = run_main(
+        ge_compile.main,
+        [model / "small.onnx", "--no-reuse-memory", "--single-stream", "--streams", "2", "-o", tmp_path / "m.ge"],
+    )
+    assert code == 0, err
+    module, artifact = load_artifact(tmp_path / "m.ge")
+    options, pipeline = artifact.manifest["options"], artifact.manifest["pipeline"]
+    assert options["reuse"] is False and options["single_stream"] is True
+    assert "plan-memory{reuse=false}" in pipeline and "relax-reuse" not in pipeline
+    assert "single_stream=true" in pipeline
+    (fn,) = module.ops
+    assert fn.attributes["stream.count"].value.data == 1  # type: ignore[attr-defined]
