@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes  # noqa: F401  (registers bfloat16 and the float8 types with numpy, for dtype names)
@@ -174,18 +176,14 @@ class Graph:
             f"inputs={self.inputs}, outputs={self.outputs}, parameters={size:,} bytes ({size / 2**20:.1f} MiB))"
         )
 
-    def visualize(self, path: str, remarks: bool = False) -> None:
-        """Writes the graph as .dot (always) or .svg/.png (Graphviz): `ge-translate --export-dot`.
-        `remarks` adds why rejected fusions were rejected."""
-        importlib.import_module("ge.api.visualize").visualize(self, path, remarks=remarks)
+    def visualize(self, path: str | os.PathLike, remarks: bool = False) -> Path:
+        """Writes the graph as .dot (always) and .svg/.png (with Graphviz), returning the file written:
+        `ge-translate --export-dot`. `remarks` adds why rejected fusions were rejected (api/visualize.py)."""
+        return importlib.import_module("ge.api.visualize").visualize(self, path, remarks=remarks)
 
     def _repr_svg_(self) -> str | None:
         """The graph drawn in a notebook (None, so the repr shows, where Graphviz is missing)."""
-        try:
-            module = importlib.import_module("ge.api.visualize")
-        except ImportError:
-            return None
-        return module.svg(self)
+        return importlib.import_module("ge.api.visualize").svg(self)
 
     # -- building: inputs, constants, ops ------------------------------------------------------
     def placeholder(self, shape: Sequence[int | None], dtype: Any = "float32", name: str | None = None) -> Value:
