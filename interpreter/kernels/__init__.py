@@ -14,6 +14,7 @@ an xDSL `Interpreter`. There is no other registry.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,6 +23,37 @@ import numpy as np
 from ge.ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
 
 Kernel = Callable[[Any, dict[str, Any]], Any]
+
+# Arrays whose prepared forms may be kept: id -> a weak reference (so an id reused by a new array
+# is told apart), and the forms made of them, dropped with the array.
+_VOUCHED: dict[int, weakref.ref] = {}
+_PREPARED: dict[int, dict[str, Any]] = {}
+
+
+def vouch_for(array: np.ndarray) -> None:
+    """Declares that `array` will not be written while it lives (a constant's value the interpreter
+    read itself: an inline value, a sidecar store's tensor), so forms prepared from it can be kept."""
+    ident = id(array)
+
+    def forget(_, ident=ident):
+        _VOUCHED.pop(ident, None)
+        _PREPARED.pop(ident, None)
+
+    _VOUCHED[ident] = weakref.ref(array, forget)
+
+
+def prepared(array: np.ndarray, kind: str, make: Callable[[np.ndarray], Any]) -> Any:
+    """`make(array)`, made once per vouched-for array and `kind` (a conv's weights in its GEMM's
+    layout, say), and on every call for any other array: an array from an in-memory table may be
+    written between runs."""
+    ident = id(array)
+    ref = _VOUCHED.get(ident)
+    if ref is None or ref() is not array:
+        return make(array)
+    forms = _PREPARED.setdefault(ident, {})
+    if kind not in forms:
+        forms[kind] = make(array)
+    return forms[kind]
 
 
 def donated(op: Any, ins: dict[str, Any], name: str) -> Any:

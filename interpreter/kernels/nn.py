@@ -5,24 +5,25 @@ hardware does it: the Cube unit (conv, gemm, matmul) multiplies f16/bf16 inputs 
 f32 (bias included) before one rounding to the output type; softmax, layer norm, batch norm and
 pooling widen to f32 internally (as we assume Ascend's f16 kernels do, see
 docs/mixed_precision.md), so they do not overflow where f32 would not (a softmax row's sum, a
-variance). numpy has no f16 BLAS, so this is also the fast path. Convolution is im2col + one
-batched matmul over the groups; pooling loops over kernel positions only, each step a vectorized
-operation on the whole output.
+variance). numpy has no f16 BLAS, so this is also the fast path. Convolution is im2col + GEMM (see
+`conv`); GEMM-shaped kernels hand BLAS 2-D contiguous operands where they can; pooling loops over
+kernel positions only, each step a vectorized operation on the whole output.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.nn import STASH_TYPES, Window
 from ge.ge_dialects.ge.types import numpy_dtype
-from ge.interpreter.kernels import donated
+from ge.interpreter.kernels import check_alloc, donated, prepared
 from ge.interpreter.kernels.checked import kernel_impl
 
 
@@ -78,34 +79,54 @@ def _kernel_positions(window: Window) -> Iterator[tuple[int, ...]]:
 
 
 def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
-    """Columns (N, G, Cg * K, P): every input patch, one column per output position."""
-    n = xp.shape[0]
-    spatial = len(out)
-    if all(k == 1 for k in window.kernel):
-        patches = _slice_at(xp, window, [0] * spatial, out)
-    else:
-        extents = [window.extent(i) for i in range(spatial)]
-        views = sliding_window_view(xp, extents, axis=tuple(range(2, 2 + spatial)))
-        index = (
-            slice(None),
-            slice(None),
-            *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, window.strides)),
-            *(slice(None, None, d) for d in window.dilations),
-        )
-        # (N, C, O..., K...) -> (N, C, K..., O...): the copy below lays out im2col rows.
-        patches = views[index].transpose(0, 1, *range(2 + spatial, 2 + 2 * spatial), *range(2, 2 + spatial))
-    return patches.reshape(n, groups, -1, int(np.prod(out)))
+    """The GEMM's right operand (N, G, Cg * K, P): every input patch, one column per output position.
+
+    A 1x1 kernel at stride 1 reads the input as it is (a reshape, no copy). Otherwise one strided view
+    (N, C, K..., O...) of the padded input, whose element [n, c, k..., o...] is the input under kernel
+    position k at output position o, is copied once into the GEMM's layout."""
+    n, c = xp.shape[:2]
+    positions = math.prod(out)
+    kernel = [k for k in window.kernel if k is not None]
+    assert len(kernel) == len(window.kernel)  # a conv's kernel sizes are its weights' dims
+    if all(k == 1 for k in kernel) and all(s == 1 for s in window.strides) and list(xp.shape[2:]) == out:
+        return xp.reshape(n, groups, c // groups, positions)
+    spatial = xp.strides[2:]
+    view = as_strided(
+        xp,
+        (n, c, *kernel, *out),
+        (
+            *xp.strides[:2],
+            *(s * d for s, d in zip(spatial, window.dilations)),
+            *(s * t for s, t in zip(spatial, window.strides)),
+        ),
+        writeable=False,
+    )
+    return view.reshape(n, groups, -1, positions)
+
+
+def _conv_weights(w: np.ndarray, groups: int) -> np.ndarray:
+    """The GEMM's left operand (G, Mg, Cg * K), contiguous, in the type to compute in."""
+    return np.ascontiguousarray(_compute(w).reshape(groups, w.shape[0] // groups, -1))
 
 
 def conv(op, ins):
-    x, w, b = _compute(ins["X"]), _compute(ins["W"]), ins["B"]
+    """im2col + GEMM, the GEMMs written straight into the result: one 2-D sgemm for a batch of one
+    and one group, else one batched matmul over (batch, group). The weights' GEMM layout is made once
+    per constant (`prepared`); the bias is added in place."""
+    x, w, b = _compute(ins["X"]), ins["W"], ins["B"]
     groups = op.p("group")
     window = Window.of(op.p, w.shape[2:])
     xp, out, _ = _pad(x, window, 0)
+    weights = prepared(w, f"conv.g{groups}", lambda w: _conv_weights(w, groups))
     cols = _im2col(xp, window, out, groups)
-    m = w.shape[0]
-    weights = w.reshape(groups, m // groups, -1)
-    y = np.matmul(weights, cols).reshape(x.shape[0], m, *out)
+    n, m = x.shape[0], w.shape[0]
+    check_alloc((n, m, *out), weights.dtype)
+    y = np.empty((n, groups, m // groups, cols.shape[-1]), weights.dtype)
+    if n == 1 and groups == 1:
+        np.matmul(weights[0], cols[0, 0], out=y[0, 0])
+    else:
+        np.matmul(weights, cols, out=y)
+    y = y.reshape(n, m, *out)
     if b is not None:
         y += _compute(b).reshape(m, *[1] * len(out))
     return y.astype(ins["X"].dtype, copy=False)
@@ -304,8 +325,14 @@ def gemm(op, ins):
 
 
 def matmul(op, ins):
-    a = ins["A"]
-    return np.asarray(np.matmul(_compute(a), _compute(ins["B"]))).astype(a.dtype, copy=False)
+    """A stack of matrices times one matrix is one GEMM over the stacked rows (one 2-D BLAS call
+    instead of one per matrix)."""
+    a, b = _compute(ins["A"]), _compute(ins["B"])
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        y = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+    else:
+        y = np.matmul(a, b)
+    return np.asarray(y).astype(ins["A"].dtype, copy=False)
 
 
 @register_impls
