@@ -12,11 +12,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx_oracle import compare_with_onnxruntime, node_model
 from scipy import special
+from xdsl.dialects.builtin import TensorType, f16
+from xdsl.rewriter import Rewriter
 
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import WeightRefAttr
+from ge.ge_dialects.limits import tensor_byte_limit
 from ge.interpreter import runner
+from ge.interpreter.ge import KernelError, TensorTooLarge
 from ge.interpreter.kernels import checked, prepared, vouch_for
 from ge.interpreter.kernels.elementwise import erf_f32
 from ge.interpreter.runner import InputError, available_cores, blas_threads, run
@@ -217,3 +221,22 @@ def test_the_run_holds_blas_to_its_threads(monkeypatch):
     run(module, {"X": x}, weights, threads=1)
     assert seen and all(s <= {1} for s in seen)
     assert available_cores() >= 1
+
+
+# -- per-op checks kept across runs ---------------------------------------------------------------
+
+
+def test_a_result_type_changed_between_runs_is_checked_again():
+    module, weights, x, _w = big_add_model()
+    run(module, {"X": x}, weights)
+    (add,) = [op for op in module.walk() if op.name == "ge.add"]
+    Rewriter.replace_value_with_new_type(add.results[0], TensorType(f16, [8, 8]))
+    with pytest.raises(KernelError, match="type says"):
+        run(module, {"X": x}, weights)
+
+
+def test_a_lower_tensor_limit_applies_to_an_op_that_ran_before():
+    module, weights, x, _w = big_add_model()
+    run(module, {"X": x}, weights)
+    with tensor_byte_limit(100), pytest.raises(TensorTooLarge):
+        run(module, {"X": x}, weights)
