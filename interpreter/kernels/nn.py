@@ -23,7 +23,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.nn import STASH_TYPES, Window
 from ge.ge_dialects.ge.types import numpy_dtype
-from ge.interpreter.kernels import check_alloc, donated, prepared
+from ge.interpreter.kernels import check_alloc, donated, matmul_into, prepared
 from ge.interpreter.kernels.checked import kernel_impl
 
 
@@ -110,9 +110,10 @@ def _conv_weights(w: np.ndarray, groups: int) -> np.ndarray:
 
 
 def conv(op, ins):
-    """im2col + GEMM, the GEMMs written straight into the result: one 2-D sgemm for a batch of one
-    and one group, else one batched matmul over (batch, group). The weights' GEMM layout is made once
-    per constant (`prepared`); the bias is added in place."""
+    """im2col + GEMM, the GEMMs written straight into the result: one 2-D GEMM per image for one
+    group (`matmul_into`, split over the run's threads), else one batched matmul over (batch,
+    group). The weights' GEMM layout is made once per constant (`prepared`); the bias is added in
+    place."""
     x, w, b = _compute(ins["X"]), ins["W"], ins["B"]
     groups = op.p("group")
     window = Window.of(op.p, w.shape[2:])
@@ -122,8 +123,9 @@ def conv(op, ins):
     n, m = x.shape[0], w.shape[0]
     check_alloc((n, m, *out), weights.dtype)
     y = np.empty((n, groups, m // groups, cols.shape[-1]), weights.dtype)
-    if n == 1 and groups == 1:
-        np.matmul(weights[0], cols[0, 0], out=y[0, 0])
+    if groups == 1:
+        for i in range(n):
+            matmul_into(weights[0], cols[i, 0], out=y[i, 0])
     else:
         np.matmul(weights, cols, out=y)
     y = y.reshape(n, m, *out)
@@ -327,7 +329,7 @@ def gemm(op, ins):
     a, b, c = _compute(ins["A"]), _compute(ins["B"]), ins["C"]
     a = a.T if op.p("transA") else a
     b = b.T if op.p("transB") else b
-    y = a @ b
+    y = matmul_into(a, b)
     alpha, beta = op.p("alpha"), op.p("beta")
     if alpha != 1:
         y = y * alpha
@@ -340,8 +342,8 @@ def matmul(op, ins):
     """A stack of matrices times one matrix is one GEMM over the stacked rows (one 2-D BLAS call
     instead of one per matrix)."""
     a, b = _compute(ins["A"]), _compute(ins["B"])
-    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
-        y = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+    if a.ndim >= 2 and b.ndim == 2 and a.flags.c_contiguous:
+        y = matmul_into(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
     else:
         y = np.matmul(a, b)
     return np.asarray(y).astype(ins["A"].dtype, copy=False)

@@ -19,7 +19,7 @@ from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import WeightRefAttr
 from ge.ge_dialects.limits import tensor_byte_limit
-from ge.interpreter import runner
+from ge.interpreter import kernels, runner
 from ge.interpreter.ge import KernelError, TensorTooLarge
 from ge.interpreter.kernels import checked, prepared, vouch_for
 from ge.interpreter.kernels.elementwise import erf_f32
@@ -206,21 +206,47 @@ def test_busy_cores_are_left_alone(monkeypatch):
     assert blas_threads() == 1
 
 
-def test_the_run_holds_blas_to_its_threads(monkeypatch):
+def test_the_run_holds_blas_to_one_thread_and_splits_gemms_over_its_threads(monkeypatch):
     from threadpoolctl import threadpool_info
 
     seen = []
     original = checked.run_checked
 
     def spy(fn, op, values):
-        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+        seen.append((blas, kernels._GEMM_THREADS.count))
         return original(fn, op, values)
 
     monkeypatch.setattr(checked, "run_checked", spy)
     module, weights, x, _ = big_add_model()
-    run(module, {"X": x}, weights, threads=1)
-    assert seen and all(s <= {1} for s in seen)
+    run(module, {"X": x}, weights, threads=2)
+    assert seen and all(blas <= {1} and count == 2 for blas, count in seen)
     assert available_cores() >= 1
+
+
+@pytest.mark.parametrize("shape", [(300, 200, 100), (40, 96, 700), (5, 3, 4)])
+def test_a_split_gemm_is_the_gemm(shape):
+    m, k, n = shape
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    with kernels.gemm_threads(3):
+        got = kernels.matmul_into(a, b)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_the_caller_takes_every_block_a_helper_does_not_start(monkeypatch):
+    """A helper that never gets a core (a busy machine) takes no block: the GEMM still finishes."""
+
+    class Stalled:
+        def submit(self, fn, *args):
+            return None  # never runs
+
+    monkeypatch.setattr(kernels, "_pool", lambda workers: Stalled())
+    monkeypatch.setattr(kernels, "_SPLIT_MACS", 0)
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
+    with kernels.gemm_threads(4):
+        np.testing.assert_allclose(kernels.matmul_into(a, b), a @ b, rtol=1e-5, atol=1e-5)
 
 
 # -- per-op checks kept across runs ---------------------------------------------------------------
