@@ -1,16 +1,22 @@
 """Import time and interpreter time against onnxruntime, side by side in one run.
 
-    python -m bench.import_and_run [--repeat 5]
+    python -m bench.import_and_run [--repeat 5] [--threads 1 2]
 
 For ResNet-50 (batch 1) and BERT-base (seq 128):
 - ge import: ONNX file -> ge IR text + safetensors sidecar (load, import, print, write);
 - ort session: onnxruntime InferenceSession creation on the same file (ORT_ENABLE_ALL);
-- ge interpreter / ort inference: one forward pass, median of --repeat runs after one warm-up.
+- ge interpreter / ort inference: one forward pass of the imported graph, at each thread count of
+  --threads (default: one, and the cores this process may use), set on both sides: numpy's BLAS
+  through the interpreter's `threads` (threadpoolctl), onnxruntime's intra_op_num_threads (and
+  inter_op_num_threads = 1).
 
-The interpreter's convolutions are OpenBLAS sgemm calls, so the BLAS kernel numpy loads matters:
-some machines here force `OPENBLAS_CORETYPE=Haswell` (and `OPENBLAS_L2_SIZE`) for old OpenBLAS
-builds, which slows a current numpy. The table names the kernel in use; to measure numpy's own
-choice, unset both for this command alone:
+The configurations are timed in turns (one run of each, --repeat times, after one warm-up each), so
+a machine shared with other work slows them alike; the tables give medians.
+
+The interpreter's GEMMs are OpenBLAS sgemm calls, so the BLAS kernel numpy loads matters: some
+machines here force `OPENBLAS_CORETYPE=Haswell` (and `OPENBLAS_L2_SIZE`) for old OpenBLAS builds,
+which slows a current numpy. The table names the kernel in use; to measure numpy's own choice,
+unset both for this command alone:
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m bench.import_and_run
 """
@@ -21,12 +27,13 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 
 from ge.frontend import models
-from ge.interpreter.runner import run
+from ge.interpreter.runner import available_cores, run
 from ge.tools.ge_run import load_program
 from ge.tools.ge_translate import translate_onnx
 
@@ -43,50 +50,88 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def measure(name: str, folder: Path, repeat: int) -> dict[str, float]:
+def medians_in_turns(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """The median time of each function, run in turns (one warm-up each first)."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def ort_session(path: Path, threads: int):
     import onnxruntime as ort
 
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def measure(name: str, folder: Path, repeat: int, threads: list[int]) -> dict[str, float]:
+    """Import and session times, then `ge <t>` and `ort <t>` for each thread count t."""
     model = MODELS[name]()
     path = folder / f"{name}.onnx"
     onnx.save(model, path)
     inputs = models.random_inputs(model, seed=0)
     row = {}
     row["ge import"] = median_time(lambda: translate_onnx(str(path), str(folder / f"{name}.mlir"), 32), repeat)
-    row["ort session"] = median_time(
-        lambda: ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]), repeat
-    )
+    row["ort session"] = median_time(lambda: ort_session(path, threads[-1]), repeat)
     module, weights = load_program(str(folder / f"{name}.mlir"))
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    row["ge interpreter"] = median_time(lambda: run(module, inputs, weights), repeat)
-    row["ort inference"] = median_time(lambda: session.run(None, inputs), repeat)
+    fns: dict[str, Callable[[], object]] = {}
+    for t in threads:
+        session = ort_session(path, t)
+        fns[f"ge {t}"] = lambda t=t: run(module, inputs, weights, threads=t)
+        fns[f"ort {t}"] = lambda session=session: session.run(None, inputs)
+    row.update(medians_in_turns(fns, repeat))
     return row
 
 
 def blas_kernel() -> str:
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return "unknown (install threadpoolctl to see it)"
+    from threadpoolctl import threadpool_info
+
     blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    return ", ".join(f"{i['internal_api']} {i.get('architecture', '?')} x{i['num_threads']}" for i in blas) or "none"
+    return ", ".join(f"{i['internal_api']} {i.get('architecture', '?')}" for i in blas) or "none"
+
+
+def tables(rows: dict[str, dict[str, float]], threads: list[int]) -> str:
+    lines = [
+        "| model | ge import | ort session | import / session |",
+        "|---|---|---|---|",
+        *(
+            f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x |"
+            for name, r in rows.items()
+        ),
+        "",
+        "| model | threads (each side) | ge interpreter | ort inference | interpreter / ort |",
+        "|---|---|---|---|---|",
+    ]
+    for name, r in rows.items():
+        for t in threads:
+            ge, ort = r[f"ge {t}"], r[f"ort {t}"]
+            lines.append(f"| {name} | {t} | {ge:.4f} | {ort:.4f} | {ge / ort:.2f}x |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument(
+        "--threads", nargs="*", type=int, default=None, help="thread counts, each side (default: 1 and the cores)"
+    )
     args = parser.parse_args(argv)
+    threads = args.threads or sorted({1, available_cores()})
+    if any(t < 1 for t in threads):
+        parser.error("--threads: each count must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
-        rows = {name: measure(name, Path(tmp), args.repeat) for name in args.models}
-    print(f"\nmedians of {args.repeat} runs (seconds); BLAS: {blas_kernel()}\n")
-    print("| model | ge import | ort session | import / session | ge interpreter | ort inference | interpreter / ort |")
-    print("|---|---|---|---|---|---|---|")
-    for name, r in rows.items():
-        print(
-            f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x "
-            f"| {r['ge interpreter']:.3f} | {r['ort inference']:.4f} "
-            f"| {r['ge interpreter'] / r['ort inference']:.2f}x |"
-        )
+        rows = {name: measure(name, Path(tmp), args.repeat, threads) for name in args.models}
+    print(f"\nmedians of {args.repeat} runs (seconds); BLAS: {blas_kernel()}; cores available: {available_cores()}\n")
+    print(tables(rows, threads))
 
 
 if __name__ == "__main__":

@@ -9,19 +9,23 @@ functions; folding passes build `folding_interpreter(module)` once per run and e
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe
+from ge.ge_dialects.ge.weights import ModuleWeights
 from ge.ge_dialects.messages import one_line
+from ge.interpreter.kernels import vouch_for
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
@@ -69,27 +73,79 @@ def check_one_kernel_each(families: tuple[type[InterpreterFunctions], ...]) -> N
 check_one_kernel_each(KERNEL_FAMILIES)
 
 
+_IN_MEMORY = (dict, MappingProxyType)
+_FROM_STORE = object()  # the source token of an array read from a store (a sidecar file's view)
+
+
+def _source(weights: Mapping[str, np.ndarray], key: str) -> object:
+    """What tells whether weight `key` may have changed since it was read, without reading it.
+
+    An in-memory table (a dict, or what passes added to a module's weights) is looked up on every
+    run and its array compared by identity: a training loop that stores a new array under the key
+    is seen. Any other mapping is a store, a read-only view of a file (the sidecar): reading it
+    costs a file read, and its contents do not change, so its arrays are read once."""
+    if isinstance(weights, ModuleWeights):
+        return weights.added[key] if key in weights.added else _source(weights.base, key)
+    if isinstance(weights, _IN_MEMORY):
+        return weights.get(key)
+    return _FROM_STORE
+
+
+class ConstantCache:
+    """The values of a module's `ge.constant`s for one weights table, kept across runs.
+
+    An entry is reused while the op still has the same `value` property (attributes are immutable,
+    so a pass that changes a constant replaces it) and its weight's source is unchanged (see
+    `_source`). Arrays the cache vouches for (inline values, reads from a store) may have prepared
+    forms (`ge.interpreter.kernels.prepared`), which live as long as the array; kernels never write into a constant's
+    array (`donated` refuses them)."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray]):
+        self.weights = weights
+        self._entries: weakref.WeakKeyDictionary[ge.ConstantOp, tuple[Attribute, object, np.ndarray]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def value(self, op: ge.ConstantOp) -> np.ndarray:
+        attr = op.value
+        key = op.weight_key
+        source = None if key is None else _source(self.weights, key)
+        entry = self._entries.get(op)
+        if entry is not None and entry[0] is attr and entry[1] is source:
+            return entry[2]
+        if key is None:
+            value = op.inline_value()
+            assert value is not None  # the value property is inline or a weight reference
+            owned = True
+        else:
+            try:
+                value = np.asarray(self.weights[key])  # one read: a Mapping's `in` reads the value too
+            except KeyError:
+                raise InterpretationError(
+                    one_line(f"{describe(op)}: weight '{key}' is not in the weights sidecar")
+                ) from None
+            owned = source is _FROM_STORE
+        if owned:
+            vouch_for(value)
+        self._entries[op] = (attr, source, value)
+        return value
+
+
 @register_impls
 class GeFunctions(*KERNEL_FAMILIES):  # type: ignore[misc]
-    """Runs ge ops. `weights` resolves `#ge.weight<"key">` constants (the module's sidecar)."""
+    """Runs ge ops. `weights` resolves `#ge.weight<"key">` constants (the module's sidecar);
+    `constants` keeps their values across runs (ge-run's runner keeps one per module)."""
 
-    def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
+    def __init__(self, weights: Mapping[str, np.ndarray] | None = None, constants: ConstantCache | None = None):
         self.weights = weights if weights is not None else {}
-        self._constants: dict[ge.ConstantOp, np.ndarray] = {}
+        self.constants = constants if constants is not None and constants.weights is self.weights else None
+        if self.constants is None:
+            self.constants = ConstantCache(self.weights)
 
     @impl(ge.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: ge.ConstantOp, args: tuple[Any, ...]):
-        value = self._constants.get(op)
-        if value is None:
-            value = op.inline_value()
-            if value is None:
-                key = op.weight_key
-                assert key is not None  # the value property is inline or a weight reference
-                if key not in self.weights:
-                    raise InterpretationError(one_line(f"{describe(op)}: weight '{key}' is not in the weights sidecar"))
-                value = np.asarray(self.weights[key])
-            self._constants[op] = value
-        return (value,)
+        assert self.constants is not None
+        return (self.constants.value(op),)
 
 
 def folding_interpreter(module: ModuleOp | None = None) -> Interpreter:

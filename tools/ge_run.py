@@ -19,6 +19,7 @@ the numbers (and the weights): for big batches and models.
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import json
 import math
@@ -197,7 +198,12 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t):
             else:
                 raise InputError(f"input '{name}': .npy format version {version[0]}.{version[1]} is not supported")
         except ValueError as e:  # numpy's own checks of the header's fields: their message says which
-            raise InputError(f"input {quoted(name)}: not an .npy array (malformed header: {first_line(e)})") from None
+            header = _one_byte_float_header(archive, info)
+            if header is None:
+                raise InputError(
+                    f"input {quoted(name)}: not an .npy array (malformed header: {first_line(e)})"
+                ) from None
+            shape, fortran, dtype = header
         except (SyntaxError, TokenError, TypeError, RecursionError):  # the header is not a Python literal
             raise InputError(f"input {quoted(name)}: not an .npy array (malformed header)") from None
         offset = f.tell()
@@ -215,6 +221,28 @@ def _header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, t):
             f"the member holds {format_bytes(max(info.file_size - offset, 0))}"
         )
     return dtype, shape, fortran, offset
+
+
+def _one_byte_float_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo):
+    """(shape, fortran order, V1) of a member whose descriptor is '<f1': what `np.savez` writes for a
+    float8_e5m2 array (ml_dtypes gives it kind 'f'), which numpy cannot read back. Read as raw bytes,
+    the declared element type then decides what they are, as for bf16's 'V2'. None otherwise."""
+    with archive.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        width = {(1, 0): 2, (2, 0): 4}.get(version)
+        if width is None:
+            return None
+        text = f.read(int.from_bytes(f.read(width), "little")).decode("latin1")
+    try:
+        header = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TokenError, TypeError, RecursionError, MemoryError):
+        return None
+    if not isinstance(header, dict) or header.get("descr") not in ("<f1", "|f1"):
+        return None
+    shape, fortran = header.get("shape"), header.get("fortran_order")
+    if not isinstance(shape, tuple) or not all(type(d) is int and d >= 0 for d in shape) or type(fortran) is not bool:
+        return None
+    return shape, fortran, np.dtype("V1")
 
 
 def _read_array(archive: zipfile.ZipFile, info, dtype, shape, fortran: bool, offset: int) -> np.ndarray:

@@ -11,17 +11,21 @@ refusals into one-line errors that name the op. The interpreter (ge-run) and com
 
 from __future__ import annotations
 
+import math
+import weakref
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.irdl import OptOperandDef, VarOperandDef
+from xdsl.ir import Attribute, Operation
+from xdsl.irdl import OperandDef, OptOperandDef, VarOperandDef
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value, describe
 from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge.ge_dialects.ge.tensor_ops import ShapeError
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.limits import max_tensor_bytes
 from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels import AllocationError, DataError, Kernel, check_alloc
 from ge.interpreter.layouts import constant_to_logical, matches_storage, to_logical, to_physical
@@ -51,6 +55,51 @@ def kernel_impl(fn: Kernel):
     return run
 
 
+class _Plan:
+    """What `run_checked` works out from an op's types alone, kept per op while they stay the same
+    objects (types are immutable attributes: a pass that changes one replaces it). Saves a dozen
+    attribute walks per op and run (xDSL properties, type parameters, the operand definitions)."""
+
+    __slots__ = ("types", "on_storage", "relayout", "names", "results", "static_bytes")
+
+    def __init__(self, op: ge.GeOp, types: tuple[Attribute, ...]):
+        self.types = types
+        self.on_storage = getattr(type(op), "OPERATES_ON_STORAGE", False)
+        self.relayout = not self.on_storage and not all(map(is_stored_logically, types))
+        defs = op.get_irdl_definition().operands
+        # plain operands map by position; optional and variadic ones are grouped per run
+        self.names = [name for name, _ in defs] if all(type(d) is OperandDef for _, d in defs) else None
+        self.results = []
+        self.static_bytes = 0
+        for result in op.results:
+            t = result.type
+            assert isinstance(t, TensorType)  # every ge op result is a tensor
+            dims = shape_of(t)
+            dtype = numpy_dtype(t.element_type)
+            want = storage_shape(t) if self.on_storage else dims
+            known = [d for d in dims if d is not None]
+            static = len(known) == len(dims)
+            if static:
+                self.static_bytes = max(self.static_bytes, math.prod(known) * dtype.itemsize)
+            self.results.append((dtype, tuple(want), static and None not in want, is_stored_logically(t)))
+
+    def check_static_results(self, op: ge.GeOp) -> None:
+        """`_check_static_results`, skipped when the largest static result is within the limit."""
+        if self.static_bytes > max_tensor_bytes():
+            _check_static_results(op)
+
+
+_PLANS: weakref.WeakKeyDictionary[Operation, _Plan] = weakref.WeakKeyDictionary()
+
+
+def _plan(op: ge.GeOp) -> _Plan:
+    types = (*op.operand_types, *op.result_types)
+    plan = _PLANS.get(op)
+    if plan is None or len(plan.types) != len(types) or not all(a is b for a, b in zip(plan.types, types)):
+        plan = _PLANS[op] = _Plan(op, types)
+    return plan
+
+
 def operand_groups(op: ge.GeOp, values: tuple[Any, ...]) -> dict[str, Any]:
     """Maps the flat operand values onto the op's operand definitions by name."""
     groups: dict[str, Any] = {}
@@ -73,24 +122,24 @@ def run_checked(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...]) -> tuple[np.nd
     `#ge.fmt<NCHW, NC1HWC0>`) is its physical array. Kernels compute on logical arrays, so the
     operands of such an op are converted to logical first and its results back to their storage
     formats; `ge.trans_data` (OPERATES_ON_STORAGE) gets the stored arrays themselves."""
-    on_storage = getattr(type(op), "OPERATES_ON_STORAGE", False)
-    relayout = not on_storage and not all(map(is_stored_logically, (*op.operand_types, *op.result_types)))
-    out = _call(fn, op, values, relayout)
+    plan = _plan(op)
+    out = _call(fn, op, values, plan)
     results = out if isinstance(out, tuple) else (out,)
     return tuple(
-        _held(value, result, i, op, on_storage, relayout)
+        _held(value, result, i, op, plan)
         for i, (value, result) in enumerate(zip(results[: len(op.results)], op.results))
     )
 
 
-def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], relayout: bool) -> Any:
-    """The kernel's raw output (on logical operands if `relayout`); its refusals become KernelErrors
-    unless they mean a compiler bug."""
+def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], plan: _Plan) -> Any:
+    """The kernel's raw output (on logical operands if the plan says to relayout); its refusals
+    become KernelErrors unless they mean a compiler bug."""
     try:
-        if relayout:
+        if plan.relayout:
             values = tuple(_logical(v, operand) for v, operand in zip(values, op.operands))
-        _check_static_results(op)
-        return fn(op, operand_groups(op, values))
+        plan.check_static_results(op)
+        ins = dict(zip(plan.names, values)) if plan.names is not None else operand_groups(op, values)
+        return fn(op, ins)
     except (LayoutError, DataError) as e:
         raise KernelError(f"{describe(op)}: {e}") from None
     except AllocationError as e:
@@ -110,21 +159,21 @@ def _call(fn: Kernel, op: ge.GeOp, values: tuple[Any, ...], relayout: bool) -> A
         ) from None
 
 
-def _held(value: Any, result, i: int, op: ge.GeOp, on_storage: bool, relayout: bool) -> np.ndarray:
+def _held(value: Any, result, i: int, op: ge.GeOp, plan: _Plan) -> np.ndarray:
     """Result #i as the interpreter holds it (stored), after checking it against its type."""
-    want_dtype = numpy_dtype(result.type.element_type)
+    want_dtype, want, static, logical = plan.results[i]
     if not isinstance(value, np.ndarray):
         value = np.asarray(value)
-    try:
-        check_alloc(value.shape, value.dtype)  # a kernel that did not check before allocating
-    except AllocationError as e:
-        raise TensorTooLarge(f"{describe(op)}: result #{i}: {e}") from None
+    if not (static and value.shape == want):  # a result of its static type's shape was checked before the run
+        try:
+            check_alloc(value.shape, value.dtype)  # a kernel that did not check before allocating
+        except AllocationError as e:
+            raise TensorTooLarge(f"{describe(op)}: result #{i}: {e}") from None
     if value.dtype != want_dtype:
         raise KernelError(f"{describe(op)}: result #{i} is {value.dtype}, type says {want_dtype}")
-    want = storage_shape(result.type) if on_storage else shape_of(result.type)
     if len(want) != value.ndim or any(w is not None and w != d for w, d in zip(want, value.shape)):
         raise KernelError(f"{describe(op)}: result #{i} has shape {value.shape}, type says {result.type}")
-    if relayout and not is_stored_logically(result.type):
+    if plan.relayout and not logical:
         try:
             value = to_physical(value, result.type)
         except LayoutError as e:

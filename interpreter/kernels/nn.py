@@ -5,24 +5,25 @@ hardware does it: the Cube unit (conv, gemm, matmul) multiplies f16/bf16 inputs 
 f32 (bias included) before one rounding to the output type; softmax, layer norm, batch norm and
 pooling widen to f32 internally (as we assume Ascend's f16 kernels do, see
 docs/mixed_precision.md), so they do not overflow where f32 would not (a softmax row's sum, a
-variance). numpy has no f16 BLAS, so this is also the fast path. Convolution is im2col + one
-batched matmul over the groups; pooling loops over kernel positions only, each step a vectorized
-operation on the whole output.
+variance). numpy has no f16 BLAS, so this is also the fast path. Convolution is im2col + GEMM (see
+`conv`); GEMM-shaped kernels hand BLAS 2-D contiguous operands where they can; pooling loops over
+kernel positions only, each step a vectorized operation on the whole output.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.nn import STASH_TYPES, Window
 from ge.ge_dialects.ge.types import numpy_dtype
-from ge.interpreter.kernels import donated
+from ge.interpreter.kernels import check_alloc, donated, matmul_into, prepared
 from ge.interpreter.kernels.checked import kernel_impl
 
 
@@ -78,34 +79,56 @@ def _kernel_positions(window: Window) -> Iterator[tuple[int, ...]]:
 
 
 def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
-    """Columns (N, G, Cg * K, P): every input patch, one column per output position."""
-    n = xp.shape[0]
-    spatial = len(out)
-    if all(k == 1 for k in window.kernel):
-        patches = _slice_at(xp, window, [0] * spatial, out)
-    else:
-        extents = [window.extent(i) for i in range(spatial)]
-        views = sliding_window_view(xp, extents, axis=tuple(range(2, 2 + spatial)))
-        index = (
-            slice(None),
-            slice(None),
-            *(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, window.strides)),
-            *(slice(None, None, d) for d in window.dilations),
-        )
-        # (N, C, O..., K...) -> (N, C, K..., O...): the copy below lays out im2col rows.
-        patches = views[index].transpose(0, 1, *range(2 + spatial, 2 + 2 * spatial), *range(2, 2 + spatial))
-    return patches.reshape(n, groups, -1, int(np.prod(out)))
+    """The GEMM's right operand (N, G, Cg * K, P): every input patch, one column per output position.
+
+    A 1x1 kernel at stride 1 reads the input as it is (a reshape, no copy). Otherwise one strided view
+    (N, C, K..., O...) of the padded input, whose element [n, c, k..., o...] is the input under kernel
+    position k at output position o, is copied once into the GEMM's layout."""
+    n, c = xp.shape[:2]
+    positions = math.prod(out)
+    kernel = [k for k in window.kernel if k is not None]
+    assert len(kernel) == len(window.kernel)  # a conv's kernel sizes are its weights' dims
+    if all(k == 1 for k in kernel) and all(s == 1 for s in window.strides) and list(xp.shape[2:]) == out:
+        return xp.reshape(n, groups, c // groups, positions)
+    spatial = xp.strides[2:]
+    view = as_strided(
+        xp,
+        (n, c, *kernel, *out),
+        (
+            *xp.strides[:2],
+            *(s * d for s, d in zip(spatial, window.dilations)),
+            *(s * t for s, t in zip(spatial, window.strides)),
+        ),
+        writeable=False,
+    )
+    return view.reshape(n, groups, -1, positions)
+
+
+def _conv_weights(w: np.ndarray, groups: int) -> np.ndarray:
+    """The GEMM's left operand (G, Mg, Cg * K), contiguous, in the type to compute in."""
+    return np.ascontiguousarray(_compute(w).reshape(groups, w.shape[0] // groups, -1))
 
 
 def conv(op, ins):
-    x, w, b = _compute(ins["X"]), _compute(ins["W"]), ins["B"]
+    """im2col + GEMM, the GEMMs written straight into the result: one 2-D GEMM per image for one
+    group (`matmul_into`, split over the run's threads), else one batched matmul over (batch,
+    group). The weights' GEMM layout is made once per constant (`prepared`); the bias is added in
+    place."""
+    x, w, b = _compute(ins["X"]), ins["W"], ins["B"]
     groups = op.p("group")
     window = Window.of(op.p, w.shape[2:])
     xp, out, _ = _pad(x, window, 0)
+    weights = prepared(w, f"conv.g{groups}", lambda w: _conv_weights(w, groups))
     cols = _im2col(xp, window, out, groups)
-    m = w.shape[0]
-    weights = w.reshape(groups, m // groups, -1)
-    y = np.matmul(weights, cols).reshape(x.shape[0], m, *out)
+    n, m = x.shape[0], w.shape[0]
+    check_alloc((n, m, *out), weights.dtype)
+    y = np.empty((n, groups, m // groups, cols.shape[-1]), weights.dtype)
+    if groups == 1:
+        for i in range(n):
+            matmul_into(weights[0], cols[i, 0], out=y[i, 0])
+    else:
+        np.matmul(weights, cols, out=y)
+    y = y.reshape(n, m, *out)
     if b is not None:
         y += _compute(b).reshape(m, *[1] * len(out))
     return y.astype(ins["X"].dtype, copy=False)
@@ -236,21 +259,31 @@ def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
 
 
 def layer_norm(op, ins):
+    """The steps and roundings of before, on arrays the kernel owns written in place (the ones a
+    promotion would widen excepted): two passes over X fewer."""
     x = ins["X"]
     stash = numpy_dtype(STASH_TYPES[op.p("stash_type")])
     axis = op.p("axis") % x.ndim
     axes = tuple(range(axis, x.ndim))
-    wide = x.astype(stash)
+    wide = x.astype(stash, copy=False)  # read only
     mean = wide.mean(axis=axes, keepdims=True)
     centered = wide - mean
-    inv_std = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + stash.type(op.p("epsilon")))
+    inv_std = 1 / np.sqrt(np.square(centered).mean(axis=axes, keepdims=True) + stash.type(op.p("epsilon")))
     # Scale and bias are applied before the one rounding to X's type, as onnxruntime's CPU kernel
     # does (ONNX's function body rounds the normalized value first).
-    normalized = centered * inv_std
-    y = _compute(normalized) * _compute(ins["Scale"])
+    normalized = np.multiply(centered, inv_std, out=centered)
+    y = _in_place(np.multiply, _compute(normalized), _compute(ins["Scale"]), owned=normalized)
     if ins["B"] is not None:
-        y = y + _compute(ins["B"])
+        y = _in_place(np.add, y, _compute(ins["B"]), owned=normalized)
     return y.astype(x.dtype, copy=False), mean.astype(stash), inv_std.astype(stash)
+
+
+def _in_place(ufunc, a: np.ndarray, b: np.ndarray, owned: np.ndarray) -> np.ndarray:
+    """ufunc(a, b), written over `a` when `a` is the kernel's own array `owned` and the result has
+    its dtype and shape (else a new array, as the plain expression gives)."""
+    if a is owned and np.result_type(a, b) == a.dtype and np.broadcast_shapes(a.shape, b.shape) == a.shape:
+        return ufunc(a, b, out=a)
+    return ufunc(a, b)
 
 
 def dropout(op, ins):
@@ -283,8 +316,10 @@ def softmax(op, ins):
     x = ins["input"]
     wide = _compute(x)
     axis = op.p("axis")
-    e = np.exp(wide - wide.max(axis=axis, keepdims=True))
-    return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+    e = np.subtract(wide, wide.max(axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e.astype(x.dtype, copy=False)
 
 
 # -- matrix products ---------------------------------------------------------------------------
@@ -294,7 +329,7 @@ def gemm(op, ins):
     a, b, c = _compute(ins["A"]), _compute(ins["B"]), ins["C"]
     a = a.T if op.p("transA") else a
     b = b.T if op.p("transB") else b
-    y = a @ b
+    y = matmul_into(a, b)
     alpha, beta = op.p("alpha"), op.p("beta")
     if alpha != 1:
         y = y * alpha
@@ -304,8 +339,14 @@ def gemm(op, ins):
 
 
 def matmul(op, ins):
-    a = ins["A"]
-    return np.asarray(np.matmul(_compute(a), _compute(ins["B"]))).astype(a.dtype, copy=False)
+    """A stack of matrices times one matrix is one GEMM over the stacked rows (one 2-D BLAS call
+    instead of one per matrix)."""
+    a, b = _compute(ins["A"]), _compute(ins["B"])
+    if a.ndim >= 2 and b.ndim == 2 and a.flags.c_contiguous:
+        y = matmul_into(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+    else:
+        y = np.matmul(a, b)
+    return np.asarray(y).astype(ins["A"].dtype, copy=False)
 
 
 @register_impls
