@@ -16,6 +16,7 @@ after B overwrote it): that is reported as an error naming both tasks.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -94,23 +95,57 @@ def overlapping_pairs(buffers: Sequence[PlacedBuffer]) -> list[tuple[PlacedBuffe
     return pairs
 
 
-def reuse_edges(kernels: Sequence[Operation]) -> list[ReuseEdge]:
-    """Every `access of the earlier buffer -> writer of the later one` for overlapping buffers,
-    one per (src, dst) task pair. Raises ReuseError when the plan is wrong in program order."""
+def reuse_edges(kernels: Sequence[Operation], buffers: Sequence[PlacedBuffer] | None = None) -> list[ReuseEdge]:
+    """Every `access of the earlier buffer -> writer of the later one` for buffers that are
+    *consecutive occupants* of some byte, one per (src, dst) task pair. Raises ReuseError when the
+    plan is wrong in program order.
+
+    Only consecutive occupants need an edge: if A, B, C hold a byte one after the other, the
+    accesses of A come before B's writer and B's writer (an access of B) before C's writer, so A's
+    accesses come before C's writer too. (An in-place writer of B is itself that access of A; a
+    later reader of A would be at or after B's writer, which is reported.) Ordering every
+    overlapping pair instead gives as many edges as pairs of a byte's occupants: quadratic in how
+    often a region is reused. The occupants are found by painting: buffers in program order, each
+    painted over its bytes on a sorted list of disjoint intervals that names the last occupant.
+    `buffers`: the kernels' placed buffers (default: read from their offsets)."""
     edges: dict[tuple[int, int], ReuseEdge] = {}
-    for a, b in overlapping_pairs(placed_buffers(kernels)):
-        if a.writer == b.writer:
-            raise ReuseError(
-                f"task '{task_name(kernels[a.writer])}' writes results {a.value.index} and "
-                f"{b.value.index} over the same bytes ({a.offset}..{a.end} and {b.offset}..{b.end})"
-            )
-        for x in a.accesses:
-            if x == b.writer and a.offset == b.offset and b.size <= a.size:
-                continue  # in place: the writer of b reads a's elements before it overwrites them
-            if x >= b.writer:
-                raise ReuseError(
-                    f"task '{task_name(kernels[x])}' reads {buffer_label(kernels, a)} at or after "
-                    f"'{task_name(kernels[b.writer])}' overwrites it with {buffer_label(kernels, b)}"
-                )
-            edges.setdefault((x, b.writer), ReuseEdge(x, b.writer, a, b))
+    starts: list[int] = []  # the painted intervals, sorted and disjoint: [starts[i], ends[i]) held by owners[i]
+    ends: list[int] = []
+    owners: list[PlacedBuffer] = []
+    if buffers is None:
+        buffers = placed_buffers(kernels)
+    for b in sorted(buffers, key=lambda b: (b.writer, b.value.index)):
+        lo, hi = bisect_right(ends, b.offset), bisect_left(starts, b.end)
+        for a in {id(a): a for a in owners[lo:hi]}.values():  # distinct, in byte order
+            _order_pair(kernels, a, b, edges)
+        pieces_s, pieces_e, pieces_o = [b.offset], [b.end], [b]
+        if lo < hi and starts[lo] < b.offset:
+            pieces_s.insert(0, starts[lo])
+            pieces_e.insert(0, b.offset)
+            pieces_o.insert(0, owners[lo])
+        if lo < hi and ends[hi - 1] > b.end:
+            pieces_s.append(b.end)
+            pieces_e.append(ends[hi - 1])
+            pieces_o.append(owners[hi - 1])
+        starts[lo:hi], ends[lo:hi], owners[lo:hi] = pieces_s, pieces_e, pieces_o
     return [edges[key] for key in sorted(edges)]
+
+
+def _order_pair(
+    kernels: Sequence[Operation], a: PlacedBuffer, b: PlacedBuffer, edges: dict[tuple[int, int], ReuseEdge]
+) -> None:
+    """The edges ordering every access of `a` before `b`'s writer (`a` written first)."""
+    if a.writer == b.writer:
+        raise ReuseError(
+            f"task '{task_name(kernels[a.writer])}' writes results {a.value.index} and "
+            f"{b.value.index} over the same bytes ({a.offset}..{a.end} and {b.offset}..{b.end})"
+        )
+    for x in a.accesses:
+        if x == b.writer and a.offset == b.offset and b.size <= a.size:
+            continue  # in place: the writer of b reads a's elements before it overwrites them
+        if x >= b.writer:
+            raise ReuseError(
+                f"task '{task_name(kernels[x])}' reads {buffer_label(kernels, a)} at or after "
+                f"'{task_name(kernels[b.writer])}' overwrites it with {buffer_label(kernels, b)}"
+            )
+        edges.setdefault((x, b.writer), ReuseEdge(x, b.writer, a, b))
