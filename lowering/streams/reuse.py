@@ -95,40 +95,65 @@ def overlapping_pairs(buffers: Sequence[PlacedBuffer]) -> list[tuple[PlacedBuffe
     return pairs
 
 
-def reuse_edges(kernels: Sequence[Operation], buffers: Sequence[PlacedBuffer] | None = None) -> list[ReuseEdge]:
-    """Every `access of the earlier buffer -> writer of the later one` for buffers that are
-    *consecutive occupants* of some byte, one per (src, dst) task pair. Raises ReuseError when the
-    plan is wrong in program order.
+def reuse_edges(
+    kernels: Sequence[Operation], buffers: Sequence[PlacedBuffer] | None = None, history: int = 1
+) -> list[ReuseEdge]:
+    """Every `access of the earlier buffer -> writer of the later one` for buffers that hold some
+    byte at most `history` occupants apart (1: *consecutive occupants*), one per (src, dst) task
+    pair. Raises ReuseError when the plan is wrong in program order.
 
-    Only consecutive occupants need an edge: if A, B, C hold a byte one after the other, the
-    accesses of A come before B's writer and B's writer (an access of B) before C's writer, so A's
-    accesses come before C's writer too. (An in-place writer of B is itself that access of A; a
-    later reader of A would be at or after B's writer, which is reported.) Ordering every
-    overlapping pair instead gives as many edges as pairs of a byte's occupants: quadratic in how
-    often a region is reused. The occupants are found by painting: buffers in program order, each
-    painted over its bytes on a sorted list of disjoint intervals that names the last occupant.
-    `buffers`: the kernels' placed buffers (default: read from their offsets)."""
+    Consecutive occupants are enough: if A, B, C hold a byte one after the other, the accesses of A
+    come before B's writer and B's writer (an access of B) before C's writer, so A's accesses come
+    before C's writer too. (An in-place writer of B is itself that access of A; a later reader of A
+    would be at or after B's writer, which is reported.) Ordering every overlapping pair instead
+    gives as many edges as pairs of a byte's occupants: quadratic in how often a region is reused.
+    A `history` above 1 adds some of those implied edges back, as links the stream assignment may
+    use (`reuse_tradeoff.schedule`). The occupants are found by painting: buffers in program order,
+    each painted over its bytes on a sorted list of disjoint intervals that names the last
+    `history` occupants. `buffers`: the kernels' placed buffers (default: read from their offsets)."""
+    if history < 1:
+        raise ValueError(f"history must be >= 1, got {history}")
     edges: dict[tuple[int, int], ReuseEdge] = {}
-    starts: list[int] = []  # the painted intervals, sorted and disjoint: [starts[i], ends[i]) held by owners[i]
+    # the painted intervals, sorted and disjoint: [starts[i], ends[i]) last held by owners[i] (latest first)
+    starts: list[int] = []
     ends: list[int] = []
-    owners: list[PlacedBuffer] = []
+    owners: list[tuple[PlacedBuffer, ...]] = []
     if buffers is None:
         buffers = placed_buffers(kernels)
     for b in sorted(buffers, key=lambda b: (b.writer, b.value.index)):
         lo, hi = bisect_right(ends, b.offset), bisect_left(starts, b.end)
-        for a in {id(a): a for a in owners[lo:hi]}.values():  # distinct, in byte order
+        earlier = {id(a): a for i in range(lo, hi) for a in owners[i]}
+        for a in earlier.values():  # distinct, in byte order
             _order_pair(kernels, a, b, edges)
-        pieces_s, pieces_e, pieces_o = [b.offset], [b.end], [b]
-        if lo < hi and starts[lo] < b.offset:
-            pieces_s.insert(0, starts[lo])
-            pieces_e.insert(0, b.offset)
-            pieces_o.insert(0, owners[lo])
-        if lo < hi and ends[hi - 1] > b.end:
-            pieces_s.append(b.end)
-            pieces_e.append(ends[hi - 1])
-            pieces_o.append(owners[hi - 1])
-        starts[lo:hi], ends[lo:hi], owners[lo:hi] = pieces_s, pieces_e, pieces_o
+        pieces: list[tuple[int, int, tuple[PlacedBuffer, ...]]] = []
+        cursor = b.offset
+        for i in range(lo, hi):
+            s, e, held = starts[i], ends[i], owners[i]
+            if s < b.offset:
+                pieces.append((s, b.offset, held))
+                s = b.offset
+            if s > cursor:
+                pieces.append((cursor, s, (b,)))
+            pieces.append((s, min(e, b.end), (b, *held[: history - 1])))
+            if e > b.end:
+                pieces.append((b.end, e, held))
+            cursor = min(e, b.end)
+        if cursor < b.end:
+            pieces.append((cursor, b.end, (b,)))
+        merged: list[tuple[int, int, tuple[PlacedBuffer, ...]]] = []
+        for piece in pieces:  # adjacent pieces with the same occupants are one interval
+            if merged and merged[-1][1] == piece[0] and _same(merged[-1][2], piece[2]):
+                merged[-1] = (merged[-1][0], piece[1], piece[2])
+            else:
+                merged.append(piece)
+        starts[lo:hi] = [p[0] for p in merged]
+        ends[lo:hi] = [p[1] for p in merged]
+        owners[lo:hi] = [p[2] for p in merged]
     return [edges[key] for key in sorted(edges)]
+
+
+def _same(x: tuple[PlacedBuffer, ...], y: tuple[PlacedBuffer, ...]) -> bool:
+    return len(x) == len(y) and all(a is b for a, b in zip(x, y))
 
 
 def _order_pair(

@@ -61,8 +61,8 @@ def plans(draw):
 
 
 @settings(max_examples=400, deadline=None)
-@given(plans())
-def test_consecutive_occupants_imply_every_overlapping_pair(plan):
+@given(plans(), st.sampled_from([1, 2, 3, 1000]))
+def test_consecutive_occupants_imply_every_overlapping_pair(plan, history):
     tasks, buffers = plan
     kernels = [SimpleNamespace(properties={"name": StringAttr(f"t{i}")}) for i in range(tasks)]
     try:
@@ -70,13 +70,15 @@ def test_consecutive_occupants_imply_every_overlapping_pair(plan):
     except ReuseError:
         old = None
     try:
-        new = {(e.src, e.dst) for e in reuse_edges(kernels, buffers)}  # type: ignore[arg-type]
+        new = {(e.src, e.dst) for e in reuse_edges(kernels, buffers, history)}  # type: ignore[arg-type]
     except ReuseError:
         new = None
     assert (old is None) == (new is None)
     if old is None or new is None:
         return
     assert new <= old
+    if history == 1000:  # more than the occupants: every overlapping pair, the previous rule
+        assert new == old
     succ: list[list[int]] = [[] for _ in range(tasks)]
     for u, v in new:
         succ[u].append(v)
