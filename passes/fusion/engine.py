@@ -253,7 +253,7 @@ class Schedule:
     block's. The length is read at a cut `c` where both are valid: a longest path lies before `c`
     (the largest finish there), from `c` on (the largest remaining path there), or crosses `c` by
     one edge `(u, w)` (`finish[u] + tail[w]`); `live` holds the ops before the cut whose results
-    are read after it."""
+    are read after it (not the sources that finish at 0, constants: their paths start after the cut)."""
 
     def __init__(self, block: Block, time: Callable[[Operation], float]):
         self.time = time
@@ -307,10 +307,12 @@ class Schedule:
 
     def _move_cut(self, cut: int) -> None:
         live, slots, position = self._live, self.slots, self.position
+        finish = self.finish
         if cut > self._cut:
             for i in range(self._cut, cut):
                 op = slots[i]
-                if op is not None and any(r.uses for r in op.results):
+                # a source finishing at 0 (a constant) adds nothing to the paths after the cut
+                if op is not None and (op.operands or finish[op] > 0) and any(r.uses for r in op.results):
                     live[op] = None
         elif cut < self._cut:
             for i in range(cut, self._cut):
@@ -320,7 +322,11 @@ class Schedule:
                 live.pop(op, None)
                 for v in op.operands:
                     owner = v.owner
-                    if isinstance(owner, Operation) and position.get(owner, cut) < cut:
+                    if (
+                        isinstance(owner, Operation)
+                        and position.get(owner, cut) < cut
+                        and (owner.operands or finish[owner] > 0)
+                    ):
                         live[owner] = None
         self._cut = cut
 
