@@ -257,8 +257,9 @@ class Schedule:
 
     def __init__(self, block: Block, time: Callable[[Operation], float]):
         self.time = time
-        self.slots: list[Operation | None] = list(block.ops)
-        self.position = {op: i for i, op in enumerate(self.slots)}
+        order = list(block.ops)
+        self.slots: list[Operation | None] = list(order)
+        self.position: dict[Operation, int] = {op: i for i, op in enumerate(order)}
         n = len(self.slots)
         self.finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
         self.tail: dict[Operation, float] = {}
@@ -457,7 +458,7 @@ class FusionEngine:
                 candidate: Candidate | None = grow(rule, op, schedule.position)
                 while candidate is not None and len(candidate.members) >= rule.min_ops:
                     if self.try_apply(candidate, schedule):
-                        if INCREMENTAL_SCHEDULE and not schedule.stale:
+                        if INCREMENTAL_SCHEDULE and not schedule.stale and self._last_group is not None:
                             schedule.grouped(candidate.members, self._last_group)
                         else:
                             schedule = Schedule(block, self.time)
