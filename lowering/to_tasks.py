@@ -92,18 +92,23 @@ class LowerToTasksPass(ModulePass):
             problem = signature_problem(fn)
             if problem is not None:
                 raise DiagnosticException(f"{self.name}: {problem}")
-            used: set[str] = set()
+            used: dict[str, int] = {}
             for inner in list(fn.body.block.ops):
                 if stays_outside_tasks(inner) or isinstance(inner, task.KernelOp):
                     continue
                 lower_op(inner, unique_name(inner, used), target)
 
 
-def unique_name(op: Operation, used: set[str]) -> str:
+def unique_name(op: Operation, used: dict[str, int]) -> str:
+    """The op's node name, or `name#2`, `name#3`, ... when taken. `used` maps each name given to the
+    last suffix tried for it as a base: names are never freed, so the search for a base resumes
+    there instead of walking `#2, #3, ...` again for every op that shares it."""
     base = location_name(op) or op.name
-    name, n = base, 1
+    n = used.get(base, 1)
+    name = base if n == 1 else f"{base}#{n}"
     while name in used:
         n += 1
         name = f"{base}#{n}"
-    used.add(name)
+    used[base] = n
+    used.setdefault(name, 1)
     return name

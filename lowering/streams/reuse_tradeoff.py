@@ -42,6 +42,12 @@ from ge.lowering.streams.events import insert_events
 from ge.lowering.streams.graph import Dag
 from ge.lowering.streams.reuse import overlapping_pairs, placed_buffers, reuse_edges
 
+REUSE_HISTORY = 8
+"""Reuse edges go from a buffer to the next this many occupants of its bytes (`reuse.reuse_edges`):
+the first one orders everything; the others are implied, but are links the path cover may put on one
+stream. All overlapping pairs are quadratic in how often a region is reused; this many keep the
+stream assignment of the test models (docs/lowering.md, "Compile time at scale")."""
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -62,7 +68,7 @@ def schedule(kernels: Sequence, data_dag: Dag, limit: int | None, costs: Sequenc
     ReuseError on a wrong plan, StateError on a wrong `state_alias`). The write-after-read edges of
     the in-place writes (lowering/memory/state.py) are as necessary as the data edges."""
     needed = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in war_edges(kernels))])
-    dag = Dag(data_dag.n, [*needed.edges, *((e.src, e.dst) for e in reuse_edges(kernels))])
+    dag = Dag(data_dag.n, [*needed.edges, *((e.src, e.dst) for e in reuse_edges(kernels, history=REUSE_HISTORY))])
     plan = plan_streams(dag, limit, costs)
     data_events = len(insert_events(needed, plan.streams))
     makespan = max(stream_times(dag, plan.streams, costs)[1], default=0.0)

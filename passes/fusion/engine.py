@@ -39,6 +39,8 @@ from ge.passes.fusion.cost import CostModel
 PASS_NAME = "fuse-ops"
 TRAINING_ATTR = "ge.training"
 """A module with this unit attribute is a training graph; inference-only rules skip it."""
+INCREMENTAL_SCHEDULE = True
+"""Update the schedule after each group (False: rebuild it from the block, as a reference)."""
 
 
 @dataclass(frozen=True)
@@ -239,36 +241,149 @@ def creates_cycle(candidate: Candidate, position: dict[Operation, int]) -> bool:
 
 class Schedule:
     """Earliest finish (with unlimited parallelism) and longest remaining path of every op of a
-    block, and each op's position. Groups are isolated from above, so every user of a top-level
-    value is a top-level op."""
+    block, each op's position, and the critical-path length. Groups are isolated from above, so
+    every user of a top-level value is a top-level op.
+
+    Kept up to date after each group the engine makes (`grouped`) at a cost near the group's size,
+    not the block's: a group changes the finish times of the ops after its first member and the
+    remaining paths of the ops up to its last one, so `finish` is kept valid on a prefix of the
+    positions and `tail` on a suffix, and each is extended on demand as the engine walks on in
+    program order. Positions are slots of the first build: a group takes its last member's slot
+    (it is placed right after it) and the members' slots are left empty, so the order is the
+    block's. The length is read at a cut `c` where both are valid: a longest path lies before `c`
+    (the largest finish there), from `c` on (the largest remaining path there), or crosses `c` by
+    one edge `(u, w)` (`finish[u] + tail[w]`); `live` holds the ops before the cut whose results
+    are read after it (not the sources that finish at 0, constants: their paths start after the cut)."""
 
     def __init__(self, block: Block, time: Callable[[Operation], float]):
+        self.time = time
         order = list(block.ops)
-        self.position = {op: i for i, op in enumerate(order)}
-        # plain loops, not max() over generators: this runs after every group the engine makes
-        finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
-        tail: dict[Operation, float] = {}
-        cost = [time(op) for op in order]
-        for op, c in zip(order, cost):
+        self.slots: list[Operation | None] = list(order)
+        self.position: dict[Operation, int] = {op: i for i, op in enumerate(order)}
+        n = len(self.slots)
+        self.finish: dict[Operation | Block, float] = {}  # looked up by owners, block arguments' too
+        self.tail: dict[Operation, float] = {}
+        self._done = 0  # finish is valid at positions < _done
+        self._todo = n  # tail is valid at positions >= _todo
+        self._prefix_max = [0.0] * (n + 1)  # [i]: the largest finish at positions < i (i <= _done)
+        self._suffix_max = [0.0] * (n + 1)  # [i]: the largest tail at positions >= i (i >= _todo)
+        self._cut = 0
+        self._live: dict[Operation, None] = {}  # superset of the ops before _cut read at or after it
+        self._length: float | None = None
+        self.stale = False
+
+    def _extend_finish(self, upto: int) -> None:
+        # plain loops, not max() over generators: this is the engine's inner loop
+        finish, prefix, slots, time = self.finish, self._prefix_max, self.slots, self.time
+        for i in range(self._done, upto):
+            op = slots[i]
+            if op is None:
+                prefix[i + 1] = prefix[i]
+                continue
             start = 0.0
             for v in op.operands:
                 f = finish.get(v.owner, 0.0)
                 if f > start:
                     start = f
-            finish[op] = start + c
-        for op, c in zip(reversed(order), reversed(cost)):
+            finish[op] = f = start + time(op)
+            prefix[i + 1] = f if f > prefix[i] else prefix[i]
+        self._done = max(self._done, upto)
+
+    def _extend_tail(self, downto: int) -> None:
+        tail, suffix, slots, time = self.tail, self._suffix_max, self.slots, self.time
+        for i in range(self._todo - 1, downto - 1, -1):
+            op = slots[i]
+            if op is None:
+                suffix[i] = suffix[i + 1]
+                continue
             after = 0.0
             for r in op.results:
                 for u in r.uses:
                     t = tail.get(u.operation, 0.0)
                     if t > after:
                         after = t
-            tail[op] = c + after
-        self.finish, self.tail = finish, tail
-        self.length = max(finish.values(), default=0.0)
+            tail[op] = t = time(op) + after
+            suffix[i] = t if t > suffix[i + 1] else suffix[i + 1]
+        self._todo = min(self._todo, downto)
+
+    def _move_cut(self, cut: int) -> None:
+        live, slots, position = self._live, self.slots, self.position
+        finish = self.finish
+        if cut > self._cut:
+            for i in range(self._cut, cut):
+                op = slots[i]
+                # a source finishing at 0 (a constant) adds nothing to the paths after the cut
+                if op is not None and (op.operands or finish[op] > 0) and any(r.uses for r in op.results):
+                    live[op] = None
+        elif cut < self._cut:
+            for i in range(cut, self._cut):
+                op = slots[i]
+                if op is None:
+                    continue
+                live.pop(op, None)
+                for v in op.operands:
+                    owner = v.owner
+                    if (
+                        isinstance(owner, Operation)
+                        and position.get(owner, cut) < cut
+                        and (owner.operands or finish[owner] > 0)
+                    ):
+                        live[owner] = None
+        self._cut = cut
+
+    def ensure(self, first: int, last: int) -> None:
+        """Makes finish valid up to position `last` and tail from position `first` on."""
+        if self._done <= last:
+            self._extend_finish(last + 1)
+        if self._todo > first:
+            self._extend_tail(first)
+
+    @property
+    def length(self) -> float:
+        """The critical path: the largest finish of the block."""
+        if self._length is None:
+            cut = self._done
+            if self._todo > cut:
+                self._extend_tail(cut)
+            self._move_cut(cut)
+            length = max(self._prefix_max[cut], self._suffix_max[cut])
+            finish, tail, position = self.finish, self.tail, self.position
+            for u in list(self._live):
+                fu = finish.get(u, 0.0)
+                read_after = False
+                for r in u.results:
+                    for use in r.uses:
+                        w = use.operation
+                        if position.get(w, -1) >= cut:
+                            read_after = True
+                            if fu + tail[w] > length:
+                                length = fu + tail[w]
+                if not read_after:
+                    del self._live[u]
+            self._length = length
+        return self._length
+
+    def grouped(self, members: Sequence[Operation], group: Operation) -> None:
+        """Records that `members` are now `group`, placed right after the last of them."""
+        position = self.position
+        slots = [position[op] for op in members]
+        first, last = min(slots), max(slots)
+        self._move_cut(min(self._cut, first))  # members are then all after the cut, none live
+        for op, i in zip(members, slots):
+            del position[op]
+            self.slots[i] = None
+            self.finish.pop(op, None)
+            self.tail.pop(op, None)
+        self.slots[last] = group
+        position[group] = last
+        self._done = min(self._done, first)
+        self._todo = max(self._todo, last + 1)
+        self._length = None
 
     def path_through(self, candidate: Candidate, group_time: float) -> float:
         """Longest path through the group once its members run as one kernel."""
+        slots = [self.position[op] for op in candidate.members]
+        self.ensure(min(slots), max(slots))
         inside = candidate.member_set()
         ready = max((self.finish.get(v.owner, 0.0) for v in candidate.external_inputs()), default=0.0)
         after = max(
@@ -316,6 +431,7 @@ class FusionEngine:
     ub_bytes: int
     applied: int = 0
     _times: dict[Operation, float] = field(default_factory=dict)
+    _last_group: Operation | None = None
 
     def time(self, op: Operation) -> float:
         """The op's (or group's) estimated kernel time, computed once per op."""
@@ -342,7 +458,10 @@ class FusionEngine:
                 candidate: Candidate | None = grow(rule, op, schedule.position)
                 while candidate is not None and len(candidate.members) >= rule.min_ops:
                     if self.try_apply(candidate, schedule):
-                        schedule = Schedule(block, self.time)
+                        if INCREMENTAL_SCHEDULE and not schedule.stale and self._last_group is not None:
+                            schedule.grouped(candidate.members, self._last_group)
+                        else:
+                            schedule = Schedule(block, self.time)
                         break
                     candidate = candidate.shrunk()
 
@@ -385,8 +504,9 @@ class FusionEngine:
         group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
         block = group.parent_block()
         assert block is not None  # outlined in place of the members
-        if early_user:
-            restore_order(block)
+        self._last_group = group
+        if early_user and restore_order(block):
+            schedule.stale = True  # the block was re-sorted: its positions are the old order
         self.applied += 1
         remarks.emit(
             PASS_NAME, "applied", rule.name, c.members, f"fused {len(c.members)} ops into one kernel", benefit * 1e6
@@ -403,8 +523,9 @@ class FusionEngine:
         return False
 
 
-def restore_order(block: Block) -> None:
-    """Re-sorts the block topologically (stable) if an op now comes before a value it uses.
+def restore_order(block: Block) -> bool:
+    """Re-sorts the block topologically (stable) if an op now comes before a value it uses; whether
+    it did.
 
     Groups are isolated from above, so every producer of a top-level op is a top-level op."""
     position = {op: i for i, op in enumerate(block.ops)}
@@ -413,7 +534,7 @@ def restore_order(block: Block) -> None:
         return {owner for v in op.operands if isinstance(owner := v.owner, Operation) and owner in position}
 
     if all(position[p] < i for op, i in position.items() for p in producers(op)):
-        return
+        return False
     pending = {op: len(producers(op)) for op in position}
     ready = [(i, id(op), op) for op, i in position.items() if pending[op] == 0]
     heapq.heapify(ready)
@@ -432,3 +553,4 @@ def restore_order(block: Block) -> None:
         if op is not terminator:
             op.detach()
             block.insert_op_before(op, terminator)
+    return True
