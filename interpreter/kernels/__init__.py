@@ -120,6 +120,8 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
 # Below this many multiply-adds a GEMM runs whole on the calling thread (splitting costs more).
 _SPLIT_MACS = 1 << 22
+# A split GEMM's blocks, whatever the thread count: about four per thread on a 2-core machine.
+_SPLIT_BLOCKS = 8
 
 
 @contextlib.contextmanager
@@ -148,16 +150,20 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> 
     Blocks are claimed, not assigned: the caller works through them itself and waits only for blocks
     a helper has started. On a busy machine a helper that does not get a core takes no block, so the
     GEMM costs its one-thread time instead of waiting for a thread the scheduler runs now and then (a
-    threaded BLAS divides the work up front and waits: 4-6x slower than one thread under load)."""
+    threaded BLAS divides the work up front and waits: 4-6x slower than one thread under load).
+
+    The blocks depend on the shape only, never on the thread count: BLAS may round a block of rows
+    differently from the whole matrix (another kernel for another size), so a split chosen by the
+    threads available would make the reference interpreter's numbers depend on the machine's load."""
     m, n = a.shape[0], b.shape[1]
     if out is None:
         out = np.empty((m, n), np.result_type(a, b))
-    count = getattr(_GEMM_THREADS, "count", 1)
-    if count <= 1 or m * n * a.shape[1] < _SPLIT_MACS:
+    if m * n * a.shape[1] < _SPLIT_MACS:
         return np.matmul(a, b, out=out)
+    count = getattr(_GEMM_THREADS, "count", 1)
     by_rows = m >= n
     size = m if by_rows else n
-    step = max(16, -(-size // (4 * count)) + 15 & ~15)  # about four blocks per thread, multiples of 16
+    step = max(16, -(-size // _SPLIT_BLOCKS) + 15 & ~15)  # multiples of 16
     blocks = [(i, min(i + step, size)) for i in range(0, size, step)]
     claims = itertools.count()
     lock = threading.Lock()
@@ -188,9 +194,10 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> 
                 if finished[0] == len(blocks):
                     done.set()
 
-    pool = _pool(count - 1)
-    for _ in range(count - 1):
-        pool.submit(work, True)
+    if count > 1:
+        pool = _pool(count - 1)
+        for _ in range(count - 1):
+            pool.submit(work, True)
     work(False)
     done.wait()
     if errors:

@@ -266,3 +266,18 @@ def test_a_lower_tensor_limit_applies_to_an_op_that_ran_before():
     run(module, {"X": x}, weights)
     with tensor_byte_limit(100), pytest.raises(TensorTooLarge):
         run(module, {"X": x}, weights)
+
+
+@pytest.mark.parametrize("shape", [(300, 200, 100), (40, 96, 700), (1024, 64, 512)])
+def test_a_split_gemm_gives_the_same_bits_at_every_thread_count(shape):
+    """The reference interpreter's numbers may not depend on how many threads it got (the machine's
+    load): the split is the shape's, so 1, 2 and 5 threads give the same bits."""
+    m, k, n = shape
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    results = []
+    for threads in (1, 2, 5):
+        with kernels.gemm_threads(threads):
+            results.append(kernels.matmul_into(a, b))
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
