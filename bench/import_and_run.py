@@ -33,7 +33,7 @@ from pathlib import Path
 import onnx
 
 from ge.frontend import models
-from ge.interpreter.runner import available_cores, run
+from ge.interpreter.runner import available_cores, keep_freed_memory, run
 from ge.tools.ge_run import load_program
 from ge.tools.ge_translate import translate_onnx
 
@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     threads = args.threads or sorted({1, available_cores()})
     if any(t < 1 for t in threads):
         parser.error("--threads: each count must be at least 1")
+    keep_freed_memory()
     with tempfile.TemporaryDirectory() as tmp:
         rows = {name: measure(name, Path(tmp), args.repeat, threads) for name in args.models}
     print(f"\nmedians of {args.repeat} runs (seconds); BLAS: {blas_kernel()}; cores available: {available_cores()}\n")

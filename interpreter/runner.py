@@ -194,8 +194,12 @@ def blas_threads(threads: int | None = None) -> int:
 
 
 @cache
-def _keep_freed_memory() -> None:
+def keep_freed_memory() -> None:
     """Asks glibc to keep freed blocks for reuse instead of returning them to the system.
+
+    Process-wide, so the library never does it on its own: `ge-run` and the benchmarks call it, and
+    a program that runs the interpreter in a loop may (a library that retunes its host's allocator
+    behind its back would surprise the host).
 
     Every op allocates its result afresh. glibc hands blocks over its mmap threshold back to the
     system when they are freed, so the next op's result is new pages the kernel must fault in and
@@ -234,7 +238,6 @@ def run(
     if weights is None:
         weights = weights_of(module)
     count = blas_threads(threads)
-    _keep_freed_memory()
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GeFunctions(weights, _constant_cache(module, weights)))

@@ -41,7 +41,14 @@ from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, tensor_byte_limit
-from ge.interpreter.runner import InputError, check_input, check_input_names, input_signature, run
+from ge.interpreter.runner import (
+    InputError,
+    check_input,
+    check_input_names,
+    input_signature,
+    keep_freed_memory,
+    run,
+)
 from ge.interpreter.stream_executor import (
     NotLowered,
     is_lowered,
@@ -387,6 +394,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def execute(args) -> None:
     """The whole job; its files are written only at the end, and only if everything succeeded."""
+    keep_freed_memory()  # a tool's process is its own: keep freed blocks for the next op (runner.py)
     outputs = Outputs()
     outputs.protect(args.program, "program")
     if args.inputs:
