@@ -5,10 +5,14 @@
 For ResNet-50 (batch 1) and BERT-base (seq 128):
 - ge import: ONNX file -> ge IR text + safetensors sidecar (load, import, print, write);
 - ort session: onnxruntime InferenceSession creation on the same file (ORT_ENABLE_ALL);
-- ge interpreter / ort inference: one forward pass of the imported graph, at each thread count of
-  --threads (default: one, and the cores this process may use), set on both sides: numpy's BLAS
-  through the interpreter's `threads` (threadpoolctl), onnxruntime's intra_op_num_threads (and
-  inter_op_num_threads = 1).
+- ge graph fusion: the graph-level passes of ge-optimize (shapes, cleanup, and graph fusion: Conv+BN
+  folding, bias folding, LayerNorm / GELU / attention recognition), without the device's data
+  layouts and precision: the rewrites onnxruntime's ORT_ENABLE_ALL makes of the same graph;
+- ge interpreter / ort inference: one forward pass, at each thread count of --threads (default: one,
+  and the cores this process may use), set on both sides: the interpreter's `threads` (its kernels'
+  split; BLAS itself at one thread), onnxruntime's intra_op_num_threads (and inter_op_num_threads =
+  1). The interpreter runs both the imported graph and the graph-fused one; onnxruntime runs its own
+  optimized graph (what its session made).
 
 The configurations are timed in turns (one run of each, --repeat times, after one warm-up each), so
 a machine shared with other work slows them alike; the tables give medians.
@@ -33,7 +37,10 @@ from pathlib import Path
 import onnx
 
 from ge.frontend import models
+from ge.ge_dialects.context import make_context
 from ge.interpreter.runner import available_cores, keep_freed_memory, run
+from ge.passes.ge_optimize import LevelOptions, cleanup, graph_fusion, shapes
+from ge.passes.pipeline import apply_all
 from ge.tools.ge_run import load_program
 from ge.tools.ge_translate import translate_onnx
 
@@ -72,8 +79,17 @@ def ort_session(path: Path, threads: int):
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
+def graph_fused(path: str):
+    """The module at `path` after ge-optimize's graph-level stages (no layouts, no precision change)."""
+    module, _ = load_program(path)
+    options = LevelOptions(precision_mode="must_keep_origin_dtype", target=None)
+    apply_all(make_context(), module, [p for stage in (shapes, cleanup, graph_fusion) for p in stage(options)])
+    return module
+
+
 def measure(name: str, folder: Path, repeat: int, threads: list[int]) -> dict[str, float]:
-    """Import and session times, then `ge <t>` and `ort <t>` for each thread count t."""
+    """Import, graph fusion and session times, then `ge <t>`, `fused <t>` and `ort <t>` for each
+    thread count t."""
     model = MODELS[name]()
     path = folder / f"{name}.onnx"
     onnx.save(model, path)
@@ -81,11 +97,14 @@ def measure(name: str, folder: Path, repeat: int, threads: list[int]) -> dict[st
     row = {}
     row["ge import"] = median_time(lambda: translate_onnx(str(path), str(folder / f"{name}.mlir"), 32), repeat)
     row["ort session"] = median_time(lambda: ort_session(path, threads[-1]), repeat)
+    row["ge graph fusion"] = median_time(lambda: graph_fused(str(folder / f"{name}.mlir")), repeat)
     module, weights = load_program(str(folder / f"{name}.mlir"))
+    fused = graph_fused(str(folder / f"{name}.mlir"))
     fns: dict[str, Callable[[], object]] = {}
     for t in threads:
         session = ort_session(path, t)
         fns[f"ge {t}"] = lambda t=t: run(module, inputs, weights, threads=t)
+        fns[f"fused {t}"] = lambda t=t: run(fused, inputs, threads=t)
         fns[f"ort {t}"] = lambda session=session: session.run(None, inputs)
     row.update(medians_in_turns(fns, repeat))
     return row
@@ -100,20 +119,24 @@ def blas_kernel() -> str:
 
 def tables(rows: dict[str, dict[str, float]], threads: list[int]) -> str:
     lines = [
-        "| model | ge import | ort session | import / session |",
-        "|---|---|---|---|",
+        "| model | ge import | ge graph fusion | ort session | import / session |",
+        "|---|---|---|---|---|",
         *(
-            f"| {name} | {r['ge import']:.3f} | {r['ort session']:.3f} | {r['ge import'] / r['ort session']:.2f}x |"
+            f"| {name} | {r['ge import']:.3f} | {r['ge graph fusion']:.3f} | {r['ort session']:.3f} "
+            f"| {r['ge import'] / r['ort session']:.2f}x |"
             for name, r in rows.items()
         ),
         "",
-        "| model | threads (each side) | ge interpreter | ort inference | interpreter / ort |",
-        "|---|---|---|---|---|",
+        "| model | threads (each side) | ge interpreter, imported | ge interpreter, graph-fused | ort inference "
+        "| imported / ort | graph-fused / ort |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, r in rows.items():
         for t in threads:
-            ge, ort = r[f"ge {t}"], r[f"ort {t}"]
-            lines.append(f"| {name} | {t} | {ge:.4f} | {ort:.4f} | {ge / ort:.2f}x |")
+            ge, fused, ort = r[f"ge {t}"], r[f"fused {t}"], r[f"ort {t}"]
+            lines.append(
+                f"| {name} | {t} | {ge:.4f} | {fused:.4f} | {ort:.4f} | {ge / ort:.2f}x | {fused / ort:.2f}x |"
+            )
     return "\n".join(lines)
 
 

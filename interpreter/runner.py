@@ -21,7 +21,7 @@ from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line, quoted
 from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.ge import ConstantCache, GeFunctions
-from ge.interpreter.kernels import gemm_threads
+from ge.interpreter.kernels.parallel import kernel_threads
 from ge.interpreter.layouts import to_logical, to_physical
 from ge.interpreter.task import TaskFunctions
 
@@ -243,8 +243,8 @@ def run(
     interpreter.register_implementations(GeFunctions(weights, _constant_cache(module, weights)))
     interpreter.register_implementations(FusedFunctions())
     interpreter.register_implementations(TaskFunctions())
-    # BLAS itself runs one thread; the GEMM kernels split large GEMMs over `count` (matmul_into)
-    with _blas_controller().limit(limits=1, user_api="blas"), gemm_threads(count):
+    # BLAS itself runs one thread; the kernels split large work over `count` (kernels.parallel)
+    with _blas_controller().limit(limits=1, user_api="blas"), kernel_threads(count):
         results = interpreter.call_op(fn, tuple(args))
     outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))

@@ -13,18 +13,15 @@ an xDSL `Interpreter`. There is no other registry.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import math
-import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ge.ge_dialects.limits import DEFAULT_MAX_TENSOR_BYTES, max_tensor_bytes, tensor_byte_limit  # noqa: F401 (re-exported)
+from ge.interpreter.kernels import parallel
 
 Kernel = Callable[[Any, dict[str, Any]], Any]
 
@@ -115,91 +112,26 @@ def check_alloc(shape: Iterable[Any], dtype: Any) -> None:
 
 # -- GEMMs split over threads ----------------------------------------------------------------------
 
-_GEMM_THREADS = threading.local()
-_POOL: ThreadPoolExecutor | None = None
-_POOL_SIZE = 0
 # Below this many multiply-adds a GEMM runs whole on the calling thread (splitting costs more).
 _SPLIT_MACS = 1 << 22
-# A split GEMM's blocks, whatever the thread count: about four per thread on a 2-core machine.
-_SPLIT_BLOCKS = 8
-
-
-@contextlib.contextmanager
-def gemm_threads(count: int) -> Iterator[None]:
-    """Lets `matmul_into` split large GEMMs over `count` threads (the caller's included) inside."""
-    previous = getattr(_GEMM_THREADS, "count", 1)
-    _GEMM_THREADS.count = count
-    try:
-        yield
-    finally:
-        _GEMM_THREADS.count = previous
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    global _POOL, _POOL_SIZE
-    if _POOL is None or workers > _POOL_SIZE:
-        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ge-gemm")
-        _POOL_SIZE = workers
-    return _POOL
+# A split GEMM's blocks, whatever the thread count: two per thread on a 2-core machine. Each block
+# is a BLAS call that packs its operands again, so at one thread more blocks cost more (8 blocks were
+# about 10% slower than one on ResNet-50).
+_SPLIT_BLOCKS = 4
 
 
 def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """a @ b for 2-D a and b (into `out` when given), split into blocks of the larger output dim that
-    the calling thread and up to `gemm_threads` - 1 helpers take one at a time.
-
-    Blocks are claimed, not assigned: the caller works through them itself and waits only for blocks
-    a helper has started. On a busy machine a helper that does not get a core takes no block, so the
-    GEMM costs its one-thread time instead of waiting for a thread the scheduler runs now and then (a
-    threaded BLAS divides the work up front and waits: 4-6x slower than one thread under load).
-
-    The blocks depend on the shape only, never on the thread count: BLAS may round a block of rows
-    differently from the whole matrix (another kernel for another size), so a split chosen by the
-    threads available would make the reference interpreter's numbers depend on the machine's load."""
+    """a @ b for 2-D a and b (into `out` when given), split into blocks of the larger output dim
+    that the run's threads claim (`parallel.run_blocks`; the blocks depend on the shape only)."""
     m, n = a.shape[0], b.shape[1]
     if out is None:
         out = np.empty((m, n), np.result_type(a, b))
     if m * n * a.shape[1] < _SPLIT_MACS:
         return np.matmul(a, b, out=out)
-    count = getattr(_GEMM_THREADS, "count", 1)
-    by_rows = m >= n
-    size = m if by_rows else n
-    step = max(16, -(-size // _SPLIT_BLOCKS) + 15 & ~15)  # multiples of 16
-    blocks = [(i, min(i + step, size)) for i in range(0, size, step)]
-    claims = itertools.count()
-    lock = threading.Lock()
-    started = 0
-    done = threading.Event()
-    finished = [0]
-    errors: list[BaseException] = []
-
-    def work(helper: bool) -> None:
-        nonlocal started
-        while True:
-            with lock:
-                i = next(claims)
-                if i >= len(blocks):
-                    return
-                if helper:
-                    started += 1
-            lo, hi = blocks[i]
-            try:
-                if by_rows:
-                    np.matmul(a[lo:hi], b, out=out[lo:hi])
-                else:
-                    np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
-            except BaseException as e:  # reported on the calling thread
-                errors.append(e)
-            with lock:
-                finished[0] += 1
-                if finished[0] == len(blocks):
-                    done.set()
-
-    if count > 1:
-        pool = _pool(count - 1)
-        for _ in range(count - 1):
-            pool.submit(work, True)
-    work(False)
-    done.wait()
-    if errors:
-        raise errors[0]
+    if m >= n:
+        rows = parallel.spans(m, _SPLIT_BLOCKS, align=16)
+        parallel.run_blocks(len(rows), lambda i: np.matmul(a[slice(*rows[i])], b, out=out[slice(*rows[i])]))
+    else:
+        cols = parallel.spans(n, _SPLIT_BLOCKS, align=16)
+        parallel.run_blocks(len(cols), lambda i: np.matmul(a, b[:, slice(*cols[i])], out=out[:, slice(*cols[i])]))
     return out

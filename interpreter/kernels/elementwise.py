@@ -13,7 +13,7 @@ from scipy import special
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
-from ge.interpreter.kernels import donated
+from ge.interpreter.kernels import donated, parallel
 from ge.interpreter.kernels.checked import kernel_impl
 
 
@@ -74,10 +74,10 @@ _ERF_Q = tuple(
 )
 
 
-def erf_f32(x: np.ndarray) -> np.ndarray:
-    """erf of a float32 array (a new array), by the rational approximation above, in place after
-    the first pass; NaN stays NaN."""
-    x = np.clip(x, np.float32(-4), np.float32(4))
+def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """erf of a float32 array by the rational approximation above, into `out` (which may be `x`)
+    or a new array, in place after the first pass; NaN stays NaN."""
+    x = np.clip(x, np.float32(-4), np.float32(4), out=out)
     x2 = x * x
     p = x2 * _ERF_P[0]
     for c in _ERF_P[1:-1]:
@@ -90,8 +90,16 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
         q += c
         q *= x2
     q += _ERF_Q[-1]
-    p /= q
-    return p
+    return np.divide(p, q, out=x)
+
+
+def _by_blocks(x: np.ndarray, fn) -> np.ndarray:
+    """fn(x_block, y_block) over contiguous blocks of x's elements, on the run's threads
+    (`parallel.for_rows`), into a new array of x's shape and type."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    y = np.empty_like(flat)
+    parallel.for_rows(flat.size, 1, lambda lo, hi: fn(flat[lo:hi], y[lo:hi]))
+    return y.reshape(x.shape)
 
 
 def erf(op, ins):
@@ -100,7 +108,7 @@ def erf(op, ins):
         return np.asarray(special.erf(x.astype(np.float64)).round(), dtype=x.dtype)
     wide = _wide(x)
     if wide.dtype == np.float32:
-        return erf_f32(wide).astype(x.dtype, copy=False)
+        return _by_blocks(wide, erf_f32).astype(x.dtype, copy=False)
     return np.asarray(special.erf(wide), dtype=x.dtype)
 
 
@@ -115,14 +123,38 @@ def hard_swish(op, ins):
     return np.asarray(wide * np.clip(wide / 6 + 0.5, 0, 1), dtype=x.dtype)
 
 
-def gelu(op, ins):
-    x = ins["x"]
-    wide = _wide(x)
-    if op.p("approximate") == "tanh":
-        inner = np.sqrt(2 / np.pi).astype(wide.dtype) * (wide + wide.dtype.type(0.044715) * wide**3)
-        y = 0.5 * wide * (1 + np.tanh(inner))
+_SQRT_2_OVER_PI = np.sqrt(2 / np.pi)
+_GELU_TANH_CUBIC = 0.044715
+
+
+def _gelu_into(x: np.ndarray, y: np.ndarray, tanh: bool) -> None:
+    """y = x * Phi(x) (the tanh form if `tanh`), in whole-array passes written in place, in the order
+    of the ops a GELU is recognized from (x**3, times 0.044715, plus x, times sqrt(2/pi), tanh; or x
+    divided by sqrt 2, erf), so the fused op gives their bits."""
+    t = x.dtype.type
+    if tanh:
+        np.power(x, 3, out=y)
+        y *= t(_GELU_TANH_CUBIC)
+        y += x
+        y *= t(_SQRT_2_OVER_PI)
+        np.tanh(y, out=y)
     else:
-        y = 0.5 * wide * (1 + special.erf(wide / np.sqrt(2).astype(wide.dtype)))
+        np.divide(x, t(np.sqrt(2)), out=y)
+        if x.dtype == np.float32:
+            erf_f32(y, out=y)
+        else:
+            special.erf(y, out=y)
+    y += 1
+    y *= x
+    y *= t(0.5)
+
+
+def gelu(op, ins):
+    """x * Phi(x), the erf form or the tanh form, over blocks on the run's threads (float32's erf is
+    `erf_f32`, the function `ge.erf` computes, so a recognized GELU and the ops it replaces agree)."""
+    x = ins["x"]
+    tanh = op.p("approximate") == "tanh"
+    y = _by_blocks(_wide(x), lambda xs, ys: _gelu_into(xs, ys, tanh))
     return np.asarray(y, dtype=x.dtype)
 
 
@@ -132,10 +164,6 @@ def relu_grad(op, ins):
     with np.errstate(invalid="ignore"):
         on = ins["y"] > 0
     return np.where(on, dy, dy.dtype.type(0)).astype(dy.dtype, copy=False)
-
-
-_SQRT_2_OVER_PI = np.sqrt(2 / np.pi)
-_GELU_TANH_CUBIC = 0.044715
 
 
 def gelu_derivative(x: np.ndarray, approximate: str) -> np.ndarray:

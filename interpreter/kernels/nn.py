@@ -23,7 +23,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.nn import STASH_TYPES, Window
 from ge.ge_dialects.ge.types import numpy_dtype
-from ge.interpreter.kernels import check_alloc, donated, matmul_into, prepared
+from ge.interpreter.kernels import check_alloc, donated, matmul_into, parallel, prepared
 from ge.interpreter.kernels.checked import kernel_impl
 
 
@@ -78,22 +78,18 @@ def _kernel_positions(window: Window) -> Iterator[tuple[int, ...]]:
 # -- convolution -------------------------------------------------------------------------------
 
 
-def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
-    """The GEMM's right operand (N, G, Cg * K, P): every input patch, one column per output position.
-
-    A 1x1 kernel at stride 1 reads the input as it is (a reshape, no copy). Otherwise one strided view
-    (N, C, K..., O...) of the padded input, whose element [n, c, k..., o...] is the input under kernel
-    position k at output position o, is copied once into the GEMM's layout."""
-    n, c = xp.shape[:2]
-    positions = math.prod(out)
+def _patches(xp: np.ndarray, window: Window, out: list[int]) -> np.ndarray | None:
+    """The strided view (N, C, K..., O...) of the padded input whose element [n, c, k..., o...] is
+    the input under kernel position k at output position o; None for a 1x1 kernel at stride 1, which
+    reads the input as it is."""
     kernel = [k for k in window.kernel if k is not None]
     assert len(kernel) == len(window.kernel)  # a conv's kernel sizes are its weights' dims
     if all(k == 1 for k in kernel) and all(s == 1 for s in window.strides) and list(xp.shape[2:]) == out:
-        return xp.reshape(n, groups, c // groups, positions)
+        return None
     spatial = xp.strides[2:]
-    view = as_strided(
+    return as_strided(
         xp,
-        (n, c, *kernel, *out),
+        (*xp.shape[:2], *kernel, *out),
         (
             *xp.strides[:2],
             *(s * d for s, d in zip(spatial, window.dilations)),
@@ -101,7 +97,16 @@ def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.n
         ),
         writeable=False,
     )
-    return view.reshape(n, groups, -1, positions)
+
+
+def _im2col(xp: np.ndarray, window: Window, out: list[int], groups: int) -> np.ndarray:
+    """The GEMM's right operand (N, G, Cg * K, P): every input patch, one column per output position
+    (the patches copied once into the GEMM's layout; the input itself for a 1x1 kernel at stride 1)."""
+    n, c = xp.shape[:2]
+    view = _patches(xp, window, out)
+    if view is None:
+        return xp.reshape(n, groups, c // groups, math.prod(out))
+    return view.reshape(n, groups, -1, math.prod(out))
 
 
 def _conv_weights(w: np.ndarray, groups: int) -> np.ndarray:
@@ -109,29 +114,70 @@ def _conv_weights(w: np.ndarray, groups: int) -> np.ndarray:
     return np.ascontiguousarray(_compute(w).reshape(groups, w.shape[0] // groups, -1))
 
 
+# A band's patches (Cin * K x positions) are at most this many bytes: they are copied and multiplied
+# by one thread while they are in its L2 cache (2 MiB per core here).
+_BAND_BYTES = 1 << 20
+
+
+def _conv_image(weights: np.ndarray, patches: np.ndarray | None, image: np.ndarray, y: np.ndarray, bias) -> None:
+    """One image of a one-group conv into `y` (M, P): weights (M, C * K) times the image's patches.
+
+    The output is cut into bands of rows of its first spatial dim (a shape-only split): each band's
+    patches are copied, multiplied and biased by the thread that claims it, so the im2col copy runs
+    on the run's threads and its columns are read from cache. Patches that fit one band are one
+    GEMM, split by `matmul_into`."""
+    if patches is None:
+        matmul_into(weights, image.reshape(image.shape[0], -1), out=y)
+        if bias is not None:
+            y += bias
+        return
+    first = patches.shape[-len(image.shape) + 1]
+    row_bytes = math.prod(patches.shape) // first * patches.itemsize
+    bands = parallel.spans(first, -(-first * row_bytes // _BAND_BYTES))
+    width = y.shape[1] // first
+    if len(bands) == 1:
+        matmul_into(weights, patches.reshape(weights.shape[1], -1), out=y)
+        if bias is not None:
+            y += bias
+        return
+
+    def band(i: int) -> None:
+        lo, hi = bands[i]
+        index = (Ellipsis, slice(lo, hi), *[slice(None)] * (len(image.shape) - 2))
+        cols = patches[index].reshape(weights.shape[1], -1)
+        part = y[:, lo * width : hi * width]
+        np.matmul(weights, cols, out=part)
+        if bias is not None:
+            part += bias
+
+    parallel.run_blocks(len(bands), band)
+
+
 def conv(op, ins):
-    """im2col + GEMM, the GEMMs written straight into the result: one 2-D GEMM per image for one
-    group (`matmul_into`, split over the run's threads), else one batched matmul over (batch,
-    group). The weights' GEMM layout is made once per constant (`prepared`); the bias is added in
-    place."""
+    """im2col + GEMM, the GEMMs written straight into the result: per image for one group
+    (`_conv_image`: bands of the output claimed by the run's threads), else one batched matmul over
+    (batch, group). The weights' GEMM layout is made once per constant (`prepared`); the bias is
+    added in place."""
     x, w, b = _compute(ins["X"]), ins["W"], ins["B"]
     groups = op.p("group")
     window = Window.of(op.p, w.shape[2:])
     xp, out, _ = _pad(x, window, 0)
     weights = prepared(w, f"conv.g{groups}", lambda w: _conv_weights(w, groups))
-    cols = _im2col(xp, window, out, groups)
     n, m = x.shape[0], w.shape[0]
     check_alloc((n, m, *out), weights.dtype)
-    y = np.empty((n, groups, m // groups, cols.shape[-1]), weights.dtype)
+    y = np.empty((n, groups, m // groups, math.prod(out)), weights.dtype)
+    bias = None if b is None else _compute(b).reshape(groups, m // groups, 1)
     if groups == 1:
+        patches = _patches(xp, window, out)
         for i in range(n):
-            matmul_into(weights[0], cols[i, 0], out=y[i, 0])
+            _conv_image(
+                weights[0], None if patches is None else patches[i], xp[i], y[i, 0], None if bias is None else bias[0]
+            )
     else:
-        np.matmul(weights, cols, out=y)
-    y = y.reshape(n, m, *out)
-    if b is not None:
-        y += _compute(b).reshape(m, *[1] * len(out))
-    return y.astype(ins["X"].dtype, copy=False)
+        np.matmul(weights, _im2col(xp, window, out, groups), out=y)
+        if bias is not None:
+            y += bias
+    return y.reshape(n, m, *out).astype(ins["X"].dtype, copy=False)
 
 
 # -- pooling -----------------------------------------------------------------------------------
@@ -259,23 +305,39 @@ def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
 
 
 def layer_norm(op, ins):
-    """The steps and roundings of before, on arrays the kernel owns written in place (the ones a
-    promotion would widen excepted): two passes over X fewer."""
+    """Normalizes over the trailing dims from `axis`: X seen as rows, blocks of rows on the run's
+    threads, each row's steps and roundings as ONNX's, on arrays the kernel owns written in place."""
     x = ins["X"]
     stash = numpy_dtype(STASH_TYPES[op.p("stash_type")])
     axis = op.p("axis") % x.ndim
-    axes = tuple(range(axis, x.ndim))
-    wide = x.astype(stash, copy=False)  # read only
-    mean = wide.mean(axis=axes, keepdims=True)
-    centered = wide - mean
-    inv_std = 1 / np.sqrt(np.square(centered).mean(axis=axes, keepdims=True) + stash.type(op.p("epsilon")))
-    # Scale and bias are applied before the one rounding to X's type, as onnxruntime's CPU kernel
-    # does (ONNX's function body rounds the normalized value first).
-    normalized = np.multiply(centered, inv_std, out=centered)
-    y = _in_place(np.multiply, _compute(normalized), _compute(ins["Scale"]), owned=normalized)
-    if ins["B"] is not None:
-        y = _in_place(np.add, y, _compute(ins["B"]), owned=normalized)
-    return y.astype(x.dtype, copy=False), mean.astype(stash), inv_std.astype(stash)
+    rows, width = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
+    flat = np.ascontiguousarray(x).reshape(rows, width)
+    scale = _compute(np.broadcast_to(ins["Scale"], x.shape[axis:]).reshape(1, width))
+    bias = None if ins["B"] is None else _compute(np.broadcast_to(ins["B"], x.shape[axis:]).reshape(1, width))
+    y = np.empty((rows, width), x.dtype)
+    mean = np.empty((rows, 1), stash)
+    inv_std = np.empty((rows, 1), stash)
+    epsilon = stash.type(op.p("epsilon"))
+
+    def block(lo: int, hi: int) -> None:
+        wide = flat[lo:hi].astype(stash)  # a copy the block owns
+        np.mean(wide, axis=1, keepdims=True, out=mean[lo:hi])
+        wide -= mean[lo:hi]
+        np.mean(np.square(wide), axis=1, keepdims=True, out=inv_std[lo:hi])
+        inv_std[lo:hi] += epsilon
+        np.sqrt(inv_std[lo:hi], out=inv_std[lo:hi])
+        np.divide(1, inv_std[lo:hi], out=inv_std[lo:hi])
+        wide *= inv_std[lo:hi]
+        # Scale and bias are applied before the one rounding to X's type, as onnxruntime's CPU kernel
+        # does (ONNX's function body rounds the normalized value first).
+        normalized = _in_place(np.multiply, _compute(wide), scale, owned=wide)
+        if bias is not None:
+            normalized = _in_place(np.add, normalized, bias, owned=wide)
+        y[lo:hi] = normalized
+
+    parallel.for_rows(rows, width, block)
+    kept = (*x.shape[:axis], *[1] * (x.ndim - axis))
+    return y.reshape(x.shape), mean.reshape(kept), inv_std.reshape(kept)
 
 
 def _in_place(ufunc, a: np.ndarray, b: np.ndarray, owned: np.ndarray) -> np.ndarray:
@@ -313,13 +375,28 @@ def clip(op, ins):
 
 
 def softmax(op, ins):
+    """exp(x - max) / sum over `axis`, in f32 for narrow floats; over the last axis, blocks of rows on
+    the run's threads."""
     x = ins["input"]
-    wide = _compute(x)
-    axis = op.p("axis")
-    e = np.subtract(wide, wide.max(axis=axis, keepdims=True))
+    axis = op.p("axis") % max(1, x.ndim)
+    if x.ndim == 0 or axis != x.ndim - 1:
+        return _softmax_rows(_compute(x).copy(), axis).astype(x.dtype, copy=False)
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    y = np.empty(rows.shape, x.dtype)
+
+    def block(lo: int, hi: int) -> None:
+        y[lo:hi] = _softmax_rows(_compute(rows[lo:hi]).copy(), -1)
+
+    parallel.for_rows(rows.shape[0], rows.shape[1], block)
+    return y.reshape(x.shape)
+
+
+def _softmax_rows(e: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax of `e` over `axis`, written over `e` (the caller's own array)."""
+    e -= e.max(axis=axis, keepdims=True)
     np.exp(e, out=e)
     e /= e.sum(axis=axis, keepdims=True)
-    return e.astype(x.dtype, copy=False)
+    return e
 
 
 # -- matrix products ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ge.ge_dialects.ge.types import WeightRefAttr
 from ge.ge_dialects.limits import tensor_byte_limit
 from ge.interpreter import kernels, runner
 from ge.interpreter.ge import KernelError, TensorTooLarge
-from ge.interpreter.kernels import checked, prepared, vouch_for
+from ge.interpreter.kernels import checked, parallel, prepared, vouch_for
 from ge.interpreter.kernels.elementwise import erf_f32
 from ge.interpreter.runner import InputError, available_cores, blas_threads, run
 
@@ -214,7 +214,7 @@ def test_the_run_holds_blas_to_one_thread_and_splits_gemms_over_its_threads(monk
 
     def spy(fn, op, values):
         blas = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
-        seen.append((blas, kernels._GEMM_THREADS.count))
+        seen.append((blas, parallel.thread_count()))
         return original(fn, op, values)
 
     monkeypatch.setattr(checked, "run_checked", spy)
@@ -229,7 +229,7 @@ def test_a_split_gemm_is_the_gemm(shape):
     m, k, n = shape
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    with kernels.gemm_threads(3):
+    with parallel.kernel_threads(3):
         got = kernels.matmul_into(a, b)
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
 
@@ -241,11 +241,11 @@ def test_the_caller_takes_every_block_a_helper_does_not_start(monkeypatch):
         def submit(self, fn, *args):
             return None  # never runs
 
-    monkeypatch.setattr(kernels, "_pool", lambda workers: Stalled())
+    monkeypatch.setattr(parallel, "_pool", lambda workers: Stalled())
     monkeypatch.setattr(kernels, "_SPLIT_MACS", 0)
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
-    with kernels.gemm_threads(4):
+    with parallel.kernel_threads(4):
         np.testing.assert_allclose(kernels.matmul_into(a, b), a @ b, rtol=1e-5, atol=1e-5)
 
 
@@ -277,7 +277,7 @@ def test_a_split_gemm_gives_the_same_bits_at_every_thread_count(shape):
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     results = []
     for threads in (1, 2, 5):
-        with kernels.gemm_threads(threads):
+        with parallel.kernel_threads(threads):
             results.append(kernels.matmul_into(a, b))
     for other in results[1:]:
         np.testing.assert_array_equal(other, results[0])

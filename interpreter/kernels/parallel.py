@@ -1,0 +1,115 @@
+"""Kernel work cut into blocks that the calling thread and helper threads claim one at a time.
+
+numpy releases the GIL inside BLAS calls and inside ufunc loops over large arrays, so a kernel can
+use the run's threads by cutting its work into independent blocks (rows of a GEMM's output, bands of
+a convolution's output, rows of a layer norm) and running the blocks on threads.
+
+Blocks are claimed, not assigned: the caller works through them itself and waits only for blocks a
+helper has started. On a busy machine a helper that does not get a core takes no block, so the work
+costs its one-thread time instead of waiting for a thread the scheduler runs now and then (a threaded
+BLAS divides the work up front and waits: 4-6x slower than one thread under load).
+
+The blocks depend on the shape only, never on the thread count: BLAS may round a block of rows
+differently from the whole matrix (another kernel for another size), so a split chosen by the threads
+available would make the reference interpreter's numbers depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+_THREADS = threading.local()
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+
+# Below this many elements an elementwise or row-wise kernel runs whole on the calling thread
+# (handing a block to a helper costs about 20 us).
+SPLIT_ELEMENTS = 1 << 16
+# How many blocks row-wise work is cut into, whatever the thread count: two per thread on a 2-core
+# machine, enough for a claimed split to balance.
+ROW_BLOCKS = 4
+
+
+@contextlib.contextmanager
+def kernel_threads(count: int) -> Iterator[None]:
+    """Lets the kernels run inside split their work over `count` threads (the caller's included)."""
+    previous = thread_count()
+    _THREADS.count = count
+    try:
+        yield
+    finally:
+        _THREADS.count = previous
+
+
+def thread_count() -> int:
+    """The threads the kernels may use on this thread (1 outside `kernel_threads`)."""
+    return getattr(_THREADS, "count", 1)
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    global _POOL, _POOL_SIZE
+    if _POOL is None or workers > _POOL_SIZE:
+        _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ge-kernel")
+        _POOL_SIZE = workers
+    return _POOL
+
+
+def run_blocks(count: int, work: Callable[[int], object]) -> None:
+    """work(i) for each i in range(count), once each, on the calling thread and up to
+    `thread_count()` - 1 helpers; the first error is raised on the calling thread."""
+    threads = thread_count()
+    if count <= 1 or threads <= 1:
+        for i in range(count):
+            work(i)
+        return
+    claims = itertools.count()
+    lock = threading.Lock()
+    done = threading.Event()
+    finished = [0]
+    errors: list[BaseException] = []
+
+    def claim() -> None:
+        while True:
+            with lock:
+                i = next(claims)
+            if i >= count:
+                return
+            try:
+                work(i)
+            except BaseException as e:  # reported on the calling thread
+                errors.append(e)
+            with lock:
+                finished[0] += 1
+                if finished[0] == count:
+                    done.set()
+
+    pool = _pool(threads - 1)
+    for _ in range(min(threads, count) - 1):
+        pool.submit(claim)
+    claim()
+    done.wait()
+    if errors:
+        raise errors[0]
+
+
+def spans(size: int, blocks: int, align: int = 1) -> list[tuple[int, int]]:
+    """[0, size) cut into at most `blocks` spans of equal length (a multiple of `align`, the last
+    shorter)."""
+    step = -(-size // max(1, blocks))
+    step = max(align, -(-step // align) * align)
+    return [(lo, min(lo + step, size)) for lo in range(0, size, step)]
+
+
+def for_rows(rows: int, row_elements: int, work: Callable[[int, int], object]) -> None:
+    """work(lo, hi) over [0, rows): in `ROW_BLOCKS` spans claimed by the run's threads when the job
+    has at least `SPLIT_ELEMENTS` elements, else once. For row-wise kernels (an elementwise function
+    over a flattened array, a layer norm over its rows), whose results do not depend on the split."""
+    if rows * row_elements < SPLIT_ELEMENTS or rows < 2:
+        work(0, rows)
+        return
+    blocks = spans(rows, ROW_BLOCKS)
+    run_blocks(len(blocks), lambda i: work(*blocks[i]))

@@ -1,0 +1,146 @@
+"""Kernels that split their work over the run's threads (interpreter/kernels/parallel.py): conv in
+bands of output rows, GELU and erf over blocks of elements, layer norm and softmax over blocks of
+rows.
+
+The splits are forced on small random cases (the thresholds patched down) and checked against
+onnxruntime; each kernel gives the same bits at 1, 2 and 5 threads, since the blocks depend on the
+shape only."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from onnx_oracle import compare_with_onnxruntime, node_model
+from test_fast_paths import conv_cases
+
+from ge.frontend.onnx_importer import import_model
+from ge.interpreter.kernels import nn, parallel
+from ge.interpreter.runner import run
+
+pytest.importorskip("onnxruntime")
+
+
+@contextlib.contextmanager
+def small_splits() -> Iterator[list[int]]:
+    """Bands of one output row, row blocks from two rows; yields the block counts `run_blocks` saw."""
+    seen: list[int] = []
+    original = parallel.run_blocks
+
+    def counting(count, work):
+        seen.append(count)
+        return original(count, work)
+
+    with (
+        mock.patch.object(nn, "_BAND_BYTES", 1),
+        mock.patch.object(parallel, "SPLIT_ELEMENTS", 1),
+        mock.patch.object(parallel, "run_blocks", counting),
+    ):
+        yield seen
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conv_cases())
+def test_conv_in_bands_matches_onnxruntime(case):
+    x, w, b, attrs, weights_constant = case
+    inputs = {"X": x, "W": w, "B": b}
+    constants = [n for n in ("W", "B") if weights_constant and inputs[n] is not None]
+    model = node_model("Conv", inputs, 1, constants=constants, **attrs)
+    feeds = {n: v for n, v in inputs.items() if v is not None and n not in constants}
+    with small_splits():
+        compare_with_onnxruntime(model, feeds, rtol=1e-4, atol=1e-5)
+
+
+def test_a_conv_with_rows_to_spare_runs_in_bands():
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 3, 9, 9)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    with small_splits() as seen:
+        compare_with_onnxruntime(
+            node_model("Conv", {"X": x, "W": w, "B": b}, 1, pads=[1, 1, 1, 1]), {"X": x, "W": w, "B": b}, 1e-4, 1e-5
+        )
+    assert 9 in seen  # one band per output row
+
+
+ROW_CASES = {
+    "Gelu": ({"approximate": "none"}, lambda rng: {"X": 3 * rng.standard_normal((5, 13)).astype(np.float32)}),
+    "Gelu tanh": ({"approximate": "tanh"}, lambda rng: {"X": 3 * rng.standard_normal((5, 13)).astype(np.float32)}),
+    "Erf": ({}, lambda rng: {"X": 2 * rng.standard_normal((6, 7)).astype(np.float32)}),
+    "LayerNormalization": (
+        {"axis": -1, "epsilon": 1e-5},
+        lambda rng: {
+            "X": rng.standard_normal((2, 5, 11)).astype(np.float32),
+            "Scale": rng.standard_normal(11).astype(np.float32),
+            "B": rng.standard_normal(11).astype(np.float32),
+        },
+    ),
+    "LayerNormalization axis 1": (
+        {"axis": 1},
+        lambda rng: {
+            "X": rng.standard_normal((6, 3, 4)).astype(np.float32),
+            "Scale": rng.standard_normal((3, 4)).astype(np.float32),
+        },
+    ),
+    "Softmax": ({"axis": -1}, lambda rng: {"input": 5 * rng.standard_normal((3, 4, 9)).astype(np.float32)}),
+    "Softmax axis 0": ({"axis": 0}, lambda rng: {"input": rng.standard_normal((3, 4)).astype(np.float32)}),
+}
+
+
+def row_model(case: str, seed: int):
+    attrs, make = ROW_CASES[case]
+    inputs = make(np.random.default_rng(seed))
+    outputs = 3 if case.startswith("LayerNormalization") else 1
+    return node_model(case.split()[0], inputs, outputs, **attrs), inputs
+
+
+@pytest.mark.parametrize("case", ROW_CASES)
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_row_kernels_in_blocks_match_onnxruntime(case, seed):
+    model, inputs = row_model(case, seed)
+    with small_splits() as seen:
+        compare_with_onnxruntime(model, inputs, rtol=1e-5, atol=1e-6)
+    if not case.endswith("axis 0"):
+        assert any(count > 1 for count in seen), "the kernel did not split its rows"
+
+
+@pytest.mark.parametrize("case", [*ROW_CASES, "Conv"])
+def test_split_kernels_give_the_same_bits_at_every_thread_count(case):
+    if case == "Conv":
+        rng = np.random.default_rng(3)
+        inputs = {
+            "X": rng.standard_normal((2, 5, 12, 10)).astype(np.float32),
+            "W": rng.standard_normal((7, 5, 3, 3)).astype(np.float32),
+        }
+        model = node_model("Conv", inputs, 1, constants=["W"], pads=[1, 1, 1, 1])
+        inputs.pop("W")
+    else:
+        model, inputs = row_model(case, 3)
+    module, weights = import_model(model)
+    with small_splits():
+        results = [run(module, inputs, weights, threads=t) for t in (1, 2, 5)]
+    for other in results[1:]:
+        for name, value in results[0].items():
+            np.testing.assert_array_equal(other[name], value, err_msg=name)
+
+
+def test_an_error_in_a_block_reaches_the_caller():
+    def work(i):
+        if i == 2:
+            raise ValueError("block 2")
+
+    with parallel.kernel_threads(3), pytest.raises(ValueError, match="block 2"):
+        parallel.run_blocks(5, work)
+
+
+@pytest.mark.parametrize("size, blocks, align", [(10, 4, 1), (100, 4, 16), (3, 8, 1), (1, 4, 16), (64, 4, 16)])
+def test_spans_cover_the_range_once_in_aligned_steps(size, blocks, align):
+    spans = parallel.spans(size, blocks, align)
+    assert len(spans) <= blocks
+    assert [i for lo, hi in spans for i in range(lo, hi)] == list(range(size))
+    assert all(lo % align == 0 for lo, _ in spans)
