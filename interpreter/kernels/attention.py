@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
+from ge.interpreter.kernels import parallel
 from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.kernels.nn import _compute, _in_place
 
@@ -19,20 +20,42 @@ def _scaled(x: np.ndarray, op, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def attention(op, ins):
-    """Arrays the kernel makes itself (the scores, the probabilities) are written in place; each
-    step still rounds to the operands' type where the unfused chain would."""
-    dtype = ins["q"].dtype
-    q, k, v = ins["q"], ins["k"], ins["v"]
+    """The matrices of the leading (batch, head) dims in blocks on the run's threads
+    (`parallel.for_rows`); arrays the kernel makes itself (the scores, the probabilities) are
+    written in place, and each step still rounds to the operands' type where the unfused chain
+    would."""
+    q, k, v, mask = ins["q"], ins["k"], ins["v"], ins["mask"]
+    kt = k if op.p("k_transposed") else np.swapaxes(k, -1, -2)
+    rows, cols = q.shape[-2], kt.shape[-1]
+    lead = np.broadcast_shapes(q.shape[:-2], kt.shape[:-2], v.shape[:-2])
+    if mask is not None:
+        lead = np.broadcast_shapes(lead, mask.shape[:-2])
+
+    def stacked(x: np.ndarray, matrix: tuple[int, int]) -> np.ndarray:
+        return np.broadcast_to(x, (*lead, *matrix)).reshape(-1, *matrix)
+
+    qs, kts, vs = stacked(q, q.shape[-2:]), stacked(kt, kt.shape[-2:]), stacked(v, v.shape[-2:])
+    masks = None if mask is None else stacked(mask, (rows, cols))
+    out = np.empty((qs.shape[0], rows, v.shape[-1]), q.dtype)
+
+    def block(lo: int, hi: int) -> None:
+        out[lo:hi] = _attend(op, qs[lo:hi], kts[lo:hi], vs[lo:hi], None if masks is None else masks[lo:hi])
+
+    parallel.for_rows(qs.shape[0], rows * cols, block)
+    return out.reshape(*lead, rows, v.shape[-1])
+
+
+def _attend(op, q: np.ndarray, kt: np.ndarray, v: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """softmax(scaled q @ kt [+ mask]) @ v for a stack of matrices."""
+    dtype = q.dtype
     where = op.p("scale_on")
     if where == "q":
         q = _scaled(q, op)
     elif where == "k":
-        k = _scaled(k, op)
-    kt = k if op.p("k_transposed") else np.swapaxes(k, -1, -2)
+        kt = _scaled(kt, op)
     scores = np.matmul(_compute(q), _compute(kt)).astype(dtype, copy=False)
     if where == "scores":
         scores = _scaled(scores, op, out=scores)
-    mask = ins["mask"]
     if mask is not None:
         if op.p("mask_kind") == "additive":
             scores = _in_place(np.add, scores, mask, owned=scores)
@@ -46,7 +69,7 @@ def attention(op, ins):
     np.exp(e, out=e)
     e /= e.sum(axis=-1, keepdims=True)
     probs = e.astype(dtype, copy=False)
-    return np.asarray(np.matmul(_compute(probs), _compute(v))).astype(dtype, copy=False)
+    return np.matmul(_compute(probs), _compute(v)).astype(dtype, copy=False)
 
 
 @register_impls

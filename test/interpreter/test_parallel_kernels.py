@@ -144,3 +144,32 @@ def test_spans_cover_the_range_once_in_aligned_steps(size, blocks, align):
     assert len(spans) <= blocks
     assert [i for lo, hi in spans for i in range(lo, hi)] == list(range(size))
     assert all(lo % align == 0 for lo, _ in spans)
+
+
+def test_a_graph_fused_bert_splits_its_kernels_and_keeps_its_numbers():
+    """Attention (blocks of heads), GELU, layer norm and the GEMMs split on a tiny BERT whose graph
+    fusion made ge.attention, ge.gelu and ge.layer_norm: the same bits at 1, 2 and 5 threads, and the
+    imported graph's numbers."""
+    from ge.frontend import models
+    from ge.ge_dialects.context import make_context
+    from ge.ge_dialects.ge.weights import attach_weights
+    from ge.passes.ge_optimize import LevelOptions, cleanup, graph_fusion, shapes
+    from ge.passes.pipeline import apply_all
+
+    model = models.bert_base(layers=1, seq=8, hidden=64, heads=4, intermediate=128, vocab=100)
+    inputs = models.random_inputs(model, 0)
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    want = run(module, inputs)
+    options = LevelOptions(precision_mode="must_keep_origin_dtype", target=None)
+    apply_all(make_context(), module, [p for stage in (shapes, cleanup, graph_fusion) for p in stage(options)])
+    names = {op.name for op in module.walk()}
+    assert {"ge.attention", "ge.gelu", "ge.layer_norm"} <= names
+    with small_splits() as seen:
+        results = [run(module, inputs, threads=t) for t in (1, 2, 5)]
+    assert max(seen) > 1
+    for other in results[1:]:
+        for name, value in results[0].items():
+            np.testing.assert_array_equal(other[name], value, err_msg=name)
+    for name, value in want.items():
+        np.testing.assert_allclose(results[0][name], value, rtol=1e-4, atol=1e-5, err_msg=name)
