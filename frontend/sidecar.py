@@ -180,10 +180,11 @@ class WeightStore(Mapping[str, np.ndarray]):
             raise
         self._fd = fd  # only a store whose header was read owns the descriptor `__del__` closes
 
-    def __del__(self):
+    def __del__(self, _close=os.close):
+        # os.close bound at definition: a store collected at interpreter exit may outlive `os`'s globals
         fd = getattr(self, "_fd", None)
         if fd is not None:
-            os.close(fd)
+            _close(fd)
             del self._fd
 
     def _invalid(self, reason: str) -> SidecarError:

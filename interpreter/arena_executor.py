@@ -29,7 +29,6 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import SSAValue
 
 from ge.ge_dialects.ge.optimizer import VariableOp
@@ -37,12 +36,16 @@ from ge.ge_dialects.ge.sizes import element_bits
 from ge.ge_dialects.ge.types import element_type_of
 from ge.ge_dialects.ge.weights import weights_of
 from ge.interpreter.device.simulator import ScheduleError
-from ge.interpreter.fused import FusedFunctions
-from ge.interpreter.ge import GeFunctions
 from ge.interpreter.layouts import to_logical, to_physical
-from ge.interpreter.runner import check_inputs, main_function, output_names, tensor_types
+from ge.interpreter.runner import (
+    check_inputs,
+    main_function,
+    module_interpreter,
+    output_names,
+    run_threads,
+    tensor_types,
+)
 from ge.interpreter.stream_program import StreamProgram, stream_program
-from ge.interpreter.task import TaskFunctions
 
 POISON = 0xFF
 """Initial byte of the arena: 0xFF.. is NaN in f16/bf16/f32/f64 and -1 in signed integers."""
@@ -233,20 +236,18 @@ def run_in_arena(
     weights: Mapping[str, np.ndarray] | None = None,
     seed: int | None = 0,
     program: StreamProgram | None = None,
+    threads: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Like interpreter.runner.run, for a module lowered to streams with planned memory: `main`'s
-    outputs by name, its tasks run over one arena in the random order of `seed`. `program` replaces
-    what `main` says (tests pass a mutated one)."""
+    """Like interpreter.runner.run (the same constant cache and thread policy), for a module lowered
+    to streams with planned memory: `main`'s outputs by name, its tasks run over one arena in the
+    random order of `seed`. `program` replaces what `main` says (tests pass a mutated one)."""
     fn = main_function(module)
     program = program or stream_program(fn)
     args = tuple(
         to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))
     )
-    interpreter = Interpreter(module)
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(GeFunctions(weights_of(module) if weights is None else weights))
-    interpreter.register_implementations(FusedFunctions())
-    interpreter.register_implementations(TaskFunctions())
-    results = run_program(program, interpreter, args, seed)
+    interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)
+    with run_threads(threads):
+        results = run_program(program, interpreter, args, seed)
     outputs = (to_logical(r, t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -223,6 +224,26 @@ def _blas_controller():
     return ThreadpoolController()
 
 
+def module_interpreter(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> Interpreter:
+    """An interpreter for `module` with every dialect's functions, its constants kept for the next
+    run of the same module and weights (ge-run's runner and the arena executor use it)."""
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(GeFunctions(weights, _constant_cache(module, weights)))
+    interpreter.register_implementations(FusedFunctions())
+    interpreter.register_implementations(TaskFunctions())
+    return interpreter
+
+
+@contextlib.contextmanager
+def run_threads(threads: int | None = None) -> Iterator[None]:
+    """A run's thread policy: BLAS itself at one thread, the kernels splitting large work over
+    `blas_threads(threads)` threads (kernels.parallel)."""
+    count = blas_threads(threads)
+    with _blas_controller().limit(limits=1, user_api="blas"), kernel_threads(count):
+        yield
+
+
 def run(
     module: ModuleOp,
     inputs: Mapping[str, np.ndarray],
@@ -230,21 +251,13 @@ def run(
     threads: int | None = None,
 ) -> dict[str, np.ndarray]:
     """Executes `main` and returns its results by output name; `weights` defaults to the module's own
-    (what a tool attached, plus what passes added). `threads` sizes numpy's BLAS for the run (see
-    `blas_threads`). Constant values are kept for the next run of the same module and weights."""
+    (what a tool attached, plus what passes added). `threads` sizes the run (see `blas_threads`).
+    Constant values are kept for the next run of the same module and weights."""
     fn = main_function(module)
     # graph inputs and outputs are logical; a signature type with a storage format is converted here
     args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))]
-    if weights is None:
-        weights = weights_of(module)
-    count = blas_threads(threads)
-    interpreter = Interpreter(module)
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(GeFunctions(weights, _constant_cache(module, weights)))
-    interpreter.register_implementations(FusedFunctions())
-    interpreter.register_implementations(TaskFunctions())
-    # BLAS itself runs one thread; the kernels split large work over `count` (kernels.parallel)
-    with _blas_controller().limit(limits=1, user_api="blas"), kernel_threads(count):
+    interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)
+    with run_threads(threads):
         results = interpreter.call_op(fn, tuple(args))
     outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))
