@@ -1,6 +1,7 @@
 """Kernels that split their work over the run's threads (interpreter/kernels/parallel.py): conv in
 bands of output rows, GELU and erf over blocks of elements, layer norm and softmax over blocks of
-rows.
+rows, attention over blocks of its matrices, Relu and the binary ops over blocks of their first
+axis longer than one.
 
 The splits are forced on small random cases (the thresholds patched down) and checked against
 onnxruntime; each kernel gives the same bits at 1, 2 and 5 threads, since the blocks depend on the
@@ -87,6 +88,21 @@ ROW_CASES = {
         },
     ),
     "Softmax": ({"axis": -1}, lambda rng: {"input": 5 * rng.standard_normal((3, 4, 9)).astype(np.float32)}),
+    "Add": (
+        {},
+        lambda rng: {
+            "A": rng.standard_normal((1, 6, 5)).astype(np.float32),
+            "B": rng.standard_normal((6, 1)).astype(np.float32),
+        },
+    ),
+    "Mul": (
+        {},
+        lambda rng: {
+            "A": rng.standard_normal((4, 3)).astype(np.float32),
+            "B": rng.standard_normal(()).astype(np.float32),
+        },
+    ),
+    "Relu": ({}, lambda rng: {"X": rng.standard_normal((1, 1, 7, 3)).astype(np.float32)}),
     "Softmax axis 0": ({"axis": 0}, lambda rng: {"input": rng.standard_normal((3, 4)).astype(np.float32)}),
 }
 
