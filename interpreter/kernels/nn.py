@@ -312,8 +312,9 @@ def layer_norm(op, ins):
     axis = op.p("axis") % x.ndim
     rows, width = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
     flat = np.ascontiguousarray(x).reshape(rows, width)
-    scale = _compute(np.broadcast_to(ins["Scale"], x.shape[axis:]).reshape(1, width))
-    bias = None if ins["B"] is None else _compute(np.broadcast_to(ins["B"], x.shape[axis:]).reshape(1, width))
+    # Scale and B broadcast to X (a view for the usual trailing shapes), seen as X's rows
+    scale = np.broadcast_to(ins["Scale"], x.shape).reshape(rows, width)
+    bias = None if ins["B"] is None else np.broadcast_to(ins["B"], x.shape).reshape(rows, width)
     y = np.empty((rows, width), x.dtype)
     mean = np.empty((rows, 1), stash)
     inv_std = np.empty((rows, 1), stash)
@@ -330,9 +331,9 @@ def layer_norm(op, ins):
         wide *= inv_std[lo:hi]
         # Scale and bias are applied before the one rounding to X's type, as onnxruntime's CPU kernel
         # does (ONNX's function body rounds the normalized value first).
-        normalized = _in_place(np.multiply, _compute(wide), scale, owned=wide)
+        normalized = _in_place(np.multiply, _compute(wide), _compute(scale[lo:hi]), owned=wide)
         if bias is not None:
-            normalized = _in_place(np.add, normalized, bias, owned=wide)
+            normalized = _in_place(np.add, normalized, _compute(bias[lo:hi]), owned=wide)
         y[lo:hi] = normalized
 
     parallel.for_rows(rows, width, block)
