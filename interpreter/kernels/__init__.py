@@ -72,9 +72,13 @@ def donated(op: Any, ins: dict[str, Any], name: str) -> Any:
     if not hasattr(owner, "results") or owner.name == "ge.constant" or not value.has_one_use():
         return None
     result = op.results[0]
+    from ge.ge_dialects.ge.layout import storage_shape
     from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 
-    if array.shape != shape_of(result.type) or array.dtype != numpy_dtype(result.type.element_type):
+    # logical operands, or the stored ones of an op that runs on storage (checked.LAYOUT_FREE)
+    if array.dtype != numpy_dtype(result.type.element_type):
+        return None
+    if array.shape != shape_of(result.type) and array.shape != tuple(storage_shape(result.type)):
         return None
     return array
 

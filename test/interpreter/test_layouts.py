@@ -261,3 +261,43 @@ def test_to_physical_and_back_by_type():
     plain = tensor(f32, (2, 3))
     y = np.ones((2, 3), np.float32)
     assert to_physical(y, plain) is y and to_logical(y, plain) is y
+
+
+ELEMENTWISE_IN_NC1HWC0 = """
+func.func @main(%x: tensor<1x3x2x2xf32>, %y: tensor<1x3x2x2xf32>, %b: tensor<1x3x1x1xf32>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW>> {
+  %0 = ge.trans_data %x {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %1 = ge.trans_data %y {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %2 = ge.relu %0 : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %3 = ge.add %2, %1 : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %4 = ge.mul %3, %1 : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %5 = ge.sub %4, %0 : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %6 = ge.add %5, %b : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x3x1x1xf32>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %7 = ge.trans_data %6 {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x3x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x3x2x2xf32, #ge.fmt<NCHW>>
+  func.return %7 : tensor<1x3x2x2xf32, #ge.fmt<NCHW>>
+}
+"""
+
+
+def test_elementwise_ops_of_one_stored_type_run_on_the_stored_arrays(monkeypatch):
+    """Relu, Add, Mul and Sub whose operands and result share a storage format compute on the stored
+    arrays (no conversion); the Add with a plain bias converts. The numbers are the logical ones."""
+    from ge.interpreter.kernels import checked
+
+    converted = []
+    original = checked.to_logical
+    monkeypatch.setattr(checked, "to_logical", lambda v, t: converted.append(str(t)) or original(v, t))
+    rng = np.random.default_rng(2)
+    x, y, b = (rng.standard_normal(s, np.float32) for s in ((1, 3, 2, 2), (1, 3, 2, 2), (1, 3, 1, 1)))
+    got = run(_module(ELEMENTWISE_IN_NC1HWC0), {"arg0": x, "arg1": y, "arg2": b})["result0"]
+    np.testing.assert_array_equal(got, ((np.maximum(x, 0) + y) * y - x) + b)
+    assert sum("NC1HWC0" in t for t in converted) == 1  # the last Add's stored operand, for its plain bias
+
+
+def test_an_elementwise_op_on_stored_arrays_keeps_the_padding_zero():
+    module = _module(ELEMENTWISE_IN_NC1HWC0)
+    interpreter = folding_interpreter(module)
+    ops = {op.name: op for op in module.walk()}
+    stored = to_storage(np.ones((1, 3, 2, 2), np.float32), "NCHW", "NC1HWC0")
+    for name, args in (("ge.relu", (stored,)), ("ge.mul", (stored, stored)), ("ge.sub", (stored, stored))):
+        (out,) = interpreter.run_op(ops[name], args)
+        assert out.shape == (1, 1, 2, 2, 8) and not out[..., 3:].any(), name
