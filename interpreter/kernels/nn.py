@@ -120,33 +120,31 @@ _BAND_BYTES = 1 << 20
 
 
 def _conv_image(weights: np.ndarray, patches: np.ndarray | None, image: np.ndarray, y: np.ndarray, bias) -> None:
-    """One image of a one-group conv into `y` (M, P): weights (M, C * K) times the image's patches.
+    """One image of a one-group conv into `y` (M, P): weights (M, C * K) times the image's patches
+    (None: a 1x1 kernel at stride 1, whose patches are the image itself).
 
     The output is cut into bands of rows of its first spatial dim (a shape-only split): each band's
     patches are copied, multiplied and biased by the thread that claims it, so the im2col copy runs
     on the run's threads and its columns are read from cache. Patches that fit one band are one
     GEMM, split by `matmul_into`."""
-    if patches is None:
-        matmul_into(weights, image.reshape(image.shape[0], -1), out=y)
-        if bias is not None:
-            y += bias
-        return
-    first = patches.shape[-len(image.shape) + 1]
-    row_bytes = math.prod(patches.shape) // first * patches.itemsize
+    spatial = image.ndim - 1
+    first = 1 if patches is None else patches.shape[-spatial]
+    row_bytes = 0 if patches is None else math.prod(patches.shape) // first * patches.itemsize
     bands = parallel.spans(first, -(-first * row_bytes // _BAND_BYTES))
-    width = y.shape[1] // first
-    if len(bands) == 1:
-        matmul_into(weights, patches.reshape(weights.shape[1], -1), out=y)
+    if len(bands) <= 1:
+        cols = image.reshape(image.shape[0], -1) if patches is None else patches.reshape(weights.shape[1], -1)
+        matmul_into(weights, cols, out=y)
         if bias is not None:
             y += bias
         return
+    assert patches is not None  # a 1x1 kernel's image is one band
+    view, width = patches, y.shape[1] // first
 
     def band(i: int) -> None:
         lo, hi = bands[i]
-        index = (Ellipsis, slice(lo, hi), *[slice(None)] * (len(image.shape) - 2))
-        cols = patches[index].reshape(weights.shape[1], -1)
+        index = (Ellipsis, slice(lo, hi), *[slice(None)] * (spatial - 1))
         part = y[:, lo * width : hi * width]
-        np.matmul(weights, cols, out=part)
+        np.matmul(weights, view[index].reshape(weights.shape[1], -1), out=part)
         if bias is not None:
             part += bias
 
