@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -142,7 +143,7 @@ def _conv_image(weights: np.ndarray, patches: np.ndarray | None, image: np.ndarr
 
     def band(i: int) -> None:
         lo, hi = bands[i]
-        index = (Ellipsis, slice(lo, hi), *[slice(None)] * (spatial - 1))
+        index: tuple[Any, ...] = (Ellipsis, slice(lo, hi), *[slice(None)] * (spatial - 1))
         part = y[:, lo * width : hi * width]
         np.matmul(weights, view[index].reshape(weights.shape[1], -1), out=part)
         if bias is not None:
