@@ -53,12 +53,16 @@ def conv_cases(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_cases())
 def test_conv_matches_onnxruntime_on_random_geometries(case):
+    compare_with_onnxruntime(*conv_model(case), rtol=1e-4, atol=1e-5)
+
+
+def conv_model(case):
+    """The one-node Conv model of a `conv_cases` case and its feeds (the inputs not made constants)."""
     x, w, b, attrs, weights_constant = case
     inputs = {"X": x, "W": w, "B": b}
     constants = [n for n in ("W", "B") if weights_constant and inputs[n] is not None]
     model = node_model("Conv", inputs, 1, constants=constants, **attrs)
-    feeds = {n: v for n, v in inputs.items() if v is not None and n not in constants}
-    compare_with_onnxruntime(model, feeds, rtol=1e-4, atol=1e-5)
+    return model, {n: v for n, v in inputs.items() if v is not None and n not in constants}
 
 
 def test_a_conv_run_twice_gives_the_same_result_from_its_prepared_weights():

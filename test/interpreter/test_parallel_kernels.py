@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx_oracle import compare_with_onnxruntime, node_model
-from test_fast_paths import conv_cases
+from test_fast_paths import conv_cases, conv_model
 
 from ge.frontend.onnx_importer import import_model
 from ge.interpreter.kernels import nn, parallel
@@ -48,13 +48,8 @@ def small_splits() -> Iterator[list[int]]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_cases())
 def test_conv_in_bands_matches_onnxruntime(case):
-    x, w, b, attrs, weights_constant = case
-    inputs = {"X": x, "W": w, "B": b}
-    constants = [n for n in ("W", "B") if weights_constant and inputs[n] is not None]
-    model = node_model("Conv", inputs, 1, constants=constants, **attrs)
-    feeds = {n: v for n, v in inputs.items() if v is not None and n not in constants}
     with small_splits():
-        compare_with_onnxruntime(model, feeds, rtol=1e-4, atol=1e-5)
+        compare_with_onnxruntime(*conv_model(case), rtol=1e-4, atol=1e-5)
 
 
 def test_a_conv_with_rows_to_spare_runs_in_bands():
