@@ -38,27 +38,10 @@ def _log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
-def _blocked_ufunc(ufunc, out: np.ndarray, *operands) -> np.ndarray:
-    """ufunc(*operands, out=out) in blocks along the first axis of `out` longer than one
-    (`parallel.for_rows`): each operand is sliced where it spans that axis and broadcast where it
-    does not. Elementwise, so the blocks cannot change a bit."""
-    axis = next((i for i, d in enumerate(out.shape) if d > 1), None)
-    if axis is None or out.size < parallel.SPLIT_ELEMENTS:
-        return ufunc(*operands, out=out)
-    aligned = [np.reshape(x, (1,) * (out.ndim - np.ndim(x)) + np.shape(x)) for x in operands]
-
-    def block(lo: int, hi: int) -> None:
-        index = (*[slice(None)] * axis, slice(lo, hi))
-        ufunc(*(x[index] if x.shape[axis] > 1 else x for x in aligned), out=out[index])
-
-    parallel.for_rows(out.shape[axis], out.size // out.shape[axis], block)
-    return out
-
-
 def relu(op, ins):
     x = ins["x"]
     out = donated(op, ins, "x")
-    return _blocked_ufunc(np.maximum, np.empty_like(x) if out is None else out, x, x.dtype.type(0))
+    return parallel.elementwise(np.maximum, np.empty_like(x) if out is None else out, x, x.dtype.type(0))
 
 
 def identity(op, ins):
@@ -216,7 +199,7 @@ def _binary(ufunc):
             if a.dtype != b.dtype:
                 return ufunc(a, b)
             out = np.empty(np.broadcast_shapes(a.shape, b.shape), a.dtype)
-        return _blocked_ufunc(ufunc, out, a, b)
+        return parallel.elementwise(ufunc, out, a, b)
 
     return run
 

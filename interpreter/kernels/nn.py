@@ -296,11 +296,17 @@ def batch_norm(op, ins):
 
 def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
     """(x - mean) / sqrt(var + eps) * scale + bias, folded per channel into one multiply-add
-    (two passes over x instead of four), into `out` when given."""
+    (two passes over x instead of four, block by block on the run's threads), into `out` when given."""
     factor = scale / np.sqrt(var + np.asarray(eps, dtype=var.dtype))
-    y = np.multiply(x, factor.astype(x.dtype, copy=False), out=out)
-    y += (bias - mean * factor).astype(x.dtype, copy=False)
-    return y
+    shift = (bias - mean * factor).astype(x.dtype, copy=False)
+    return parallel.elementwise(
+        _multiply_add, np.empty_like(x) if out is None else out, x, factor.astype(x.dtype, copy=False), shift
+    )
+
+
+def _multiply_add(x, factor, shift, out):
+    np.multiply(x, factor, out=out)
+    out += shift
 
 
 def layer_norm(op, ins):

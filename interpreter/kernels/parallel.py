@@ -22,6 +22,8 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 _THREADS = threading.local()
 _POOL: ThreadPoolExecutor | None = None
 _POOL_SIZE = 0
@@ -113,3 +115,22 @@ def for_rows(rows: int, row_elements: int, work: Callable[[int, int], object]) -
         return
     blocks = spans(rows, ROW_BLOCKS)
     run_blocks(len(blocks), lambda i: work(*blocks[i]))
+
+
+def elementwise(fn: Callable[..., object], out: np.ndarray, *operands) -> np.ndarray:
+    """fn(*operands, out=out) for an elementwise `fn` (a ufunc, or a few in a row), in blocks along
+    the first axis of `out` longer than one (`for_rows`): each operand is sliced where it spans that
+    axis and broadcast where it does not. Elementwise, so the blocks cannot change a bit; a block's
+    passes run while it is in cache."""
+    axis = next((i for i, d in enumerate(out.shape) if d > 1), None)
+    if axis is None or out.size < SPLIT_ELEMENTS:
+        fn(*operands, out=out)
+        return out
+    aligned = [np.reshape(x, (1,) * (out.ndim - np.ndim(x)) + np.shape(x)) for x in operands]
+
+    def block(lo: int, hi: int) -> None:
+        index = (*[slice(None)] * axis, slice(lo, hi))
+        fn(*(x[index] if x.shape[axis] > 1 else x for x in aligned), out=out[index])
+
+    for_rows(out.shape[axis], out.size // out.shape[axis], block)
+    return out

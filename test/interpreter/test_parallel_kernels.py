@@ -1,6 +1,6 @@
 """Kernels that split their work over the run's threads (interpreter/kernels/parallel.py): conv in
 bands of output rows, GELU and erf over blocks of elements, layer norm and softmax over blocks of
-rows, attention over blocks of its matrices, Relu and the binary ops over blocks of their first
+rows, attention over blocks of its matrices, Relu, the binary ops and batch norm over blocks of their first
 axis longer than one.
 
 The splits are forced on small random cases (the thresholds patched down) and checked against
@@ -98,6 +98,16 @@ ROW_CASES = {
         },
     ),
     "Relu": ({}, lambda rng: {"X": rng.standard_normal((1, 1, 7, 3)).astype(np.float32)}),
+    "BatchNormalization": (
+        {"epsilon": 1e-3},
+        lambda rng: {
+            "X": rng.standard_normal((1, 3, 4, 5)).astype(np.float32),
+            "scale": rng.standard_normal(3).astype(np.float32),
+            "B": rng.standard_normal(3).astype(np.float32),
+            "input_mean": rng.standard_normal(3).astype(np.float32),
+            "input_var": (rng.random(3) + 0.5).astype(np.float32),
+        },
+    ),
     "Softmax axis 0": ({"axis": 0}, lambda rng: {"input": rng.standard_normal((3, 4)).astype(np.float32)}),
 }
 
