@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -266,6 +266,27 @@ def _same_key(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
     return old[1:] == new[1:]
 
 
+_VERIFIED_CONTENT: set[tuple[Any, ...]] = set()
+"""Content keys (`_content_key`) of ge ops that verified; forgotten all at once past the limit."""
+_VERIFIED_CONTENT_LIMIT = 200_000
+
+
+def _content_key(cls: type, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What a ge op's verification depends on, without the op's identity or its operands': `key`
+    (`GeOp._verification_key`) minus the operand objects, plus the op's class. None when the op
+    ends its block (checked against its parent), reads an erased value, or holds an unhashable
+    attribute."""
+    operands, results, properties, attributes, ends_block = key
+    if ends_block or any(isinstance(v, ErasedSSAValue) for v, _, _ in operands):
+        return None
+    content = (cls, tuple((t, inline) for _, t, inline in operands), results, properties, attributes)
+    try:
+        hash(content)
+    except TypeError:
+        return None
+    return content
+
+
 class GeOp(IRDLOperation):
     """Base of every ge op; subclasses define operands, properties and `infer`."""
 
@@ -450,13 +471,28 @@ class GeOp(IRDLOperation):
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Skips ops unchanged since they last verified: a pass pipeline verifies the whole module
         after every pass, and re-running every shape function made that quadratic in practice
-        (a 3,000-op chain at O3 spent over half its time there)."""
+        (a 3,000-op chain at O3 spent over half its time there).
+
+        A changed or new op whose content (class, operand types, inline constant operands, result
+        types, properties, attributes) equals one that verified is not checked again either: the
+        verifier reads nothing else (ge ops have no regions; an op that ends its block or reads an
+        erased value is always checked). Clones (lower-to-tasks copies every op into a task) and
+        the thousand alike ops of a deep model then cost a lookup. Only successes are remembered,
+        so a wrong op is always checked, and blamed on the pass that made it."""
         key = self._verification_key()
         last = self.__dict__.get("_verified_as")  # the key of the last successful verification
         if last is not None and _same_key(last, key):
             return
+        content = _content_key(type(self), key)
+        if content is not None and content in _VERIFIED_CONTENT:
+            self.__dict__["_verified_as"] = key
+            return
         super().verify(verify_nested_ops)
         self.__dict__["_verified_as"] = key
+        if content is not None:
+            if len(_VERIFIED_CONTENT) >= _VERIFIED_CONTENT_LIMIT:
+                _VERIFIED_CONTENT.clear()
+            _VERIFIED_CONTENT.add(content)
 
     def verify_(self) -> None:
         for value in (*self.operands, *self.results):

@@ -3,13 +3,16 @@
 Like test_scaling_ratio.py (4x the ops must cost well under 16x the time, what quadratic work
 gives), for passes whose cost on a deep model used to grow with the square of the block's length.
 Each module is built directly in the ge dialect; only the pass is timed, median of three runs.
+Event planning's reachability is measured in memory (traced peak), which does not depend on load.
 See docs/lowering.md, "Compile time at scale", for the ratios of the code before.
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
+import tracemalloc
 from collections.abc import Callable
 
 from xdsl.dialects import func
@@ -19,6 +22,7 @@ from xdsl.ir import Block, Region
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.layout import TransDataOp, with_storage
 from ge.ge_dialects.ge.types import tensor
+from ge.lowering.streams import Dag, assign_safe_event_ids, insert_events, unenforced_edges
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
 
@@ -62,3 +66,35 @@ def ratio(build: Callable[[int], ModuleOp], small: int, pipeline: str) -> float:
 def test_merge_trans_data_is_linear_in_the_block():
     r = ratio(twin_conversions, 1_000, "merge-trans-data")
     assert r < BOUND, f"merge-trans-data: 4x the pairs took {r:.1f}x the time (bound {BOUND}x)"
+
+
+def _two_stream_ladder(n: int) -> tuple[Dag, list[int]]:
+    """n tasks on two streams (three by three): edges to the next two tasks and, every third task,
+    one up to 40 ahead; a third of the tasks wait for the other stream."""
+    rng = random.Random(0)
+    edges = [(i, i + 1) for i in range(n - 1)] + [(i, i + 2) for i in range(n - 2)]
+    edges += [(i, i + rng.randint(3, 40)) for i in range(0, n - 41, 3)]
+    return Dag(n, edges), [(i // 3) % 2 for i in range(n)]
+
+
+def _event_planning_peak_bytes(n: int) -> int:
+    """Peak memory of what lower-to-streams asks of reachability: events, event ids, the check."""
+    dag, streams = _two_stream_ladder(n)
+    tracemalloc.start()
+    try:
+        events = insert_events(dag, streams)
+        assign_safe_event_ids(events, streams)
+        assert unenforced_edges(dag, streams, events) == []
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_event_planning_memory_is_linear_in_the_tasks():
+    """Reachability bitsets took n^2 bits (16x the memory for 4x the tasks); per-stream labels n x streams."""
+    small, large = _event_planning_peak_bytes(5_000), _event_planning_peak_bytes(20_000)
+    r = large / small
+    print(
+        f"\nevent planning peak memory: 5000 -> 20000 tasks: {small / 2**20:.1f} -> {large / 2**20:.1f} MiB, {r:.1f}x"
+    )
+    assert r < BOUND, f"4x the tasks took {r:.1f}x the memory (bound {BOUND}x)"
