@@ -255,15 +255,21 @@ def _dims_compatible(a: Shape, b: Shape) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def _same_key(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
-    """Operands by identity (SSA values compare so anyway, but say it), the rest by equality."""
-    old_operands, new_operands = old[0], new[0]
-    if len(old_operands) != len(new_operands):
-        return False
-    for (v, *rest), (w, *rest_new) in zip(old_operands, new_operands):
-        if v is not w or rest != rest_new:
-            return False
-    return old[1:] == new[1:]
+_ENGINES: dict[type, tuple[object, Engine]] = {}
+
+
+def _engine_of_class(cls: type[GeOp]) -> Engine:
+    """Traits belong to the class: read once per class and traits object (the fusion cost model
+    asks per op, often)."""
+    traits = cls.traits
+    known = _ENGINES.get(cls)
+    if known is not None and known[0] is traits:
+        return known[1]
+    declared = cls.get_traits_of_type(RunsOn)
+    if len({t.engine for t in declared}) != 1:
+        raise TypeError(f"{cls.name} declares {len(declared)} RunsOn traits; it needs exactly one")
+    _ENGINES[cls] = (traits, declared[0].engine)
+    return declared[0].engine
 
 
 _VERIFIED_CONTENT: set[tuple[Any, ...]] = set()
@@ -276,10 +282,10 @@ def _content_key(cls: type, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
     (`GeOp._verification_key`) minus the operand objects, plus the op's class. None when the op
     ends its block (checked against its parent), reads an erased value, or holds an unhashable
     attribute."""
-    operands, results, properties, attributes, ends_block = key
-    if ends_block or any(isinstance(v, ErasedSSAValue) for v, _, _ in operands):
+    operands, operand_types, inline, results, properties, attributes, ends_block = key
+    if ends_block or any(isinstance(v, ErasedSSAValue) for v in operands):
         return None
-    content = (cls, tuple((t, inline) for _, t, inline in operands), results, properties, attributes)
+    content = (cls, operand_types, inline, results, properties, attributes)
     try:
         hash(content)
     except TypeError:
@@ -414,10 +420,7 @@ class GeOp(IRDLOperation):
     @classmethod
     def engine_class(cls) -> Engine:
         """The engine the op's `RunsOn` trait names (every ge op declares exactly one)."""
-        declared = cls.get_traits_of_type(RunsOn)
-        if len({t.engine for t in declared}) != 1:
-            raise TypeError(f"{cls.name} declares {len(declared)} RunsOn traits; it needs exactly one")
-        return declared[0].engine
+        return _engine_of_class(cls)
 
     def engine(self) -> Engine:
         """The engine this op runs on: its class's, except that a Vector op with no float result is
@@ -454,15 +457,15 @@ class GeOp(IRDLOperation):
         constant operands, result types, properties, attributes and whether it ends its block.
 
         Attributes are immutable, so equal keys mean an unchanged op; the operand objects are kept
-        (compared by identity) so a freed value's id cannot be mistaken for a live one."""
-        operands = tuple(
-            (v, v.type, tuple(v.owner.properties.items()) if hasattr(v.owner, "inline_value") else None)
-            for v in self.operands
-        )
+        (SSA values compare by identity) so a freed value's id cannot be mistaken for a live one.
+        Flat tuples compared with `==`: this runs for every op after every pass."""
+        operands = self._operands
         block = self.parent
         return (
             operands,
-            tuple(r.type for r in self.results),
+            tuple([v.type for v in operands]),
+            tuple([tuple(o.properties.items()) if hasattr(o := v.owner, "inline_value") else None for v in operands]),
+            tuple([r.type for r in self.results]),
             tuple(self.properties.items()),
             tuple(self.attributes.items()),
             block is not None and block.last_op is self,
@@ -481,7 +484,7 @@ class GeOp(IRDLOperation):
         so a wrong op is always checked, and blamed on the pass that made it."""
         key = self._verification_key()
         last = self.__dict__.get("_verified_as")  # the key of the last successful verification
-        if last is not None and _same_key(last, key):
+        if last is not None and last == key:
             return
         content = _content_key(type(self), key)
         if content is not None and content in _VERIFIED_CONTENT:
