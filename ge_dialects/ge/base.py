@@ -256,6 +256,7 @@ def _dims_compatible(a: Shape, b: Shape) -> bool:
 
 
 _ENGINES: dict[type, tuple[object, Engine]] = {}
+_TRAITS: dict[tuple[type, type], tuple[object, Any]] = {}
 
 
 def _engine_of_class(cls: type[GeOp]) -> Engine:
@@ -416,6 +417,21 @@ class GeOp(IRDLOperation):
         depend on), the cotangents of `self.operands` in order (None for an operand that gets none),
         built as ge ops with `g` (ge_dialects/ge/grad.py). An op without one is not differentiable."""
         raise NotDifferentiable(f"{describe(self)} has no gradient")
+
+    @classmethod
+    def get_trait(cls, trait):  # type: ignore[override]
+        """xDSL's, remembered per class, trait type and traits object: asked for every op by every
+        verification (IsolatedFromAbove, terminators) and by the passes, it walked the traits with
+        isinstance each time (a third of re-verifying a 20k-op chain)."""
+        if not isinstance(trait, type):
+            return super().get_trait(trait)
+        traits = cls.traits
+        known = _TRAITS.get((cls, trait))
+        if known is not None and known[0] is traits:
+            return known[1]
+        found = super().get_trait(trait)
+        _TRAITS[(cls, trait)] = (traits, found)
+        return found
 
     @classmethod
     def engine_class(cls) -> Engine:
