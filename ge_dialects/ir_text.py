@@ -19,7 +19,7 @@ import re
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -31,6 +31,9 @@ from ge.ge_dialects.ge.types import ELEMENT_TYPES
 from ge.ge_dialects.ssa_order import first_bad_use
 
 _ELEMENT_TYPE_SET = frozenset(ELEMENT_TYPES.values())
+_SIMPLE_TENSOR_TYPE = re.compile(r'tensor<(?:[^<>"{}\n]|<[^<>"{}\n]*>)*>')
+"""A tensor type spelled without strings, braces or deeper nesting than `#ge.fmt<...>`: the same
+spelling is always the same type, so GeParser parses it once."""
 
 
 class GeLexer(MLIRLexer):
@@ -96,6 +99,13 @@ class GeParser(Parser):
         self._parser_state = ParserState(GeLexer(Input(text, name)))
         self.op_starts: dict[Operation, int] = {}
         self.value_names: dict[SSAValue, str] = {}  # as written, for messages about uses
+        self._types: dict[str, Attribute] = {}  # tensor types by spelling (_SIMPLE_TENSOR_TYPE)
+        self._last_token_end = 0
+
+    def _consume_token(self, expected_kind=None):
+        token = super()._consume_token(expected_kind)
+        self._last_token_end = token.span.end
+        return token
 
     def _register_ssa_definition(self, name, values, span):
         super()._register_ssa_definition(name, values, span)
@@ -118,12 +128,26 @@ class GeParser(Parser):
         return number_type
 
     def _parse_optional_builtin_parametrized_type(self):
-        if self._current_token.kind == MLIRTokenKind.BARE_IDENT and self._current_token.text == "complex":
+        token = self._current_token
+        if token.kind != MLIRTokenKind.BARE_IDENT:
+            return super()._parse_optional_builtin_parametrized_type()
+        if token.text == "complex":
             raise ParseError(
-                self._current_token.span,
+                token.span,
                 f"complex types are not supported; element types are {', '.join(ELEMENT_TYPES)}",
             )
-        return super()._parse_optional_builtin_parametrized_type()
+        if token.text != "tensor":
+            return super()._parse_optional_builtin_parametrized_type()
+        # A module spells the same few tensor types over and over (twice per op): each spelling is
+        # parsed once, then read back from the cache (half of parsing a 10k-op chain was types).
+        spelled = _SIMPLE_TENSOR_TYPE.match(self.lexer.input.content, token.span.start)
+        if spelled is not None and (known := self._types.get(spelled.group())) is not None:
+            self._resume_from(spelled.end())
+            return known
+        parsed = super()._parse_optional_builtin_parametrized_type()
+        if spelled is not None and parsed is not None and self._last_token_end == spelled.end():
+            self._types[spelled.group()] = parsed
+        return parsed
 
     def parse_dense_int_or_fp_elements_attr(self, type):
         attr = parse_dense_body(self, type)

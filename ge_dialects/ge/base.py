@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -255,15 +255,43 @@ def _dims_compatible(a: Shape, b: Shape) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def _same_key(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
-    """Operands by identity (SSA values compare so anyway, but say it), the rest by equality."""
-    old_operands, new_operands = old[0], new[0]
-    if len(old_operands) != len(new_operands):
-        return False
-    for (v, *rest), (w, *rest_new) in zip(old_operands, new_operands):
-        if v is not w or rest != rest_new:
-            return False
-    return old[1:] == new[1:]
+_ENGINES: dict[type, tuple[object, Engine]] = {}
+_TRAITS: dict[tuple[type, type], tuple[object, Any]] = {}
+
+
+def _engine_of_class(cls: type[GeOp]) -> Engine:
+    """Traits belong to the class: read once per class and traits object (the fusion cost model
+    asks per op, often)."""
+    traits = cls.traits
+    known = _ENGINES.get(cls)
+    if known is not None and known[0] is traits:
+        return known[1]
+    declared = cls.get_traits_of_type(RunsOn)
+    if len({t.engine for t in declared}) != 1:
+        raise TypeError(f"{cls.name} declares {len(declared)} RunsOn traits; it needs exactly one")
+    _ENGINES[cls] = (traits, declared[0].engine)
+    return declared[0].engine
+
+
+_VERIFIED_CONTENT: set[tuple[Any, ...]] = set()
+"""Content keys (`_content_key`) of ge ops that verified; forgotten all at once past the limit."""
+_VERIFIED_CONTENT_LIMIT = 200_000
+
+
+def _content_key(cls: type, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What a ge op's verification depends on, without the op's identity or its operands': `key`
+    (`GeOp._verification_key`) minus the operand objects, plus the op's class. None when the op
+    ends its block (checked against its parent), reads an erased value, or holds an unhashable
+    attribute."""
+    operands, operand_types, inline, results, properties, attributes, ends_block = key
+    if ends_block or any(isinstance(v, ErasedSSAValue) for v in operands):
+        return None
+    content = (cls, operand_types, inline, results, properties, attributes)
+    try:
+        hash(content)
+    except TypeError:
+        return None
+    return content
 
 
 class GeOp(IRDLOperation):
@@ -391,12 +419,24 @@ class GeOp(IRDLOperation):
         raise NotDifferentiable(f"{describe(self)} has no gradient")
 
     @classmethod
+    def get_trait(cls, trait):  # type: ignore[override]
+        """xDSL's, remembered per class, trait type and traits object: asked for every op by every
+        verification (IsolatedFromAbove, terminators) and by the passes, it walked the traits with
+        isinstance each time (a third of re-verifying a 20k-op chain)."""
+        if not isinstance(trait, type):
+            return super().get_trait(trait)
+        traits = cls.traits
+        known = _TRAITS.get((cls, trait))
+        if known is not None and known[0] is traits:
+            return known[1]
+        found = super().get_trait(trait)
+        _TRAITS[(cls, trait)] = (traits, found)
+        return found
+
+    @classmethod
     def engine_class(cls) -> Engine:
         """The engine the op's `RunsOn` trait names (every ge op declares exactly one)."""
-        declared = cls.get_traits_of_type(RunsOn)
-        if len({t.engine for t in declared}) != 1:
-            raise TypeError(f"{cls.name} declares {len(declared)} RunsOn traits; it needs exactly one")
-        return declared[0].engine
+        return _engine_of_class(cls)
 
     def engine(self) -> Engine:
         """The engine this op runs on: its class's, except that a Vector op with no float result is
@@ -433,15 +473,15 @@ class GeOp(IRDLOperation):
         constant operands, result types, properties, attributes and whether it ends its block.
 
         Attributes are immutable, so equal keys mean an unchanged op; the operand objects are kept
-        (compared by identity) so a freed value's id cannot be mistaken for a live one."""
-        operands = tuple(
-            (v, v.type, tuple(v.owner.properties.items()) if hasattr(v.owner, "inline_value") else None)
-            for v in self.operands
-        )
+        (SSA values compare by identity) so a freed value's id cannot be mistaken for a live one.
+        Flat tuples compared with `==`: this runs for every op after every pass."""
+        operands = self._operands
         block = self.parent
         return (
             operands,
-            tuple(r.type for r in self.results),
+            tuple([v.type for v in operands]),
+            tuple([tuple(o.properties.items()) if hasattr(o := v.owner, "inline_value") else None for v in operands]),
+            tuple([r.type for r in self.results]),
             tuple(self.properties.items()),
             tuple(self.attributes.items()),
             block is not None and block.last_op is self,
@@ -450,13 +490,28 @@ class GeOp(IRDLOperation):
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Skips ops unchanged since they last verified: a pass pipeline verifies the whole module
         after every pass, and re-running every shape function made that quadratic in practice
-        (a 3,000-op chain at O3 spent over half its time there)."""
+        (a 3,000-op chain at O3 spent over half its time there).
+
+        A changed or new op whose content (class, operand types, inline constant operands, result
+        types, properties, attributes) equals one that verified is not checked again either: the
+        verifier reads nothing else (ge ops have no regions; an op that ends its block or reads an
+        erased value is always checked). Clones (lower-to-tasks copies every op into a task) and
+        the thousand alike ops of a deep model then cost a lookup. Only successes are remembered,
+        so a wrong op is always checked, and blamed on the pass that made it."""
         key = self._verification_key()
         last = self.__dict__.get("_verified_as")  # the key of the last successful verification
-        if last is not None and _same_key(last, key):
+        if last is not None and last == key:
+            return
+        content = _content_key(type(self), key)
+        if content is not None and content in _VERIFIED_CONTENT:
+            self.__dict__["_verified_as"] = key
             return
         super().verify(verify_nested_ops)
         self.__dict__["_verified_as"] = key
+        if content is not None:
+            if len(_VERIFIED_CONTENT) >= _VERIFIED_CONTENT_LIMIT:
+                _VERIFIED_CONTENT.clear()
+            _VERIFIED_CONTENT.add(content)
 
     def verify_(self) -> None:
         for value in (*self.operands, *self.results):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -172,10 +173,22 @@ Shape = tuple[int | None, ...]
 """A logical shape as the shape functions see it: `None` marks an unknown (`?`) dimension."""
 
 
+_TENSOR_TYPES: dict[tuple[Any, ...], TensorType] = {}
+"""Tensor types built so far (types are immutable; building one and checking its parameters cost
+more than every shape function of an elementwise op). Forgotten all at once past 100,000."""
+
+
 def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr | None = None) -> TensorType:
     """Builds a ge tensor type; `None` dims print as `?`."""
-    dims = [DYNAMIC_INDEX if d is None else int(d) for d in shape]
-    return TensorType(element_type, dims, fmt if fmt is not None else NoneAttr())
+    dims = tuple(DYNAMIC_INDEX if d is None else int(d) for d in shape)
+    key = (element_type, dims, fmt)
+    known = _TENSOR_TYPES.get(key)
+    if known is None:
+        known = TensorType(element_type, dims, fmt if fmt is not None else NoneAttr())
+        if len(_TENSOR_TYPES) >= 100_000:
+            _TENSOR_TYPES.clear()
+        _TENSOR_TYPES[key] = known
+    return known
 
 
 def tensor_type_of(value: SSAValue) -> TensorType:

@@ -20,8 +20,9 @@ exactly the cross-stream edges of ``TR(U)``:
 This is GE's redundant-event optimization done exactly: an event ``u -> v`` is dropped when
 the stream order and the other dependencies already order ``u`` before ``v`` (e.g. ``u`` sends
 an event to an earlier task of ``v``'s stream, or ``v``'s stream already waits for a later
-task of ``u``'s stream). The transitive reduction is computed with bitset reachability
-(``graph.transitive_reduction``), ``O(|U|)`` big-int ORs.
+task of ``u``'s stream). The transitive reduction is computed with ``graph.Reachability``:
+bitsets on small graphs, on large ones labels per stream (the streams are chains of ``U``), memory
+``O(n x streams)``.
 
 **Event ids.** Hardware has a limited number of event ids, so ids are reused. Given an *issue
 order* of the tasks (usually the program order), the event ``(src, dst)`` is issued as a record
@@ -43,7 +44,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 
-from ge.lowering.streams.graph import Dag, Edge, transitive_closure, transitive_reduction
+from ge.lowering.streams.graph import Dag, Edge, Reachability, transitive_reduction
 
 
 def stream_edges(streams: Sequence[int]) -> list[Edge]:
@@ -72,7 +73,7 @@ def insert_events(dag: Dag, streams: Sequence[int]) -> list[Edge]:
     wait before ``dst`` on its stream. Exactly the cross-stream edges of the transitive
     reduction of data edges + stream edges (see the module docstring)."""
     succ = _union_succ(dag, streams)
-    return [(u, v) for u, v in transitive_reduction(dag.n, succ) if streams[u] != streams[v]]
+    return [(u, v) for u, v in transitive_reduction(dag.n, succ, chains=streams) if streams[u] != streams[v]]
 
 
 def unenforced_edges(dag: Dag, streams: Sequence[int], events: Iterable[Edge]) -> list[Edge]:
@@ -86,8 +87,8 @@ def unenforced_edges(dag: Dag, streams: Sequence[int], events: Iterable[Edge]) -
         if not 0 <= u < v < dag.n:
             raise ValueError(f"event ({u}, {v}) goes against the program order")
         succ[u].append(v)
-    reach = transitive_closure(dag.n, succ)
-    return [(u, v) for u, v in dag.edges if not reach[u] >> v & 1]
+    reach = Reachability(dag.n, succ, chains=streams)
+    return [(u, v) for u, v in dag.edges if not reach.reaches(u, v)]
 
 
 def assign_event_ids(events: Iterable[Edge], order: Sequence[int]) -> dict[Edge, int]:
@@ -146,13 +147,13 @@ def assign_safe_event_ids(events: Iterable[Edge], streams: Sequence[int]) -> dic
         if not 0 <= u < v < n:
             raise ValueError(f"event ({u}, {v}) goes against the program order")
         succ[u].append(v)
-    reach = transitive_closure(n, succ)
+    reach = Reachability(n, succ, chains=streams)
     holder: list[Edge] = []  # id -> the latest event that took it
     ids: dict[Edge, int] = {}
     for e in events:
         u2 = e[0]
         for i, (_, v1) in enumerate(holder):
-            if v1 == u2 or reach[v1] >> u2 & 1:
+            if v1 == u2 or reach.reaches(v1, u2):
                 holder[i] = e
                 ids[e] = i
                 break

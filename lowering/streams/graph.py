@@ -5,15 +5,23 @@ topological order, i.e. every edge ``(u, v)`` has ``u < v``. Keeping that invari
 graph algorithm here a single sweep over the nodes (forwards or backwards), with no sort and no
 cycle check.
 
-Reachability sets are Python ints used as bitsets (bit ``v`` of ``reach[u]`` says that ``v`` is
-reachable from ``u``). A node set of a ~1000-task model is a 1000-bit int, and one OR of two
-of them costs about as much as one Python addition, so the transitive closure of a graph with
-``e`` edges takes ``e`` big-int ORs.
+Reachability (``Reachability``) comes in two forms with the same answers. Small graphs: Python
+ints used as bitsets (bit ``v`` of ``reach[u]`` says that ``v`` is reachable from ``u``); one OR
+of two ~1000-bit ints costs about as much as one Python addition, so the closure of a graph with
+``e`` edges takes ``e`` big-int ORs, but its memory is ``n^2`` bits (2.2 GB at 80k tasks). Large
+graphs: chain labels. The nodes are split into chains, each a sequence of nodes joined by paths
+(the streams, when the stream-order edges are in the graph; otherwise a greedy cover along the
+edges); a node that reaches a node of a chain reaches everything after it on that chain, so
+``first[u][c]``, the earliest node of chain ``c`` reachable from ``u``, says it all:
+``u`` reaches ``v`` iff ``first[u][chain(v)] <= v``. Memory ``n x chains``; one backwards sweep,
+an elementwise minimum per edge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 Edge = tuple[int, int]
 
@@ -26,7 +34,7 @@ class Dag:
     to 1.0. ``succ[u]`` / ``pred[v]`` are sorted adjacency lists.
     """
 
-    __slots__ = ("n", "edges", "costs", "succ", "pred", "_reach")
+    __slots__ = ("n", "edges", "costs", "succ", "pred", "_reach", "_reachability")
 
     def __init__(self, n: int, edges: Iterable[Edge] = (), costs: Sequence[float] | None = None):
         if n < 0:
@@ -55,6 +63,7 @@ class Dag:
             self.succ[u].append(v)
             self.pred[v].append(u)
         self._reach: list[int] | None = None
+        self._reachability: Reachability | None = None
 
     def __repr__(self) -> str:
         return f"Dag(n={self.n}, edges={list(self.edges)})"
@@ -72,13 +81,126 @@ class Dag:
             self._reach = transitive_closure(self.n, self.succ)
         return self._reach
 
+    def reachability(self) -> Reachability:
+        """Reachability queries (cached; bitsets or chain labels by size, see the module docstring)."""
+        if self._reachability is None:
+            self._reachability = Reachability(self.n, self.succ)
+        return self._reachability
+
     def reaches(self, u: int, v: int) -> bool:
         """Whether a path of >= 1 edge leads from ``u`` to ``v``."""
-        return bool(self.closure()[u] >> v & 1)
+        return self.reachability().reaches(u, v)
 
     def transitive_reduction(self) -> Dag:
         """The unique smallest DAG with the same reachability (same costs)."""
-        return Dag(self.n, transitive_reduction(self.n, self.succ, self.closure()), self.costs)
+        return Dag(self.n, self.reachability().reduction(), self.costs)
+
+
+BITSET_LIMIT = 2048
+"""Graphs of up to this many nodes use bitsets (n^2 bits: 0.5 MB here), larger ones chain labels
+unless their chains are so many that the labels would take more memory than the bitsets."""
+
+
+METHOD: str | None = None
+"""Which form every ``Reachability`` without a ``method`` takes: None chooses by size (tests set it
+to compare the two on whole plans)."""
+
+
+class Reachability:
+    """Which nodes a path of >= 1 edge leads to, for a DAG whose edges go from lower to higher
+    node numbers (``succ[u]``: the successors of ``u``; duplicates allowed).
+
+    ``chains`` (optional): a chain id per node such that each node is joined by a path to the next
+    node of its chain (e.g. stream ids when ``succ`` holds the stream-order edges); without them a
+    greedy cover along the edges is used. ``method`` forces "bitsets" or "labels" (tests); by
+    default bitsets up to ``BITSET_LIMIT`` nodes. Both give the same answers."""
+
+    def __init__(
+        self, n: int, succ: Sequence[Sequence[int]], chains: Sequence[int] | None = None, method: str | None = None
+    ):
+        self.n = n
+        self.succ = succ
+        self._bits: list[int] | None = None
+        self._first: np.ndarray | None = None
+        self.chain = np.zeros(0, dtype=np.int64)
+        method = method or METHOD
+        if method is None and n <= BITSET_LIMIT:
+            method = "bitsets"
+        if method != "bitsets":
+            if chains is None:
+                chains = greedy_chains(n, succ)
+            chain_ids = {c: i for i, c in enumerate(dict.fromkeys(chains))}
+            self.chain = np.fromiter((chain_ids[c] for c in chains), dtype=np.int64, count=n)
+            if method is None:
+                method = "bitsets" if 32 * len(chain_ids) >= n else "labels"
+        if method == "bitsets":
+            self._bits = transitive_closure(n, succ)
+        elif method == "labels":
+            self._first = _chain_labels(n, succ, self.chain, int(self.chain.max(initial=-1)) + 1)
+        else:
+            raise ValueError(f"unknown reachability method {method!r}")
+
+    @property
+    def method(self) -> str:
+        return "bitsets" if self._bits is not None else "labels"
+
+    def reaches(self, u: int, v: int) -> bool:
+        if self._bits is not None:
+            return bool(self._bits[u] >> v & 1)
+        assert self._first is not None
+        return bool(self._first[u, self.chain[v]] <= v)
+
+    def reduction(self) -> list[Edge]:
+        """The edges of the transitive reduction, sorted (see ``transitive_reduction``)."""
+        if self._bits is not None:
+            return transitive_reduction(self.n, self.succ, self._bits)
+        # Edge (u, v) is redundant iff a successor w of u reaches v: the minimum of first[w] over
+        # the successors, at v's chain, is <= v (v never reaches itself, so w = v adds nothing).
+        first, chain = self._first, self.chain
+        assert first is not None
+        kept: list[Edge] = []
+        for u in range(self.n):
+            s = self.succ[u]
+            if not s:
+                continue
+            row = first[s[0]] if len(s) == 1 else first[list(s)].min(axis=0)
+            kept.extend((u, v) for v in sorted(set(s)) if row[chain[v]] > v)
+        return kept
+
+
+def greedy_chains(n: int, succ: Sequence[Sequence[int]]) -> list[int]:
+    """A chain id per node: each node continues the chain of its first predecessor that still ends
+    a chain (joined to it by an edge), or starts a new one."""
+    chain = list(range(n))
+    open_tail = [True] * n  # whether node u still ends its chain
+    taken = [False] * n  # whether node v already continues a chain
+    for u in range(n):
+        for v in succ[u]:
+            if open_tail[u] and not taken[v]:
+                chain[v] = chain[u]
+                open_tail[u] = False
+                taken[v] = True
+                break
+    return chain
+
+
+def _chain_labels(n: int, succ: Sequence[Sequence[int]], chain: np.ndarray, chains: int) -> np.ndarray:
+    """``first[u][c]``: the earliest node of chain ``c`` reachable from ``u`` (``n`` for none).
+
+    Backwards: ``first[u]`` is the minimum over the successors ``w`` of ``first[w]`` and of ``w``
+    itself on its chain."""
+    first = np.full((n, chains), n, dtype=np.int32 if n < 2**31 else np.int64)
+    for u in range(n - 1, -1, -1):
+        s = succ[u]
+        if not s:
+            continue
+        row = first[s[0]].copy() if len(s) == 1 else first[list(s)].min(axis=0)
+        for w in s:
+            c = chain[w]
+            if w < row[c]:
+                row[c] = w
+        first[u] = row
+    return first
 
 
 def transitive_closure(n: int, succ: Sequence[Sequence[int]]) -> list[int]:
@@ -96,7 +218,9 @@ def transitive_closure(n: int, succ: Sequence[Sequence[int]]) -> list[int]:
     return reach
 
 
-def transitive_reduction(n: int, succ: Sequence[Sequence[int]], reach: Sequence[int] | None = None) -> list[Edge]:
+def transitive_reduction(
+    n: int, succ: Sequence[Sequence[int]], reach: Sequence[int] | None = None, chains: Sequence[int] | None = None
+) -> list[Edge]:
     """The edges of the transitive reduction, sorted.
 
     Edge ``(u, v)`` is redundant iff another path ``u -> ... -> v`` exists; such a path starts
@@ -105,7 +229,7 @@ def transitive_reduction(n: int, succ: Sequence[Sequence[int]], reach: Sequence[
     ``covered[u]`` is clear (``reach[v]`` never contains ``v``, so ``w = v`` adds nothing).
     """
     if reach is None:
-        reach = transitive_closure(n, succ)
+        return Reachability(n, succ, chains).reduction()
     kept: list[Edge] = []
     for u in range(n):
         covered = 0

@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from ge.ge_dialects import stream, task
 from ge.lowering.memory.state import StateError, war_edges
 from ge.lowering.streams.events import stream_edges
-from ge.lowering.streams.graph import transitive_closure
+from ge.lowering.streams.graph import Reachability
 from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges, task_name
 
 
@@ -49,13 +49,13 @@ class StreamFacts:
     streams: list[int]
     events: list[tuple[int, int]]
     """(record's task, first task of the waiting stream after the wait), one per wait."""
-    reach: list[int]
-    """Happens-before as bitsets: bit v of reach[u] iff u finishes before v starts."""
+    reach: Reachability
+    """Happens-before: reach.reaches(u, v) iff u finishes before v starts."""
     task_after_wait: dict[stream.WaitOp, int]
     """The first task of the wait's stream after the wait in program order."""
 
     def ordered(self, u: int, v: int) -> bool:
-        return u == v or bool(self.reach[u] >> v & 1)
+        return u == v or self.reach.reaches(u, v)
 
 
 def _where(fn: func.FuncOp) -> str:
@@ -78,7 +78,11 @@ def stream_facts(fn: func.FuncOp) -> StreamFacts:
     for u, v in stream_edges(walk.streams) + walk.events:
         succ[u].append(v)
     return StreamFacts(
-        walk.kernels, walk.streams, walk.events, transitive_closure(len(walk.kernels), succ), walk.task_after_wait
+        walk.kernels,
+        walk.streams,
+        walk.events,
+        Reachability(len(walk.kernels), succ, chains=walk.streams),
+        walk.task_after_wait,
     )
 
 

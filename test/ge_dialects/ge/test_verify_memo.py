@@ -82,3 +82,37 @@ def test_an_attribute_change_reverifies(monkeypatch):
     ops["ge.reshape"].attributes["ge.note"] = StringAttr("x")
     module.verify()
     assert [c for c in calls if c.startswith("ge.")] == ["ge.reshape"]
+
+
+def test_a_clone_of_a_verified_op_is_not_verified_again(monkeypatch):
+    """The content memo: a new op alike to one that verified (a clone, as lower-to-tasks makes)."""
+    module, ops = _ops()
+    transpose = ops["ge.transpose"]
+    clone = transpose.clone()
+    transpose.parent.insert_op_after(clone, transpose)
+    calls = _count_verifications(monkeypatch)
+    module.verify()
+    assert [c for c in calls if c.startswith("ge.")] == []
+
+
+def test_a_clone_made_wrong_is_verified():
+    """Same op, same operand and properties as one that verified, but another result type: checked."""
+    module, ops = _ops()
+    transpose = ops["ge.transpose"]
+    clone = transpose.clone()
+    transpose.parent.insert_op_after(clone, transpose)
+    clone.results[0]._type = TensorType(f32, [2, 3, 4])
+    with pytest.raises(VerifyException, match="operands imply"):
+        module.verify()
+
+
+def test_an_op_that_ends_its_block_is_verified_despite_the_memo():
+    """A ge op alike to one that verified, but last in its block (not a terminator): checked."""
+    module, ops = _ops()
+    transpose = ops["ge.transpose"]
+    block = transpose.parent
+    block.erase_op(block.last_op)
+    clone = transpose.clone()
+    block.add_op(clone)
+    with pytest.raises(VerifyException, match="terminator"):
+        module.verify()

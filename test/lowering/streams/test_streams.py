@@ -17,12 +17,14 @@ from ge.lowering.streams import (
     assign_streams,
     dag_from_ops,
     estimate_makespan,
+    graph,
     insert_events,
     path_cover,
     plan_streams,
     unenforced_edges,
 )
 from ge.lowering.streams.assign import asap_times
+from ge.lowering.streams.graph import Reachability
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -159,6 +161,41 @@ def test_closure_and_reduction_match_definition(dag):
     reduced = dag.transitive_reduction()
     assert set(reduced.edges) == expected
     assert reduced.closure() == reach
+
+
+@SETTINGS
+@given(dags(max_nodes=30, max_edges=80), st.data())
+def test_chain_labels_answer_as_the_bitsets(dag, data):
+    """graph.Reachability's two forms (large graphs use the labels): the same reachability and
+    reduction, on the data graph (greedy chains) and with stream-order edges (streams as chains)."""
+    streams = data.draw(st.lists(st.integers(0, 3), min_size=dag.n, max_size=dag.n))
+    succ_with_streams = [list(s) for s in dag.succ]
+    last: dict[int, int] = {}
+    for v, s in enumerate(streams):
+        if s in last:
+            succ_with_streams[last[s]].append(v)
+        last[s] = v
+    for succ, chains in ((dag.succ, None), (succ_with_streams, streams)):
+        bits = Reachability(dag.n, succ, chains, method="bitsets")
+        labels = Reachability(dag.n, succ, chains, method="labels")
+        assert labels.method == "labels"
+        for u in range(dag.n):
+            for v in range(dag.n):
+                assert labels.reaches(u, v) == bits.reaches(u, v)
+        assert labels.reduction() == bits.reduction()
+
+
+@SETTINGS
+@given(dags_with_costs(max_nodes=30), budgets)
+def test_plan_streams_alike_with_chain_labels(dag, budget):
+    """Streams, events and event ids do not depend on which form of reachability computed them."""
+    before = plan_streams(dag, budget)
+    try:
+        graph.METHOD = "labels"
+        after = plan_streams(dag.with_costs(dag.costs), budget)  # a fresh Dag: nothing cached
+    finally:
+        graph.METHOD = None
+    assert (after.streams, after.events, after.event_ids) == (before.streams, before.events, before.event_ids)
 
 
 def test_dag_rejects_bad_edges_and_costs():
