@@ -17,7 +17,8 @@ A size that exceeds `--timeout` seconds in all is stopped; its row shows the sta
 "stopped" for the rest. "peak RSS" is the process's high-water mark after its last stage. The
 "exponent" line fits O3 time = c * ops^k over the GPT sizes that finished (least squares in log-log):
 k = 1 is linear. Threads: every stage is single-threaded Python; numpy's BLAS (the run stage) and
-ORT are held to one thread.
+ORT are held to one thread. Each size's process sets the garbage collector's thresholds as the
+tools do (`tools.common.collect_garbage_less_often`).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def run_case(kind: str, size: int) -> None:
     from ge.ge_dialects.ge.weights import attach_weights
     from ge.interpreter.runner import run
     from ge.passes.pipeline import apply_all, parse_passes
-    from ge.tools.common import make_context, parse_module, print_module
+    from ge.tools.common import collect_garbage_less_often, make_context, parse_module, print_module
 
+    collect_garbage_less_often()  # as the tools do
     model = BUILDERS[kind](size)
     _emit("nodes", 0.0, nodes=len(model.graph.node))
     start = time.perf_counter()

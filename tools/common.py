@@ -3,6 +3,7 @@ that a user's mistake ends in one line on stderr and a non-zero exit, never a tr
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -93,6 +94,24 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[str], No
     outputs = Outputs()
     outputs.add(path, data)
     outputs.commit()
+
+
+# -- the process's garbage collector -------------------------------------------------------------
+
+GC_THRESHOLDS = (100_000, 20, 100)
+"""Young-generation allocations before a collection, and the next generations' counts: far above
+Python's (700, 10, 10)."""
+
+
+def collect_garbage_less_often() -> None:
+    """Lets the cyclic garbage collector run less often, for this process (the tools' choice, as
+    `keep_freed_memory`: a library does not retune its host).
+
+    A module is millions of small objects that live as long as it does; at the default thresholds
+    the collector keeps re-traversing them while a pass allocates (a 40k-op chain's O3: 29.6 s by
+    default, 21.0 s at these thresholds, same run). Garbage cycles (erased ops) are still freed, in
+    fewer, larger collections."""
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 # -- what the tool is doing, for the one line a resource error gets ------------------------------
@@ -235,6 +254,7 @@ def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
     - stdout closed early (`ge-run ... | head -1`) ends quietly with exit code 1, like other Unix tools.
     """
     report = ErrorReport(tool, debug)
+    collect_garbage_less_often()
     try:
         yield report
         sys.stdout.flush()  # here, not at interpreter exit, so a closed pipe is reported by us
