@@ -109,8 +109,8 @@ def collect_garbage_less_often() -> None:
 
     A module is millions of small objects that live as long as it does; at the default thresholds
     the collector keeps re-traversing them while a pass allocates (a 40k-op chain's O3: 29.6 s by
-    default, 21.0 s at these thresholds, same run). Garbage cycles (erased ops) are still freed, in
-    fewer, larger collections."""
+    default, 21-25 s at these thresholds; bench.scaling's 100k chain showed no gain). Garbage
+    cycles (erased ops) are still freed, in fewer, larger collections."""
     gc.set_threshold(*GC_THRESHOLDS)
 
 

@@ -132,10 +132,15 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> 
         out = np.empty((m, n), np.result_type(a, b))
     if m * n * a.shape[1] < _SPLIT_MACS:
         return np.matmul(a, b, out=out)
-    if m >= n:
-        rows = parallel.spans(m, _SPLIT_BLOCKS, align=16)
-        parallel.run_blocks(len(rows), lambda i: np.matmul(a[slice(*rows[i])], b, out=out[slice(*rows[i])]))
-    else:
-        cols = parallel.spans(n, _SPLIT_BLOCKS, align=16)
-        parallel.run_blocks(len(cols), lambda i: np.matmul(a, b[:, slice(*cols[i])], out=out[:, slice(*cols[i])]))
+    by_rows = m >= n
+    blocks = parallel.spans(m if by_rows else n, _SPLIT_BLOCKS, align=16)
+
+    def block(i: int) -> None:
+        part = slice(*blocks[i])
+        if by_rows:
+            np.matmul(a[part], b, out=out[part])
+        else:
+            np.matmul(a, b[:, part], out=out[:, part])
+
+    parallel.run_blocks(len(blocks), block)
     return out

@@ -95,22 +95,13 @@ def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.divide(p, q, out=x)
 
 
-def _by_blocks(x: np.ndarray, fn) -> np.ndarray:
-    """fn(x_block, y_block) over contiguous blocks of x's elements, on the run's threads
-    (`parallel.for_rows`), into a new array of x's shape and type."""
-    flat = np.ascontiguousarray(x).reshape(-1)
-    y = np.empty_like(flat)
-    parallel.for_rows(flat.size, 1, lambda lo, hi: fn(flat[lo:hi], y[lo:hi]))
-    return y.reshape(x.shape)
-
-
 def erf(op, ins):
     x = ins["x"]
     if x.dtype.kind in "iu":
         return np.asarray(special.erf(x.astype(np.float64)).round(), dtype=x.dtype)
     wide = _wide(x)
     if wide.dtype == np.float32:
-        return _by_blocks(wide, erf_f32).astype(x.dtype, copy=False)
+        return parallel.elementwise(erf_f32, np.empty_like(wide), wide).astype(x.dtype, copy=False)
     return np.asarray(special.erf(wide), dtype=x.dtype)
 
 
@@ -156,7 +147,8 @@ def gelu(op, ins):
     `erf_f32`, the function `ge.erf` computes, so a recognized GELU and the ops it replaces agree)."""
     x = ins["x"]
     tanh = op.p("approximate") == "tanh"
-    y = _by_blocks(_wide(x), lambda xs, ys: _gelu_into(xs, ys, tanh))
+    wide = _wide(x)
+    y = parallel.elementwise(lambda xs, out: _gelu_into(xs, out, tanh), np.empty_like(wide), wide)
     return np.asarray(y, dtype=x.dtype)
 
 
