@@ -1,6 +1,6 @@
 """How compile time grows with the graph: each stage per model size, against onnxruntime's session.
 
-    python -m bench.scaling [--gpt 12,48,192,768] [--chain 100000] [--timeout 600]
+    python -m bench.scaling [--gpt 12,48,192,768] [--chain 100000] [--timeout 600] [--repeat 3]
 
 Models: deep GPT-2 stacks (the same block repeated: hidden 64, 4 heads, sequence 64, vocabulary
 512) and a chain of N Relu ops. Each size runs in a fresh process (so one size's memory is not the
@@ -13,8 +13,10 @@ next one's), stage after stage on the same module, each stage timed alone:
 - run: the lowered module on the interpreter (the chain only: the GPT stacks are timed to lowering);
 - ort: onnxruntime InferenceSession creation on the same model (ORT_ENABLE_ALL, one intra-op thread).
 
-A size that exceeds `--timeout` seconds in all is stopped; its row shows the stages it finished and
-"stopped" for the rest. "peak RSS" is the process's high-water mark after its last stage. The
+Each size runs `--repeat` times, in rounds (every size once, then again), and each stage shows the
+median of its runs: on a shared machine one slow moment moves a single run of a small size by 2x,
+and the GPT ratio and exponent rest on the smallest size. A size that exceeds `--timeout` seconds in
+all is stopped; its row shows the stages its runs finished and "peak RSS" is the largest process's high-water mark after its last stage. The
 "exponent" line fits O3 time = c * ops^k over the GPT sizes that finished (least squares in log-log):
 k = 1 is linear. Threads: every stage is single-threaded Python; numpy's BLAS (the run stage) and
 ORT are held to one thread. Each size's process sets the garbage collector's thresholds as the
@@ -28,6 +30,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -135,6 +138,21 @@ def measure(kind: str, size: int, timeout: float) -> dict[str, object]:
     return row
 
 
+def median_row(runs: list[dict[str, object]]) -> dict[str, object]:
+    """One size's runs as one row: each stage's median over the runs that finished it, the largest
+    peak, stopped if any run was."""
+    row: dict[str, object] = {"model": runs[0]["model"], "stopped": any(r["stopped"] for r in runs)}
+    if "nodes" in runs[0]:
+        row["nodes"] = runs[0]["nodes"]
+    for stage in STAGES:
+        times = [float(r[stage]) for r in runs if stage in r]  # type: ignore[arg-type]
+        if times:
+            row[stage] = statistics.median(times)
+    row["peak_mib"] = max(float(r.get("peak_mib", 0.0)) for r in runs)  # type: ignore[arg-type]
+    row["runs"] = len(runs)
+    return row
+
+
 def fitted_exponent(points: list[tuple[float, float]]) -> float | None:
     """k of t = c * n^k by least squares on (log n, log t); None for fewer than two points."""
     if len(points) < 2:
@@ -170,14 +188,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gpt", default="12,48,192,768", help="GPT block counts ('' for none)")
     parser.add_argument("--chain", default="100000", help="Relu chain lengths ('' for none)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per model size, all stages")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size (the median is shown)")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # the child process: KIND:SIZE
     args = parser.parse_args(argv)
     if args.case:
         kind, size = args.case.split(":")
         run_case(kind, int(size))
         return
-    rows = [measure("gpt", n, args.timeout) for n in _sizes(args.gpt)]
-    rows += [measure("chain", n, args.timeout) for n in _sizes(args.chain)]
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    cases = [("gpt", n) for n in _sizes(args.gpt)] + [("chain", n) for n in _sizes(args.chain)]
+    runs: dict[tuple[str, int], list[dict[str, object]]] = {case: [] for case in cases}
+    for _ in range(args.repeat):
+        for kind, n in cases:
+            runs[kind, n].append(measure(kind, n, args.timeout))
+    rows = [median_row(runs[case]) for case in cases]
+    print(f"median of {args.repeat} run(s) per size")
     print(table(rows))
     gpt_points = [(float(r["nodes"]), float(r["O3"])) for r in rows[: len(_sizes(args.gpt))] if "O3" in r]  # type: ignore[arg-type]
     k = fitted_exponent(gpt_points)

@@ -5,11 +5,16 @@ A candidate group is timed as the task lower-to-tasks would make of it: the engi
 class and the block_dim of its geometry (interpreter/device/engines.py), its boundary values as inputs and
 outputs, then the device cost model's tiled pipeline, task overhead included (a cold L2, all of
 HBM: the task alone). Every number comes from the target file; nothing is per model.
+
+Kernels of the same structure (`kernel_structure`: member classes, types, properties and attributes,
+the boundary's types) have the same time, so it is computed once per structure: a deep model's
+alike ops and a chain's thousands of Relus cost a lookup (the cost model was a third of O3 on a
+100k-op chain).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
@@ -26,6 +31,7 @@ class CostModel:
     def __init__(self, target: Target):
         self.target = target
         self.hardware = Hardware.of(target)
+        self._kernel_times: dict[Hashable, float] = {}
 
     @property
     def join_s(self) -> float:
@@ -36,8 +42,15 @@ class CostModel:
         self, members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], engine: str
     ) -> float:
         """One kernel running `members` on `engine`, reading `inputs` and writing `outputs`."""
+        key = kernel_structure(members, inputs, outputs, engine)
+        known = self._kernel_times.get(key) if key is not None else None
+        if known is not None:
+            return known
         block_dim, _ = geometry(members, outputs, engine, self.target)
-        return work_time(ops_work(members, inputs, outputs, engine, block_dim), self.hardware)
+        seconds = work_time(ops_work(members, inputs, outputs, engine, block_dim), self.hardware)
+        if key is not None:
+            self._kernel_times[key] = seconds
+        return seconds
 
     def group_time(self, pattern: str, members: Sequence[Operation], outputs: Sequence[SSAValue]) -> float:
         """The kernel `members` would become as a `fused.group` of pattern class `pattern`."""
@@ -54,3 +67,30 @@ class CostModel:
     def task_time(self, kernel: task.KernelOp) -> float:
         """A lowered task as ge-run times it when it runs alone."""
         return work_time(kernel_work(kernel), self.hardware)
+
+
+def kernel_structure(
+    members: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], engine: str
+) -> Hashable | None:
+    """What a kernel's time is computed from, without the identity of its ops and values: the engine,
+    the boundary's types and which of its values are one value (a tensor read twice is read once),
+    and per member its class, operand and result types, the values of inline constant operands,
+    properties and attributes. How members feed each other does not matter: values passed inside
+    stay on chip. None when an attribute is not hashable (the kernel is then timed every time)."""
+    first: dict[SSAValue, int] = {}
+    boundary = [*inputs, *outputs]
+    for i, v in enumerate(boundary):
+        first.setdefault(v, i)
+    parts: list[Hashable] = [engine, len(inputs), *[(first[v], v.type) for v in boundary]]
+    for op in members:
+        operands = tuple(
+            [(v.type, tuple(o.properties.items()) if hasattr(o := v.owner, "inline_value") else None) for v in op.operands]
+        )
+        results = tuple([r.type for r in op.results])
+        parts.append((type(op), operands, results, tuple(op.properties.items()), tuple(op.attributes.items())))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key

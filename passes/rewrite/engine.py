@@ -356,7 +356,7 @@ class RulePattern(RewritePattern):
         return False
 
 
-def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None) -> list[RewritePattern]:
+def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None) -> list[RulePattern]:
     """One RewritePattern per root op class, each trying its rules in table order."""
     by_root: dict[type[GeOp], list[Rule]] = {}
     for rule in rules:
@@ -364,6 +364,28 @@ def rewrite_patterns(rules: Sequence[Rule], pass_name: str, context: Any = None)
             by_root.setdefault(cls, []).append(rule)
     refused: set[tuple[str, Operation]] = set()
     return [RulePattern(cls, rs, pass_name, refused, context) for cls, rs in by_root.items()]
+
+
+class ByOpClass(RewritePattern):
+    """The patterns in order, each asked only of the ops of its root class: one lookup per op instead
+    of a type test per pattern (assign-formats has 34 root classes; on a 40k-op chain the tests were
+    a fifth of the pass). Stops at the first pattern that acts, like xDSL's greedy applier."""
+
+    def __init__(self, patterns: Sequence[RulePattern]):
+        self.patterns = tuple(patterns)
+        self._for_class: dict[type[Operation], tuple[RulePattern, ...]] = {}
+
+    def patterns_for(self, cls: type[Operation]) -> tuple[RulePattern, ...]:
+        found = self._for_class.get(cls)
+        if found is None:
+            found = self._for_class[cls] = tuple(p for p in self.patterns if issubclass(cls, p.root))
+        return found
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        for pattern in self.patterns_for(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
 
 
 def apply_rules(
@@ -376,9 +398,9 @@ def apply_rules(
     inside it. "program-order" sweeps the ops in program order, again and again until a sweep
     changes nothing. "single-pass" is one such sweep: for rules that annotate ops in place and read
     what earlier ops were given (a forward dataflow)."""
-    patterns = rewrite_patterns(rules, pass_name, context)
+    patterns = ByOpClass(rewrite_patterns(rules, pass_name, context))
     if walk == "users-first":
-        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        applier = GreedyRewritePatternApplier([patterns], dce_enabled=False)
         PatternRewriteWalker(applier, walk_reverse=True).rewrite_module(module)
     elif walk in ("program-order", "single-pass"):
         while _sweep(module, patterns) and walk == "program-order":
@@ -387,16 +409,15 @@ def apply_rules(
         raise ValueError(f"unknown walk '{walk}'; expected users-first, program-order or single-pass")
 
 
-def _sweep(module: ModuleOp, patterns: Sequence[RewritePattern]) -> bool:
+def _sweep(module: ModuleOp, patterns: ByOpClass) -> bool:
     """Tries the patterns on each op present at the start, in program order; whether any applied."""
     changed = False
     for op in list(module.walk()):
         if op.parent is None:
             continue  # the module, or erased by an earlier rewrite of this sweep
+        if not patterns.patterns_for(type(op)):
+            continue
         rewriter = PatternRewriter(op)
-        for pattern in patterns:
-            pattern.match_and_rewrite(op, rewriter)
-            if rewriter.has_done_action:
-                changed = True
-                break
+        patterns.match_and_rewrite(op, rewriter)
+        changed = changed or rewriter.has_done_action
     return changed

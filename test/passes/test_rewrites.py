@@ -291,3 +291,45 @@ def test_a_rule_without_benefit_is_refused():
         "remark: my-pass: rejected relu-relu on [/outer, /inner]: benefit 0 is not positive (benefit 0)"
     ]
     assert op_counts(module)["ge.relu"] == 2
+
+
+def test_patterns_are_asked_by_op_class_in_table_order():
+    """ByOpClass asks each op only the patterns whose root class it is an instance of (a subclass
+    too), in their order, and stops at the first that acts."""
+    from xdsl.pattern_rewriter import PatternRewriter
+
+    from ge.passes.rewrite.engine import ByOpClass
+
+    asked: list[str] = []
+
+    class Probe:
+        def __init__(self, name, root, acts):
+            self.name, self.root, self.acts = name, root, acts
+
+        def match_and_rewrite(self, op, rewriter):
+            asked.append(self.name)
+            if self.acts:
+                rewriter.has_done_action = True
+
+    class SubRelu(ge.ReluOp):
+        pass
+
+    dispatch = ByOpClass(
+        [
+            Probe("add", ge.AddOp, True),
+            Probe("relu-first", ge.ReluOp, False),
+            Probe("sub-relu", SubRelu, True),
+            Probe("relu-second", ge.ReluOp, True),
+            Probe("relu-never", ge.ReluOp, True),
+        ]
+    )
+    block = Block(arg_types=[tensor(f32, [2])])
+    x = block.args[0]
+    for op, expected in (
+        (SubRelu(operands=[x], result_types=[x.type]), ["relu-first", "sub-relu"]),
+        (ge.ReluOp(operands=[x], result_types=[x.type]), ["relu-first", "relu-second"]),
+    ):
+        block.add_op(op)
+        asked.clear()
+        dispatch.match_and_rewrite(op, PatternRewriter(op))
+        assert asked == expected

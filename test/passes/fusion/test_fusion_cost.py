@@ -6,7 +6,7 @@ import pytest
 from ge.ge_dialects import fused, task
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.device.engines import stays_outside_tasks
-from ge.interpreter.device.ir_work import kernel_work
+from ge.interpreter.device.ir_work import boundary_inputs, kernel_work
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fusion.cost import CostModel
 from ge.passes.pipeline import apply_all, parse_passes
@@ -83,3 +83,62 @@ def test_fusion_saves_by_the_device_model():
     separate = sum(cost.op_time(m) for m in members)
     fused_time = cost.group_time("cube+elementwise", members, [members[-1].results[0]])
     assert fused_time < separate - 2 * load_target("ascend910b").overheads.task_device_s
+
+
+def _optimized(model, level):
+    from ge.frontend.onnx_importer import import_model
+
+    module, _ = import_model(model)
+    apply_all(make_context(), module, parse_passes(f"ge-optimize{{level={level}}}"))
+    return next(iter(module.ops))
+
+
+@pytest.mark.parametrize("level", [1, 3])
+def test_remembered_times_are_the_times_computed_afresh(level):
+    """Kernels of one structure share a time; every op and group of two real models gets from the
+    remembering cost model exactly what a new one computes (convs that differ only in strides or
+    shapes, matmuls that differ only in a transposed operand, must not share)."""
+    from ge.frontend import models
+
+    target = load_target("ascend910b")
+    for model in (models.resnet50(), models.gpt2(layers=2)):
+        fn = _optimized(model, level)
+        remembering = CostModel(target)
+        ops = [op for op in fn.body.block.ops if not stays_outside_tasks(op)]
+        assert ops
+        for op in ops:
+            assert remembering.op_time(op) == CostModel(target).op_time(op), op.name
+        # the memo did serve: far fewer structures than ops
+        assert len(remembering._kernel_times) < len(ops)
+
+
+def test_structure_tells_apart_what_the_time_depends_on():
+    from ge.passes.fusion.cost import kernel_structure
+
+    module = parse_module(
+        """
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = ge.add %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = ge.add %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = ge.add %y, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = ge.transpose %0 {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %4 = ge.softmax %0 {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = ge.softmax %0 {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+""",
+        "<test>",
+    )
+    add_xy, add_xx, add_yx, transpose, softmax_0, softmax_1 = list(next(iter(module.ops)).body.block.ops)[:6]
+
+    def key(op):
+        return kernel_structure([op], boundary_inputs([op]), op.results, "vector")
+
+    assert key(add_xy) == key(add_yx)  # alike ops on other values
+    assert key(add_xy) != key(add_xx)  # one value read twice is one input
+    assert key(add_xy) != key(transpose)
+    assert key(softmax_0) != key(softmax_1)  # properties
+    # an input that is also an output is one tensor
+    (x,) = boundary_inputs([transpose])
+    assert kernel_structure([transpose], [x], [x], "vector") != kernel_structure([transpose], [x], [add_xx.results[0]], "vector")
+    assert kernel_structure([add_xy], boundary_inputs([add_xy]), add_xy.results, "cube") != key(add_xy)
