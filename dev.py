@@ -84,7 +84,8 @@ def main() -> int:
     if what == "gates":
         return gate_status
     lit_status = run(str(BIN / "lit"), "-v", "test")
-    pytest_status = run(python, "-m", "pytest", "test", *sys.argv[2:])
+    # the slowest tests are listed at the end: the suite's time is watched at every stop
+    pytest_status = run(python, "-m", "pytest", "test", "--durations=20", *sys.argv[2:])
     return gate_status or lit_status or pytest_status
 
 
