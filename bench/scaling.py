@@ -16,11 +16,12 @@ next one's), stage after stage on the same module, each stage timed alone:
 Each size runs `--repeat` times, in rounds (every size once, then again), and each stage shows the
 median of its runs: on a shared machine one slow moment moves a single run of a small size by 2x,
 and the GPT ratio and exponent rest on the smallest size. A size that exceeds `--timeout` seconds in
-all is stopped; its row shows the stages its runs finished and "peak RSS" is the largest process's high-water mark after its last stage. The
-"exponent" line fits O3 time = c * ops^k over the GPT sizes that finished (least squares in log-log):
-k = 1 is linear. Threads: every stage is single-threaded Python; numpy's BLAS (the run stage) and
-ORT are held to one thread. Each size's process sets the garbage collector's thresholds as the
-tools do (`tools.common.collect_garbage_less_often`).
+all is stopped; its row shows the stages its runs finished and "stopped" for the rest. "peak RSS" is
+the largest run's high-water mark after its last stage. The "exponent" line fits O3 time = c * ops^k
+over the GPT sizes that finished (least squares in log-log): k = 1 is linear. Threads: every stage
+is single-threaded Python; numpy's BLAS (the run stage) and ORT are held to one thread. Each size's
+process sets the garbage collector's thresholds as the tools do
+(`tools.common.collect_garbage_less_often`).
 """
 
 from __future__ import annotations

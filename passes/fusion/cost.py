@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from ge.ge_dialects import fused, task
 from ge.interpreter.device.cost import Hardware
@@ -83,9 +83,7 @@ def kernel_structure(
         first.setdefault(v, i)
     parts: list[Hashable] = [engine, len(inputs), *[(first[v], v.type) for v in boundary]]
     for op in members:
-        operands = tuple(
-            [(v.type, tuple(o.properties.items()) if hasattr(o := v.owner, "inline_value") else None) for v in op.operands]
-        )
+        operands = tuple([(v.type, _inline(v.owner)) for v in op.operands])
         results = tuple([r.type for r in op.results])
         parts.append((type(op), operands, results, tuple(op.properties.items()), tuple(op.attributes.items())))
     key = tuple(parts)
@@ -94,3 +92,8 @@ def kernel_structure(
     except TypeError:
         return None
     return key
+
+
+def _inline(owner: Operation | Block) -> Hashable:
+    """What a kernel reads of an operand's producer: an inline constant's value (its properties)."""
+    return tuple(owner.properties.items()) if isinstance(owner, Operation) and hasattr(owner, "inline_value") else None

@@ -140,5 +140,7 @@ func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
     assert key(softmax_0) != key(softmax_1)  # properties
     # an input that is also an output is one tensor
     (x,) = boundary_inputs([transpose])
-    assert kernel_structure([transpose], [x], [x], "vector") != kernel_structure([transpose], [x], [add_xx.results[0]], "vector")
+    assert kernel_structure([transpose], [x], [x], "vector") != kernel_structure(
+        [transpose], [x], [add_xx.results[0]], "vector"
+    )
     assert kernel_structure([add_xy], boundary_inputs([add_xy]), add_xy.results, "cube") != key(add_xy)
