@@ -41,7 +41,8 @@ def attention(op, ins):
     def block(lo: int, hi: int) -> None:
         out[lo:hi] = _attend(op, qs[lo:hi], kts[lo:hi], vs[lo:hi], None if masks is None else masks[lo:hi])
 
-    parallel.for_rows(qs.shape[0], rows * cols, block)
+    # per score: a dot product of q and k rows, one of a probability row and v, softmax's few passes
+    parallel.for_rows(qs.shape[0], rows * cols, block, passes=2 * q.shape[-1] + 6)
     return out.reshape(*lead, rows, v.shape[-1])
 
 

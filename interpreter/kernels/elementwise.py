@@ -76,6 +76,10 @@ _ERF_Q = tuple(
 )
 
 
+ERF_PASSES = 2 * len(_ERF_P) + 2 * len(_ERF_Q) + 2
+"""About how many passes `erf_f32` makes over its array (its work estimate for `parallel`)."""
+
+
 def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """erf of a float32 array by the rational approximation above, into `out` (which may be `x`)
     or a new array, in place after the first pass; NaN stays NaN."""
@@ -101,7 +105,7 @@ def erf(op, ins):
         return np.asarray(special.erf(x.astype(np.float64)).round(), dtype=x.dtype)
     wide = _wide(x)
     if wide.dtype == np.float32:
-        return parallel.elementwise(erf_f32, np.empty_like(wide), wide).astype(x.dtype, copy=False)
+        return parallel.elementwise(erf_f32, np.empty_like(wide), wide, passes=ERF_PASSES).astype(x.dtype, copy=False)
     return np.asarray(special.erf(wide), dtype=x.dtype)
 
 
@@ -148,7 +152,9 @@ def gelu(op, ins):
     x = ins["x"]
     tanh = op.p("approximate") == "tanh"
     wide = _wide(x)
-    y = parallel.elementwise(lambda xs, out: _gelu_into(xs, out, tanh), np.empty_like(wide), wide)
+    y = parallel.elementwise(
+        lambda xs, out: _gelu_into(xs, out, tanh), np.empty_like(wide), wide, passes=ERF_PASSES + 5
+    )
     return np.asarray(y, dtype=x.dtype)
 
 

@@ -300,7 +300,7 @@ def _normalize(x, mean, var, eps, scale, bias, out=None) -> np.ndarray:
     factor = scale / np.sqrt(var + np.asarray(eps, dtype=var.dtype))
     shift = (bias - mean * factor).astype(x.dtype, copy=False)
     return parallel.elementwise(
-        _multiply_add, np.empty_like(x) if out is None else out, x, factor.astype(x.dtype, copy=False), shift
+        _multiply_add, np.empty_like(x) if out is None else out, x, factor.astype(x.dtype, copy=False), shift, passes=2
     )
 
 
@@ -341,7 +341,7 @@ def layer_norm(op, ins):
             normalized = _in_place(np.add, normalized, _compute(bias[lo:hi]), owned=wide)
         y[lo:hi] = normalized
 
-    parallel.for_rows(rows, width, block)
+    parallel.for_rows(rows, width, block, passes=10)  # copy, mean, subtract, square, mean, scale, bias, ...
     kept = (*x.shape[:axis], *[1] * (x.ndim - axis))
     return y.reshape(x.shape), mean.reshape(kept), inv_std.reshape(kept)
 
@@ -393,7 +393,7 @@ def softmax(op, ins):
     def block(lo: int, hi: int) -> None:
         y[lo:hi] = _softmax_rows(_compute(rows[lo:hi]).copy(), -1)
 
-    parallel.for_rows(rows.shape[0], rows.shape[1], block)
+    parallel.for_rows(rows.shape[0], rows.shape[1], block, passes=6)  # copy, max, subtract, exp, sum, divide
     return y.reshape(x.shape)
 
 

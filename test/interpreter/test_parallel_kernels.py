@@ -39,7 +39,7 @@ def small_splits() -> Iterator[list[int]]:
 
     with (
         mock.patch.object(nn, "_BAND_BYTES", 1),
-        mock.patch.object(parallel, "SPLIT_ELEMENTS", 1),
+        mock.patch.object(parallel, "SPLIT_WORK", 1),
         mock.patch.object(parallel, "run_blocks", counting),
     ):
         yield seen
@@ -194,3 +194,37 @@ def test_a_graph_fused_bert_splits_its_kernels_and_keeps_its_numbers():
             np.testing.assert_array_equal(other[name], value, err_msg=name)
     for name, value in want.items():
         np.testing.assert_allclose(results[0][name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_only_kernels_with_work_to_spare_split_at_bert_base_size():
+    """The split thresholds as shipped (no patching), on one BERT-base layer at two threads: the work
+    estimate (elements times passes) splits attention's 12 heads and the GELU over 128 x 3072, and
+    keeps the layer norms and Adds over 128 x 768 whole (split, they ran slower: see SPLIT_WORK)."""
+    import sys
+
+    from ge.frontend import models
+    from ge.ge_dialects.context import make_context
+    from ge.passes.ge_optimize import LevelOptions, cleanup, graph_fusion, shapes
+    from ge.passes.pipeline import apply_all
+
+    model = models.bert_base(layers=1, vocab=100)
+    inputs = models.random_inputs(model, 0)
+    module, weights = import_model(model)
+    options = LevelOptions(precision_mode="must_keep_origin_dtype", target=None)
+    apply_all(make_context(), module, [p for stage in (shapes, cleanup, graph_fusion) for p in stage(options)])
+    kernels = {"attention", "gelu", "layer_norm", "softmax", "relu", "run", "matmul_into"}  # run: _binary's
+    split: set[str] = set()
+    original = parallel.run_blocks
+
+    def recording(count, work):
+        frame = sys._getframe(1)
+        while frame.f_code.co_name not in kernels:
+            frame = frame.f_back
+        split.add(frame.f_code.co_name)
+        return original(count, work)
+
+    names = {op.name for op in module.walk()}
+    assert {"ge.attention", "ge.gelu", "ge.layer_norm", "ge.add", "ge.matmul"} <= names
+    with mock.patch.object(parallel, "run_blocks", recording):
+        run(module, inputs, weights, threads=2)
+    assert split == {"attention", "gelu", "matmul_into"}  # not the layer norms, not the Adds
