@@ -36,14 +36,15 @@ def attention(op, ins):
 
     qs, kts, vs = stacked(q, q.shape[-2:]), stacked(kt, kt.shape[-2:]), stacked(v, v.shape[-2:])
     masks = None if mask is None else stacked(mask, (rows, cols))
-    out = np.empty((qs.shape[0], rows, v.shape[-1]), q.dtype)
+    shaped = np.empty((*lead, rows, v.shape[-1]), q.dtype)  # owns its memory: the next op may take it over
+    out = shaped.reshape(-1, rows, v.shape[-1])
 
     def block(lo: int, hi: int) -> None:
         out[lo:hi] = _attend(op, qs[lo:hi], kts[lo:hi], vs[lo:hi], None if masks is None else masks[lo:hi])
 
     # per score: a dot product of q and k rows, one of a probability row and v, softmax's few passes
     parallel.for_rows(qs.shape[0], rows * cols, block, passes=2 * q.shape[-1] + 6)
-    return out.reshape(*lead, rows, v.shape[-1])
+    return shaped
 
 
 def _attend(op, q: np.ndarray, kt: np.ndarray, v: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

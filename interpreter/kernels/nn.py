@@ -320,7 +320,8 @@ def layer_norm(op, ins):
     # Scale and B broadcast to X (a view for the usual trailing shapes), seen as X's rows
     scale = np.broadcast_to(ins["Scale"], x.shape).reshape(rows, width)
     bias = None if ins["B"] is None else np.broadcast_to(ins["B"], x.shape).reshape(rows, width)
-    y = np.empty((rows, width), x.dtype)
+    y_shaped = np.empty(x.shape, x.dtype)  # owns its memory: the next op may take it over
+    y = y_shaped.reshape(rows, width)
     mean = np.empty((rows, 1), stash)
     inv_std = np.empty((rows, 1), stash)
     epsilon = stash.type(op.p("epsilon"))
@@ -343,7 +344,7 @@ def layer_norm(op, ins):
 
     parallel.for_rows(rows, width, block, passes=10)  # copy, mean, subtract, square, mean, scale, bias, ...
     kept = (*x.shape[:axis], *[1] * (x.ndim - axis))
-    return y.reshape(x.shape), mean.reshape(kept), inv_std.reshape(kept)
+    return y_shaped, mean.reshape(kept), inv_std.reshape(kept)
 
 
 def _in_place(ufunc, a: np.ndarray, b: np.ndarray, owned: np.ndarray) -> np.ndarray:
@@ -388,13 +389,14 @@ def softmax(op, ins):
     if x.ndim == 0 or axis != x.ndim - 1:
         return _softmax_rows(_compute(x).copy(), axis).astype(x.dtype, copy=False)
     rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    y = np.empty(rows.shape, x.dtype)
+    y_shaped = np.empty(x.shape, x.dtype)  # owns its memory: the next op may take it over
+    y = y_shaped.reshape(rows.shape)
 
     def block(lo: int, hi: int) -> None:
         y[lo:hi] = _softmax_rows(_compute(rows[lo:hi]).copy(), -1)
 
     parallel.for_rows(rows.shape[0], rows.shape[1], block, passes=6)  # copy, max, subtract, exp, sum, divide
-    return y.reshape(x.shape)
+    return y_shaped
 
 
 def _softmax_rows(e: np.ndarray, axis: int) -> np.ndarray:
@@ -426,7 +428,9 @@ def matmul(op, ins):
     instead of one per matrix)."""
     a, b = _compute(ins["A"]), _compute(ins["B"])
     if a.ndim >= 2 and b.ndim == 2 and a.flags.c_contiguous:
-        y = matmul_into(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+        # the result owns its memory (written through a 2-D view), so the next op may take it over
+        y = np.empty((*a.shape[:-1], b.shape[-1]), np.result_type(a, b))
+        matmul_into(a.reshape(-1, a.shape[-1]), b, out=y.reshape(-1, b.shape[-1]))
     else:
         y = np.matmul(a, b)
     return np.asarray(y).astype(ins["A"].dtype, copy=False)
