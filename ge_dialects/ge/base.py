@@ -487,6 +487,12 @@ class GeOp(IRDLOperation):
             block is not None and block.last_op is self,
         )
 
+    def content_key(self) -> tuple[Any, ...] | None:
+        """What the op is, without its identity or its operands' (`_content_key`): class, operand
+        types, inline constant operands, result types, properties, attributes. Ops with equal keys
+        verify alike, and run alike as kernels (fuse-ops' cost model times each once)."""
+        return _content_key(type(self), self._verification_key())
+
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Skips ops unchanged since they last verified: a pass pipeline verifies the whole module
         after every pass, and re-running every shape function made that quadratic in practice

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import fused, task
+from ge.ge_dialects.ge.base import GeOp
 from ge.interpreter.device.cost import Hardware
 from ge.interpreter.device.engines import engine_of, geometry, group_engine, stays_outside_tasks
 from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
@@ -74,26 +75,18 @@ def kernel_structure(
 ) -> Hashable | None:
     """What a kernel's time is computed from, without the identity of its ops and values: the engine,
     the boundary's types and which of its values are one value (a tensor read twice is read once),
-    and per member its class, operand and result types, the values of inline constant operands,
-    properties and attributes. How members feed each other does not matter: values passed inside
-    stay on chip. None when an attribute is not hashable (the kernel is then timed every time)."""
+    and each member's `GeOp.content_key` (class, types, inline constants, properties, attributes).
+    How members feed each other does not matter: values passed inside stay on chip. None when a
+    member has no content key (not a ge op, or an unhashable attribute): the kernel is then timed
+    every time."""
     first: dict[SSAValue, int] = {}
     boundary = [*inputs, *outputs]
     for i, v in enumerate(boundary):
         first.setdefault(v, i)
     parts: list[Hashable] = [engine, len(inputs), *[(first[v], v.type) for v in boundary]]
     for op in members:
-        operands = tuple([(v.type, _inline(v.owner)) for v in op.operands])
-        results = tuple([r.type for r in op.results])
-        parts.append((type(op), operands, results, tuple(op.properties.items()), tuple(op.attributes.items())))
-    key = tuple(parts)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-def _inline(owner: Operation | Block) -> Hashable:
-    """What a kernel reads of an operand's producer: an inline constant's value (its properties)."""
-    return tuple(owner.properties.items()) if isinstance(owner, Operation) and hasattr(owner, "inline_value") else None
+        content = op.content_key() if isinstance(op, GeOp) else None
+        if content is None:
+            return None
+        parts.append(content)
+    return tuple(parts)
