@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from ge.api import op_types
-from ge.ge_dialects.ge.base import GeOp, location_name
+from ge.ge_dialects.ge.base import GeOp, location_name, value_label
 from ge.ge_dialects.ge.types import format_of, numpy_dtype, shape_of
 
 if TYPE_CHECKING:
@@ -33,13 +33,10 @@ def node_name(op: Operation) -> str:
 
 def value_name(value: SSAValue) -> str:
     """An input's `ge.name`; a result's node name (with `:i` after the first result of a multi-result node)."""
+    name = value_label(value)
+    if name is not None:
+        return name
     if isinstance(value, BlockArgument):
-        fn = value.block.parent_op()
-        attrs = getattr(fn, "arg_attrs", None)
-        if attrs is not None and value.index < len(attrs.data):
-            name = attrs.data[value.index].data.get("ge.name")
-            if isinstance(name, StringAttr):
-                return name.data
         return f"arg{value.index}"
     assert isinstance(value, OpResult)
     base = node_name(value.op)

@@ -104,12 +104,24 @@ class GroupOp(IRDLOperation):
 FUSED = Dialect("fused", [GroupOp, YieldOp], [])
 
 
-def outline(pattern: str, rule: str, members: Sequence[Operation], keep: Sequence[SSAValue]) -> GroupOp:
-    """Moves `members` (program order, one block) into a new `fused.group` whose results are `keep`;
-    scalar constants are cloned in (a kernel holds them as immediates). The caller restores
-    dominance when outside users came before the last member."""
+def outline(
+    pattern: str,
+    rule: str,
+    members: Sequence[Operation],
+    keep: Sequence[SSAValue],
+    anchor: Operation | None = None,
+) -> GroupOp:
+    """Moves `members` (program order, one block) into a new `fused.group` whose results are `keep`,
+    named after its `anchor` (default: the first member); scalar constants are cloned in (a kernel
+    holds them as immediates). The caller restores dominance when outside users came before the
+    last member."""
     return outline_into(
-        members, keep, lambda ins, types, body: GroupOp(pattern, rule, ins, types, body), YieldOp, is_scalar_constant
+        members,
+        keep,
+        lambda ins, types, body: GroupOp(pattern, rule, ins, types, body),
+        YieldOp,
+        is_scalar_constant,
+        anchor,
     )
 
 

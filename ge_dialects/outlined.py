@@ -101,8 +101,10 @@ def outline_into(
     make: Callable[[list[SSAValue], list[Attribute], Region], OpT],
     make_yield: Callable[[Sequence[SSAValue]], Operation],
     is_immediate: Callable[[Operation], bool],
+    anchor: Operation | None = None,
 ) -> OpT:
-    """Moves `members` (program order, one block) into a new region op built by `make`.
+    """Moves `members` (program order, one block) into a new region op built by `make`, which takes
+    the location (the node name) of `anchor` (default: the first member).
 
     Values read from outside become inputs, except ops `is_immediate` accepts (scalar constants),
     which are cloned into the body; `keep` (member results used outside) become the results. The
@@ -127,7 +129,7 @@ def outline_into(
         mapping.update(zip(c.results, clone.results))
     last = members[-1]
     new = make(inputs, [v.type for v in keep], Region(block))
-    new.location = members[0].location
+    new.location = (members[0] if anchor is None else anchor).location
     parent = last.parent_block()
     assert parent is not None, "outline_into takes members that sit in one block"
     parent.insert_op_after(new, last)

@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.base import name_after
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
@@ -122,11 +123,16 @@ def task_costs(kernels: list[task.KernelOp], cost: CostModel) -> list[float]:
 
 def insert_event_ops(block, kernels: list[task.KernelOp], plan) -> None:
     """A record right after each event's source task, a wait on its event right before its
-    destination task (events in (src, dst) order, so records and waits keep that order)."""
+    destination task (events in (src, dst) order, so records and waits keep that order), named
+    after the task each follows or precedes and the event (`<src>/record_e3`, `<dst>/wait_e3`)."""
     after_src: dict[int, object] = {}
     for u, v in sorted(plan.events):
-        record = stream.RecordOp(plan.event_ids[(u, v)], plan.streams[u], kernels[u].results[0])
+        event = plan.event_ids[(u, v)]
+        record = name_after(
+            stream.RecordOp(event, plan.streams[u], kernels[u].results[0]), kernels[u], f"record_e{event}"
+        )
         record.result.name_hint = "ev"
         block.insert_op_after(record, after_src.get(u, kernels[u]))
         after_src[u] = record
-        block.insert_op_before(stream.WaitOp(record.result, plan.streams[v]), kernels[v])
+        wait = name_after(stream.WaitOp(record.result, plan.streams[v]), kernels[v], f"wait_e{event}")
+        block.insert_op_before(wait, kernels[v])

@@ -37,7 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import name_loc
+from ge.ge_dialects.ge.base import name_after, name_loc
 from ge.ge_dialects.ge.layout import storage_shape
 from ge.ge_dialects.ge.types import numpy_dtype, tensor
 from ge.ge_dialects.ge.weights import ModuleWeights, weights_of
@@ -137,7 +137,7 @@ class ApplyOptimizerPass(ModulePass):
             return None
         scalar = tensor(f32, ())
         count = _slot(block, ret, weights, STEP_KEY, scalar)
-        one = ge.ConstantOp.inline(np.array(1.0, np.float32))
+        one = name_after(ge.ConstantOp.inline(np.array(1.0, np.float32)), count, "one")
         Rewriter.insert_op(one, InsertPoint.before(ret))
         add = ge.AddOp.create({"a": count, "b": one.output}, name=f"{STEP_KEY}/increment")
         mark_keep_dtype(add)  # in f16, 2048 + 1 rounds to 2048: the count would stop

@@ -40,7 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge import ALL_OPS
-from ge.ge_dialects.ge.base import GeOp, location_name
+from ge.ge_dialects.ge.base import GeOp, location_name, name_after
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.tensor_ops import CastOp
 from ge.ge_dialects.ge.types import is_float, numpy_dtype, type_name
@@ -291,6 +291,7 @@ class _Converter:
             result_types=[result_type or _to_type(tensor_type(value), dtype)],
             properties={"to": IntegerAttr(ONNX_NUMBER[dtype], i64)},
         )
+        name_after(cast, value, f"cast_{type_name(dtype)}")
         self._insert_after_def(cast, value)
         self.made_casts.append(cast)
         self.origin[cast.output] = value

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, ErasedSSAValue, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, ErasedSSAValue, Operation, OpResult, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
@@ -65,6 +65,8 @@ FloatProp = FloatAttr[Float32Type]
 StrProp = StringAttr
 IntsProp = DenseArrayBase[I64]
 FloatsProp = DenseArrayBase[Float32Type]
+
+_OpT = TypeVar("_OpT", bound=Operation)
 
 _SEGMENT_NAMES = (AttrSizedOperandSegments.attribute_name, AttrSizedResultSegments.attribute_name)
 
@@ -118,6 +120,46 @@ def location_name(op: Operation) -> str | None:
     if isinstance(loc, NameLoc):
         return loc.desc.data
     return None
+
+
+def value_label(value: SSAValue) -> str | None:
+    """A value's name as a model has it: a graph input's `ge.name` (its function's argument
+    attribute), an op result's node name (`name:i` for the results after the first); None when
+    there is none (`ge.Value.name` then falls back to `arg<i>` / the op's generated name)."""
+    if isinstance(value, BlockArgument):
+        attrs = getattr(value.block.parent_op(), "arg_attrs", None)
+        if attrs is not None and value.index < len(attrs.data):
+            name = attrs.data[value.index].data.get("ge.name")
+            if isinstance(name, StringAttr):
+                return name.data
+        return None
+    if not isinstance(value, OpResult):
+        return None
+    base = location_name(value.op)
+    if base is None or value.index == 0:
+        return base
+    return f"{base}:{value.index}"
+
+
+def derived_name(source: Operation | SSAValue, role: str | None = None) -> str | None:
+    """The name of an op a pass makes from `source` (the op it replaces or is named after, or the
+    value it converts): `source`'s name, with `/role` appended when given ("conv_1/trans_data",
+    "conv1.weight/bn_folded"); None when `source` has no name."""
+    base = location_name(source) if isinstance(source, Operation) else value_label(source)
+    if base is None:
+        return None
+    return f"{base}/{role}" if role else base
+
+
+def name_after(op: _OpT, source: Operation | SSAValue, role: str | None = None) -> _OpT:
+    """Names `op`, which a pass made, after what it comes from (`derived_name`), so that node
+    names survive optimization: every pass that creates an op names it through here (or through
+    `GeOp.create(name=...)` with a `derived_name`). When `source` has no name either, `op` keeps
+    its location. Returns `op`."""
+    name = derived_name(source, role)
+    if name is not None:
+        op.location = name_loc(name)
+    return op
 
 
 def describe(op: Operation) -> str:

@@ -501,7 +501,7 @@ class FusionEngine:
             for v in c.outputs
             for u in v.uses
         )
-        group = fused.outline(rule.pattern, rule.name, c.members, c.outputs)
+        group = fused.outline(rule.pattern, rule.name, c.members, c.outputs, c.anchor)
         block = group.parent_block()
         assert block is not None  # outlined in place of the members
         self._last_group = group

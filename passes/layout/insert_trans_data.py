@@ -37,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.base import GeOp, describe, name_after
 from ge.ge_dialects.ge.layout import STORAGE_FORMATS, TransDataOp, cannot_store, with_storage
 from ge.passes import remarks
 
@@ -133,7 +133,7 @@ class _Materializer:
             return converted
         if not isinstance(value.type, TensorType) or not isinstance(want, TensorType):
             raise DiagnosticException(f"{describe(op)}: cannot convert {value.type} to {want}")
-        trans = TransDataOp.to(value, want)
+        trans = name_after(TransDataOp.to(value, want), value, "trans_data")
         try:
             trans.verify()
         except VerifyException as e:

@@ -43,7 +43,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from ge.ge_dialects.ge.base import GeOp, describe, location_name
+from ge.ge_dialects.ge.base import GeOp, describe, location_name, name_after
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.ge_dialects.ge.weights import constant_array, make_constant, module_of
@@ -146,9 +146,13 @@ class Builder:
         self.ops.append(op)
         return op
 
-    def const(self, array: np.ndarray, hint: str) -> SSAValue:
-        """A new constant (inline when small, else a new weight keyed after `hint`)."""
+    def const(
+        self, array: np.ndarray, hint: str, source: Operation | SSAValue | None = None, role: str | None = None
+    ) -> SSAValue:
+        """A new constant (inline when small, else a new weight keyed after `hint`), named after
+        `source` (the constant it replaces; default: the root) with `/role` (default: `hint`)."""
         op = make_constant(module_of(self.match.root), array, hint)
+        name_after(op, self.match.root if source is None else source, hint if role is None else role)
         self.ops.append(op)
         return op.output
 

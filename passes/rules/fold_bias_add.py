@@ -41,7 +41,12 @@ def _fold_into_conv(m: Match, b: Builder) -> SSAValue:
         assert conv_bias is not None  # the rule's second Reject refused the others
         bias = bias + conv_bias.astype(np.float64)
     name = location_name(conv)
-    new_b = b.const(bias.astype(m.array("bias").dtype), f"{name or 'conv'}.bias")
+    new_b = b.const(
+        bias.astype(m.array("bias").dtype),
+        f"{name or 'conv'}.bias",
+        conv.B if conv.B is not None else m["bias"],
+        "folded",
+    )
     operands = {"X": m["x"], "W": m["w"], "B": new_b}
     return b.op(ge.ConvOp, operands, copy_props(conv), name=name).results[0]
 
@@ -54,7 +59,9 @@ def _fold_into_gemm(m: Match, b: Builder) -> SSAValue:
         assert old_c is not None  # the rule's second Reject refused the others
         c = gemm.p("beta") * old_c.astype(np.float64) + c
     name = location_name(gemm)
-    new_c = b.const(c.astype(m.array("bias").dtype), f"{name or 'gemm'}.bias")
+    new_c = b.const(
+        c.astype(m.array("bias").dtype), f"{name or 'gemm'}.bias", gemm.C if gemm.C is not None else m["bias"], "folded"
+    )
     operands = {"A": m["a"], "B": m["b"], "C": new_c}
     return b.op(ge.GemmOp, operands, copy_props(gemm, beta=1.0), name=name).results[0]
 

@@ -50,10 +50,11 @@ def _fold(m: Match, b: Builder) -> SSAValue:
     weight = (w.astype(np.float64) * factor.reshape(-1, *[1] * (w.ndim - 1))).astype(w.dtype)
     new_bias = ((conv_b - mean) * factor + bias).astype(w.dtype)
     stem = _stem(m)
+    # named after what they replace: the conv's weight, and its bias or else the BN's offset
     operands = {
         "X": m["x"],
-        "W": b.const(weight, f"{stem}.bn_folded.weight"),
-        "B": b.const(new_bias, f"{stem}.bn_folded.bias"),
+        "W": b.const(weight, f"{stem}.bn_folded.weight", m["w"], "bn_folded"),
+        "B": b.const(new_bias, f"{stem}.bn_folded.bias", conv.B if conv.B is not None else m["bias"], "bn_folded"),
     }
     return b.op(ge.ConvOp, operands, copy_props(conv), name=location_name(conv)).results[0]
 

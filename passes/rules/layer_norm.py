@@ -54,7 +54,7 @@ def _build(m: Match, b: Builder) -> SSAValue:
     assert axes is not None  # the rule's first Reject refused the others
     axis = axes[0] - rank
     ones = np.ones((1,), numpy_dtype(m.type("x").element_type))
-    scale = m["gamma"] if "gamma" in m else b.const(ones, "layer_norm.scale")
+    scale = m["gamma"] if "gamma" in m else b.const(ones, "layer_norm.scale", role="scale")
     operands = {"X": m["x"], "Scale": scale, "B": m.values.get("beta")}
     props = {"axis": axis, "epsilon": m.scalar("eps")}
     return b.op(ge.LayerNormOp, operands, props, num_results=1).results[0]

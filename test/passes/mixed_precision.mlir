@@ -160,10 +160,10 @@ func.func @boundaries(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>)
 // reads the f32 value, which the graph output needs anyway.
 // CHECK-LABEL: func.func @keep_ops
 // CHECK:       %[[M:.*]] = ge.matmul {{.*}} -> tensor<2x2xf16> loc("/mm")
-// CHECK-NEXT:  %[[UP:.*]] = ge.cast %[[M]] {to = 1 : i64} : (tensor<2x2xf16>) -> tensor<2x2xf32>
+// CHECK-NEXT:  %[[UP:.*]] = ge.cast %[[M]] {to = 1 : i64} : (tensor<2x2xf16>) -> tensor<2x2xf32> loc("/mm/cast_f32")
 // CHECK-NEXT:  %[[S:.*]] = ge.shape %[[UP]] : (tensor<2x2xf32>) -> tensor<2xi64> loc("/shape")
 // CHECK-NEXT:  func.return %[[UP]], %[[M]], %[[S]]
-// REMARK:      remark: cancel-casts: applied symmetric-pair on [ge.cast, /user_cast]: f16 -> f32 -> f16 is the original value
+// REMARK:      remark: cancel-casts: applied symmetric-pair on [/mm/cast_f32, /user_cast]: f16 -> f32 -> f16 is the original value
 func.func @keep_ops(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf16>, tensor<2xi64>) {
   %0 = ge.matmul %x, %x : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> loc("/mm")
   %1 = ge.cast %0 {to = 10 : i64} : (tensor<2x2xf32>) -> tensor<2x2xf16> loc("/user_cast")
