@@ -224,8 +224,14 @@ class Graph:
         """A node of GE operator type `type_name` (Conv2D, BatchNorm, MatMul, SoftmaxV2, ...): the ge op
         op_types.py maps it to, as `ge-translate --import-onnx` builds it from the ONNX operator, result
         types from the op's shape function. `inputs` are values of this graph, or arrays/lists/numbers
-        (made constants); `None` skips an optional input. Returns the result (a tuple for several:
-        `num_outputs` asks for optional ones, such as MaxPool's indices)."""
+        (made constants); `None` skips an optional input. The parameters a framework creates itself
+        are created where they are left out (or given as `None`), as the `add_*` layers create them:
+        named constants `node/input` (`bn_1/scale`) at the usual initial values, in the first
+        input's dtype: BatchNorm's scale 1, offset 0, mean 0 and variance 1 per channel, LayerNorm's
+        gamma 1 and beta 0 over the normalized dims (the op-type table's `Initial`s, api/op_types.py;
+        an optional one such as beta only when not passed at all, `None` leaves it out). A filter,
+        a weight or a bias is never made up: its shape or values are the caller's. Returns the
+        result (a tuple for several: `num_outputs` asks for optional ones, such as MaxPool's indices)."""
         entry = op_types.OP_TYPES.get(type_name)
         if entry is None:
             raise GEError(f"unknown GE operator type {type_name!r} ({_suggest(type_name)})")
@@ -233,8 +239,9 @@ class Graph:
         where = f"node '{name}' ({entry.name})"
         staged: list[ConstantOp] = []  # inserted only once the op is built: a refused call changes nothing
         try:
-            operands, props = self._operands(entry, list(inputs), where, name, staged)
+            operands, props, left_out = self._operands(entry, list(inputs), where, name, staged)
             self._attrs(entry, attrs or {}, where, name, operands, props, staged)
+            self._initial_inputs(entry, left_out, where, name, operands, props, staged)
             count = num_outputs
             if count is None and entry.results is not None:
                 count = props.get(entry.results)
@@ -294,10 +301,43 @@ class Graph:
             else:
                 props[attr.prop] = converted
 
+    def _initial_inputs(
+        self,
+        entry: op_types.OpType,
+        left_out: list[op_types.Input],
+        where: str,
+        name: str,
+        operands: dict[str, Any],
+        props: dict[str, Any],
+        staged: list[ConstantOp],
+    ) -> None:
+        """The parameter inputs left out, created at their `Initial` values, shaped from the first input."""
+        if not left_out:
+            return
+        first = operands.get(entry.inputs[0].operand)
+        assert isinstance(first, SSAValue)  # the first input of an entry with initials is required
+        t = first.type
+        dims = list(shape_of(t)) if isinstance(t, TensorType) else []
+        defaults = entry.op_class.DEFAULTS
+
+        def prop(key: str) -> Any:  # the attributes as converted (Python values), else the ge op's defaults
+            return props.get(key, defaults.get(key))
+
+        for spec in left_out:
+            assert spec.initial is not None  # _operands leaves out only inputs with an initial value
+            try:
+                shape = spec.initial.dims(dims, prop)
+            except op_types.AttrError as e:
+                raise GEError(f"{where}: input '{spec.name}' is not given and cannot be created: {e}") from None
+            dtype = numpy_dtype(t.element_type) if isinstance(t, TensorType) else np.dtype(np.float32)
+            array = np.full(shape, spec.initial.value, dtype)
+            operands[spec.operand] = self._stage_constant(array, f"{name}/{spec.name}", staged)
+
     def _operands(
         self, entry: op_types.OpType, inputs: list[InputLike], where: str, name: str, staged: list[ConstantOp]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """GE's positional inputs on the entry's inputs: ge operands, and properties from constant inputs."""
+    ) -> tuple[dict[str, Any], dict[str, Any], list[op_types.Input]]:
+        """GE's positional inputs on the entry's inputs: ge operands, properties from constant
+        inputs, and the parameter inputs left out that are to be created (`Initial`)."""
         specs = list(entry.inputs)
         variadic = next((i for i, s in enumerate(specs) if s.variadic), None)
         if variadic is not None:  # one variadic input takes what the others leave
@@ -305,15 +345,25 @@ class Graph:
             if extra < 1:
                 raise GEError(f"{where}: takes at least {len(specs)} inputs ({_input_list(entry)}), got {len(inputs)}")
             specs = specs[:variadic] + [specs[variadic]] * extra + specs[variadic + 1 :]
-        required = sum(1 for s in specs if not s.optional)
+        required = sum(1 for s in specs if s.required)
         if not required <= len(inputs) <= len(specs) or any(
-            v is None and not s.optional for s, v in zip(specs, inputs, strict=False)
+            v is None and s.required for s, v in zip(specs, inputs, strict=False)
         ):
             count = f"{required}" if required == len(specs) else f"{required} to {len(specs)}"
             plural = "input" if count == "1" else "inputs"
-            raise GEError(f"{where}: takes {count} {plural} ({_input_list(entry)}), got {len(inputs)}")
+            none = [s.name for s, v in zip(specs, inputs, strict=False) if v is None and s.required]
+            absent = [s.name for s in specs[len(inputs) :] if s.required]
+            why = f", '{absent[0]}' is not given" if absent else f", '{none[0]}' is None" if none else ""
+            got = f"got {len(inputs)}{why}"
+            raise GEError(f"{where}: takes {count} {plural} ({_input_list(entry)}), {got}")
         operands: dict[str, Any] = {}
         props: dict[str, Any] = {}
+        given_as = [*inputs, *[_NOT_GIVEN] * (len(specs) - len(inputs))]
+        left_out = [  # created: not passed at all, or None where only an optional input may be skipped
+            s
+            for s, v in zip(specs, given_as)
+            if s.initial is not None and (v is _NOT_GIVEN or (v is None and not s.optional))
+        ]
         for spec, given in zip(specs, inputs, strict=False):
             if given is None:
                 continue
@@ -332,7 +382,7 @@ class Graph:
                 operands.setdefault(spec.operand, []).append(ssa)
             else:
                 operands[spec.operand] = ssa
-        return operands, props
+        return operands, props, left_out
 
     def _constant_input(self, given: InputLike, what: str, where: str) -> np.ndarray:
         if isinstance(given, Value):
@@ -502,14 +552,11 @@ class Graph:
         return self._single(self.op("GemmV2", inputs, {"transpose_b": True}, name=name))
 
     def add_layernorm(self, x: Value, eps: float = 1e-5, name: str | None = None) -> Value:
-        """LayerNorm over the last dim (`ge.layer_norm`), gamma ones and beta zeros as torch starts them."""
+        """LayerNorm over the last dim (`ge.layer_norm`), gamma ones and beta zeros as torch starts them
+        (the values `op` creates for LayerNorm's parameters when they are left out)."""
         name = self._fresh_name(name, "layernorm")
-        dim = x.shape[-1] if x.shape else None
-        if dim is None:
-            raise GEError(f"node '{name}' (LayerNorm): needs a known last dim, got {x!r}")
-        dtype = np.dtype(x.dtype)
         attrs = {"begin_norm_axis": -1, "begin_params_axis": -1, "epsilon": eps}
-        return self._single(self.op("LayerNorm", [x, np.ones(dim, dtype), np.zeros(dim, dtype)], attrs, name=name))
+        return self._single(self.op("LayerNorm", [x], attrs, name=name))
 
     def add_softmax(self, x: Value, axis: int = -1, name: str | None = None) -> Value:
         """SoftmaxV2 along `axis` (`ge.softmax`, as ge-translate imports ONNX Softmax)."""
@@ -654,6 +701,9 @@ class Graph:
         return result
 
 
+_NOT_GIVEN = object()
+
+
 def _pads_hw(padding: int | Sequence[int], where: str) -> list[int]:
     """torch's padding (int or (h, w)) as GE's pads [top, bottom, left, right]."""
     try:
@@ -664,7 +714,15 @@ def _pads_hw(padding: int | Sequence[int], where: str) -> list[int]:
 
 
 def _input_list(entry: op_types.OpType) -> str:
-    return ", ".join(s.name + ("?" if s.optional else "") + ("..." if s.variadic else "") for s in entry.inputs)
+    """The entry's inputs as an error shows them: `bias?` optional, `x...` variadic, `scale=1` created
+    at 1 when left out."""
+
+    def shown(s: op_types.Input) -> str:
+        if s.initial is not None:
+            return f"{s.name}={s.initial.describe()}"
+        return s.name + ("?" if s.optional else "") + ("..." if s.variadic else "")
+
+    return ", ".join(shown(s) for s in entry.inputs)
 
 
 def _suggest(type_name: str) -> str:

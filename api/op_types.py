@@ -9,7 +9,9 @@ ReduceMeanD, ...) and says, as data:
   Transpose's perm, the ge property its value sets);
 - GE's attributes, each the ge property (or constant operand) it sets and how its value converts
   (GE's 4-element NCHW strides, its [top, bottom, left, right] pads, its padding modes ...);
-- the defaults where GE's differ from the ge op's (keep_dims is false in GE, keepdims 1 in ONNX).
+- the defaults where GE's differ from the ge op's (keep_dims is false in GE, keepdims 1 in ONNX);
+- for the parameter inputs a framework creates itself (a norm's scale, offset and statistics), the
+  value it starts them at (`Initial`): `Graph.op` creates them when the caller leaves them out.
 
 The first entry of each ge op is its canonical GE type (`type_of`); later ones are aliases (SoftmaxV2
 and Softmax are both ge.softmax). Converters raise `AttrError` with the reason; the caller names the node.
@@ -180,16 +182,64 @@ def dtype_code(v: Any) -> int:
 # -- the table ---------------------------------------------------------------------------------
 
 
+Dims = list[int | None]
+
+
+@dataclass(frozen=True)
+class Initial:
+    """The value a framework starts a parameter input at (a BatchNorm's scale 1, offset 0, mean 0,
+    variance 1): `Graph.op` creates the input as a constant filled with `value`, in the first
+    input's dtype, when the caller does not give it. `dims` gives its shape from the first input's
+    dims and the op's properties (`prop(name)`, the ge op's defaults filled in), or raises
+    `AttrError` with the reason it cannot (a dim that is not known)."""
+
+    value: float
+    dims: Callable[[Dims, Callable[[str], Any]], list[int]]
+
+    def describe(self) -> str:
+        return f"{self.value:g}"
+
+
+def per_channel(x: Dims, prop: Callable[[str], Any]) -> list[int]:
+    """One value per channel (dim 1 of an N, C, ... input): BatchNorm's scale, offset and statistics."""
+    channels = x[1] if len(x) >= 2 else None
+    if channels is None:
+        raise AttrError(f"needs the channel dim (dim 1) of x, which has dims {_dims(x)}")
+    return [channels]
+
+
+def normalized(x: Dims, prop: Callable[[str], Any]) -> list[int]:
+    """The normalized dims (begin_norm_axis on): LayerNorm's gamma and beta."""
+    axis = prop("axis")
+    if not x or not -len(x) <= axis < len(x):
+        raise AttrError(f"needs begin_norm_axis {axis} to be a dim of x, which has dims {_dims(x)}")
+    dims = [d for d in x[axis:] if d is not None]
+    if len(dims) != len(x[axis:]):
+        raise AttrError(f"needs the normalized dims of x (from dim {axis}), which has dims {_dims(x)}")
+    return dims
+
+
+def _dims(x: Dims) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in x) + "]"
+
+
 @dataclass(frozen=True)
 class Input:
     """One of GE's inputs: the ge operand it becomes, or with `constant` the ge property its
-    (constant) value sets after that conversion."""
+    (constant) value sets after that conversion. With `initial`, a parameter a framework creates:
+    left out, it is created (an `optional` one only when not passed at all; `None` skips it)."""
 
     name: str
     operand: str
     optional: bool = False
     variadic: bool = False
     constant: Callable[[Any], Any] | None = None
+    initial: Initial | None = None
+
+    @property
+    def required(self) -> bool:
+        """Whether the caller must give it: neither optional nor created when left out."""
+        return not self.optional and self.initial is None
 
 
 @dataclass(frozen=True)
@@ -233,6 +283,11 @@ def _in(*names: str) -> tuple[Input, ...]:
 
 def _opt(name: str, operand: str) -> Input:
     return Input(name, operand, optional=True)
+
+
+def _param(name: str, operand: str, value: float, dims: Callable[[Dims, Callable[[str], Any]], list[int]]) -> Input:
+    """A parameter input created at `value` when left out (`Initial`)."""
+    return Input(name, operand, initial=Initial(value, dims))
 
 
 _UNARY = _in("x:x")
@@ -306,13 +361,25 @@ def _types() -> list[OpType]:
         t(
             "BatchNorm",
             "BatchNormalization",
-            _in("x:X", "scale:scale", "offset:B", "mean:input_mean", "variance:input_var"),
+            # torch's BatchNorm2d starts at weight 1, bias 0, running mean 0, running var 1
+            (
+                Input("x", "X"),
+                _param("scale", "scale", 1.0, per_channel),
+                _param("offset", "B", 0.0, per_channel),
+                _param("mean", "input_mean", 0.0, per_channel),
+                _param("variance", "input_var", 1.0, per_channel),
+            ),
             {"epsilon": Attr("epsilon", number), "is_training": Attr("training_mode", flag), **_DATA_FORMAT},
         ),
         t(
             "LayerNorm",
             "LayerNormalization",
-            (*_in("x:X", "gamma:Scale"), _opt("beta", "B")),
+            # torch's LayerNorm starts at weight 1, bias 0; beta=None leaves the bias out
+            (
+                Input("x", "X"),
+                _param("gamma", "Scale", 1.0, normalized),
+                Input("beta", "B", optional=True, initial=Initial(0.0, normalized)),
+            ),
             # begin_params_axis says where gamma's dims start; gamma's own shape says the same
             {"begin_norm_axis": Attr("axis"), "begin_params_axis": Attr(None), "epsilon": Attr("epsilon", number)},
         ),
