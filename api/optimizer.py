@@ -33,8 +33,8 @@ from ge.interpreter.runner import main_function
 from ge.interpreter.stream_executor import memory_figures, simulate_module
 from ge.passes.autodiff import SEED_NAME
 from ge.passes.checkpoint import POLICIES, CheckpointPass
-from ge.passes.fuse_ops import FuseOpsPass, RuleFileError, merged_table, user_fusion_rules
-from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.fuse_ops import RuleFileError, merged_table, user_fusion_rules
+from ge.passes.ge_optimize import FUSION, GeOptimizePass, stage_passes
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.merge_constants import MergeConstantsPass
 from ge.passes.mixed_precision import MixedPrecisionPass, mark_keep_dtype
@@ -109,11 +109,17 @@ class GraphOptimizer:
         return self._apply(graph, [self._level(3, precision_mode)], "GraphOptimizer.apply_advanced_optimizations")
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
-        """`infer-shapes,fuse-ops,dce`: UB fusion alone (ge-optimize's last stage) with the
-        registered patterns in front of the built-in rules; graph rewrites such as Conv+BN folding
-        are not run (they are `apply_standard_optimizations`' graph-fusion stage)."""
-        passes = [InferShapesPass(), FuseOpsPass(target=self.target), DeadCodeElimination()]
-        return self._apply(graph, passes, "GraphOptimizer.apply_operator_fusion")
+        """`infer-shapes,fold-conv-bn,fold-bias-add,recognize-layer-norm,recognize-gelu,
+        recognize-attention,simplify,cse,dce,fuse-ops,dce`: fusion alone, ge-optimize's stages
+        `FUSION` (passes/ge_optimize.py): graph fusion (a BatchNorm after a conv folded into its
+        weights, a constant bias Add into the conv or gemm, LayerNorm / GELU / attention recognized),
+        then UB fusion into fused.group kernels with the registered patterns in front of the
+        built-in rules, so Conv+BN+ReLU becomes one kernel. The patterns see the graph after graph
+        fusion: a pattern whose follower a rewrite removed (a BatchNorm folded into its conv) has
+        nothing left to match. No cleanup, precision or layout stage runs (those are
+        `apply_standard_optimizations`')."""
+        options = self._level(3, "must_keep_origin_dtype").options()
+        return self._apply(graph, stage_passes(FUSION, options), "GraphOptimizer.apply_operator_fusion")
 
     def apply_memory_optimization(self, graph: Graph, checkpoint_policy: str = "sqrt") -> Graph:
         """The graph passes that lower the planned memory: `infer-shapes,merge-constants,cse,dce`

@@ -118,6 +118,15 @@ LEVELS: dict[int, tuple[Stage, ...]] = {
     3: (shapes, cleanup, graph_fusion, precision, layout, ub_fusion),
 }
 
+FUSION: tuple[Stage, ...] = (shapes, graph_fusion, ub_fusion)
+"""Fusion alone (`GraphOptimizer.apply_operator_fusion`): O3's graph fusion (Conv+BN and bias
+folding, the recognitions) and then its UB fusion, without the cleanup, precision and layout stages."""
+
+
+def stage_passes(stages: tuple[Stage, ...], options: LevelOptions) -> list[ModulePass]:
+    """The passes of `stages`, in order, built from `options`."""
+    return [p for stage in stages for p in stage(options)]
+
 
 @dataclass(frozen=True)
 class GeOptimizePass(CompositePass):
@@ -149,7 +158,7 @@ class GeOptimizePass(CompositePass):
         first: list[ModulePass] = [RequireGraphLevelPass(owner=self.name)]
         if self.target is not None:  # recorded at every level, so that a later lowering follows it
             first.append(SetTargetPass(target=self.target, owner=self.name))
-        return [*first, *(p for stage in LEVELS[self.level] for p in stage(options))]
+        return [*first, *stage_passes(LEVELS[self.level], options)]
 
     def pipeline(self) -> str:
         """The sub-passes as `ge-opt -p` text, for showing (never parsed here)."""

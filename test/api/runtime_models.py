@@ -20,9 +20,10 @@ def graph_of(model: onnx.ModelProto, training: bool = False) -> Graph:
     return Graph.from_module(module, model.graph.name)
 
 
-def small_cnn(batch: int = 2) -> onnx.ModelProto:
-    """conv-bn-relu, max pool, conv-bn-relu, global pool, flatten, linear: ResNet's pieces, small."""
-    b = GraphBuilder(seed=0)
+def small_cnn(batch: int = 2, train: bool = False) -> onnx.ModelProto:
+    """conv-bn-relu, max pool, conv-bn-relu, global pool, flatten, linear: ResNet's pieces, small
+    (`train`: exported in train mode, BatchNormalization with batch statistics, which no conv folds)."""
+    b = GraphBuilder(seed=0, train=train)
     x = b.input("x", TensorProto.FLOAT, [batch, 3, 16, 16])
     with b.scope("conv1"):
         y = b.conv(x, 3, 8, 3, 1, 1)

@@ -1,6 +1,10 @@
 """ge.FusionPattern: a pattern becomes a rule of the fusion engine that forms groups the built-in
 rules do not (and its constraint can prevent them), numerics unchanged; the same rule loaded from a
-file by `ge-opt --load-fusion-rules` forms the same groups."""
+file by `ge-opt --load-fusion-rules` forms the same groups.
+
+`apply_operator_fusion` folds an inference BatchNorm into its conv before UB fusion, so the
+Conv2D+BatchNorm pattern is shown on the train-mode CNN (batch statistics: nothing folds them),
+and on the inference CNN it has nothing left to match."""
 
 from __future__ import annotations
 
@@ -19,6 +23,12 @@ def cnn():
     return graph_of(model), inputs_of(model)
 
 
+@pytest.fixture(scope="module")
+def train_cnn():
+    model = small_cnn(train=True)
+    return graph_of(model), inputs_of(model)
+
+
 def _groups(graph) -> list[str]:
     return [op.rule.data for op in graph.module.walk() if isinstance(op, fused.GroupOp)]
 
@@ -27,10 +37,11 @@ def conv_bn(**kw) -> ge.FusionPattern:
     return ge.FusionPattern(anchor="Conv2D", followers=["BatchNorm"], **kw)
 
 
-def test_a_pattern_forms_groups_the_built_in_rules_do_not(cnn):
-    graph, inputs = cnn
+def test_a_pattern_forms_groups_the_built_in_rules_do_not(train_cnn):
+    graph, inputs = train_cnn
     plain = ge.GraphOptimizer().apply_operator_fusion(graph)
-    assert _groups(plain) == []  # a conv's built-in epilogue is add/mul/activation, never batch_norm
+    # a conv's built-in epilogue is add/mul/activation, never batch_norm: the BNs group with their relus
+    assert _groups(plain) == ["batch_norm_activation"] * 2
     pattern = conv_bn(constraint=lambda node: node["data_format"] == "NCHW")
     opt = ge.GraphOptimizer(fusion_patterns=[pattern])
     fusedg = opt.apply_operator_fusion(graph)
@@ -43,8 +54,16 @@ def test_a_pattern_forms_groups_the_built_in_rules_do_not(cnn):
     assert "--load-fusion-rules" in opt.last_pipeline
 
 
-def test_a_rejecting_constraint_prevents_the_group(cnn):
+def test_a_folded_batch_norm_leaves_the_pattern_nothing(cnn):
+    """On the inference CNN the BNs are folded into the convs first: the pattern forms no group,
+    the built-in rule makes each conv+BN+ReLU one kernel."""
     graph, _ = cnn
+    opt = ge.GraphOptimizer(fusion_patterns=[conv_bn()])
+    assert _groups(opt.apply_operator_fusion(graph)) == ["cube_epilogue"] * 2
+
+
+def test_a_rejecting_constraint_prevents_the_group(train_cnn):
+    graph, _ = train_cnn
     seen = []
 
     def nhwc_only(node) -> bool:
@@ -53,7 +72,7 @@ def test_a_rejecting_constraint_prevents_the_group(cnn):
 
     opt = ge.GraphOptimizer()
     opt.add_fusion_pattern(conv_bn(constraint=nhwc_only))
-    assert _groups(opt.apply_operator_fusion(graph)) == []
+    assert _groups(opt.apply_operator_fusion(graph)) == ["batch_norm_activation"] * 2
     assert seen == [("Conv2D", "/conv1/Conv", 1), ("Conv2D", "/conv2/Conv", 1)]  # asked of each anchor
 
 
@@ -112,8 +131,8 @@ def test_the_constraint_sees_the_graph_api_node():
         node["kernel_size"]
 
 
-def test_a_failing_constraint_is_one_line(cnn):
-    graph, _ = cnn
+def test_a_failing_constraint_is_one_line(train_cnn):
+    graph, _ = train_cnn
     opt = ge.GraphOptimizer(fusion_patterns=[conv_bn(constraint=lambda node: node["kernel_size"] == 3)])
     with pytest.raises(ge.GEError, match="constraint raised KeyError") as e:
         opt.apply_operator_fusion(graph)
