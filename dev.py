@@ -84,8 +84,8 @@ def main() -> int:
     if what == "gates":
         return gate_status
     lit_status = run(str(BIN / "lit"), "-v", "test")
-    # the slowest tests are listed at the end: the suite's time is watched at every stop
-    pytest_status = run(python, "-m", "pytest", "test", "--durations=20", *sys.argv[2:])
+    # on every core; the slowest tests are listed at the end: the suite's time is watched at every stop
+    pytest_status = run(python, "-m", "pytest", "test", "-n", "auto", "--durations=20", *sys.argv[2:])
     return gate_status or lit_status or pytest_status
 
 
