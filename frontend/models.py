@@ -41,6 +41,8 @@ __all__ = [
     "bert_base",
     "gpt2",
     "MODELS",
+    "SMALL",
+    "small",
     "random_inputs",
 ]
 
@@ -428,11 +430,13 @@ def _bottleneck(b: GraphBuilder, x: str, in_ch: int, width: int, stride: int) ->
         return b.relu(y)
 
 
-def resnet50(batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0, train: bool = False) -> onnx.ModelProto:
+def resnet50(
+    batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0, train: bool = False, image: int = 224
+) -> onnx.ModelProto:
     """torchvision ``resnet50()`` in eval mode (or, with `train`, in train mode: batch statistics),
-    exported without BN folding."""
+    exported without BN folding, on `image` x `image` inputs."""
     b = GraphBuilder(opset, seed, train)
-    x = b.input("input", FLOAT, [batch, 3, 224, 224])
+    x = b.input("input", FLOAT, [batch, 3, image, image])
     with b.scope("conv1"):
         x = b.conv(x, 3, 64, 7, stride=2, pad=3)
     with b.scope("bn1"):
@@ -492,10 +496,11 @@ def _inverted_residual(b: GraphBuilder, x: str, in_ch: int, out_ch: int, stride:
     return y
 
 
-def mobilenet_v2(batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0) -> onnx.ModelProto:
-    """torchvision ``mobilenet_v2()`` in eval mode, exported without BN folding."""
+def mobilenet_v2(batch: int = 1, opset: int = DEFAULT_OPSET, seed: int = 0, image: int = 224) -> onnx.ModelProto:
+    """torchvision ``mobilenet_v2()`` in eval mode, exported without BN folding, on `image` x `image`
+    inputs."""
     b = GraphBuilder(opset, seed)
-    x = b.input("input", FLOAT, [batch, 3, 224, 224])
+    x = b.input("input", FLOAT, [batch, 3, image, image])
     # (expand ratio t, channels c, repeats n, first stride s), as in torchvision
     settings = [
         (1, 16, 1, 1),
@@ -722,6 +727,21 @@ MODELS: dict[str, Callable[..., onnx.ModelProto]] = {
     "bert_base": bert_base,
     "gpt2": gpt2,
 }
+
+SMALL: dict[str, dict[str, int]] = {
+    "resnet50": {"image": 64},
+    "mobilenet_v2": {"image": 64},
+    "bert_base": {"layers": 2, "seq": 32, "vocab": 1000},
+    "gpt2": {"seq": 32, "vocab": 1000},
+}
+"""Each model's small size: every op, layout, fusion pattern and stream structure of the full one
+(all stages and blocks of the CNNs, at a 64x64 image whose last stage is still 2x2; the transformers'
+widths and heads, two layers, a 1000-token vocabulary), for tests where the size is not what is tested."""
+
+
+def small(name: str, **options: int) -> onnx.ModelProto:
+    """`MODELS[name]` at its small size (`SMALL[name]`); `options` add to it or override it."""
+    return MODELS[name](**{**SMALL[name], **options})
 
 
 # ======================================================================= inputs

@@ -4,13 +4,11 @@ optimization level and stream count; and its modeled time respects the roofline 
 import pytest
 
 from ge.frontend import models
-from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
 from ge.interpreter.stream_executor import memory_figures, simulate_module
-from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.target import load_target
 from ge.tools.common import make_context
@@ -25,17 +23,14 @@ STREAMS = (1, 2, 4, 8)
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-def test_every_level_and_stream_count_gives_the_ge_level_outputs(name):
-    model = MODELS[name]()
-    inputs = models.random_inputs(model, 0)
-    module, weights = import_model(model)
-    attach_weights(module, weights)
-    reference = run(module, inputs)
+def test_every_level_and_stream_count_gives_the_ge_level_outputs(name, references):
+    """At the small size (every op, fusion and stream structure of the model; full-size numerics are
+    test_models_onnxruntime's and the optimize tests')."""
+    inputs = references.model(name)[1]
+    reference = run(references.module(name), inputs)
     target = load_target("ascend910b")
     for level in range(4):
-        lowered = clone_with_weights(module)
-        GeOptimizePass(level=level).apply(make_context(), lowered)
-        apply_all(make_context(), lowered, parse_passes("lower-to-tasks,plan-memory"))
+        lowered = references.module(name, level=level, lower="lower-to-tasks,plan-memory")
         for count in STREAMS:
             streamed = clone_with_weights(lowered)
             apply_all(make_context(), streamed, parse_passes(f"lower-to-streams{{streams={count}}}"))
@@ -51,11 +46,9 @@ def test_every_level_and_stream_count_gives_the_ge_level_outputs(name):
 
 
 @pytest.mark.parametrize("name", ["resnet50", "bert_base"])
-def test_planned_peak_is_within_5_percent_of_the_lower_bound(name):
-    module, weights = import_model(MODELS[name]())
-    attach_weights(module, weights)
-    GeOptimizePass(level=3).apply(make_context(), module)
-    apply_all(make_context(), module, parse_passes("lower-to-tasks,plan-memory"))
+def test_planned_peak_is_within_5_percent_of_the_lower_bound(name, references):
+    """Full size: how close the plan comes to its bound depends on the real buffer sizes."""
+    module = references.module(name, size="full", level=3, lower="lower-to-tasks,plan-memory")
     figures = memory_figures(module)
     assert figures.pool <= 1.05 * figures.lower_bound
     assert figures.lower_bound <= figures.pool <= figures.no_reuse
@@ -105,10 +98,7 @@ def brute_force_events(kernels):
 
 
 @pytest.mark.parametrize("name, count", [("gpt2", 4), ("bert_base", 8), ("resnet50", 2)])
-def test_events_in_the_ir_are_exactly_the_non_redundant_cross_stream_edges(name, count):
-    module, weights = import_model(MODELS[name]())
-    attach_weights(module, weights)
-    GeOptimizePass(level=3).apply(make_context(), module)
-    apply_all(make_context(), module, parse_passes(f"lower-to-tasks,lower-to-streams{{streams={count}}}"))
+def test_events_in_the_ir_are_exactly_the_non_redundant_cross_stream_edges(name, count, references):
+    module = references.module(name, level=3, lower=f"lower-to-tasks,lower-to-streams{{streams={count}}}")
     kernels, pairs = events_in_ir(next(iter(module.ops)))
     assert pairs == brute_force_events(kernels)

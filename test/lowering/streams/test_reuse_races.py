@@ -18,13 +18,11 @@ import pytest
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
 from ge.frontend import models
-from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks
 from ge.lowering.streams.verify import StreamError, verify_stream_function
-from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.target import load_target
 from ge.tools.common import make_context
@@ -40,12 +38,9 @@ MODELS = {
 }
 
 
-def planned(name: str, level: int):
-    module, weights = import_model(MODELS[name]())
-    attach_weights(module, weights)
-    GeOptimizePass(level=level).apply(make_context(), module)
-    apply_all(make_context(), module, parse_passes("lower-to-tasks,plan-memory"))
-    return module
+def planned(references, name: str, level: int, size: str = "small"):
+    """`name` after ge-optimize{level}, lower-to-tasks and plan-memory, from the session's cache."""
+    return references.module(name, size=size, level=level, lower="lower-to-tasks,plan-memory")
 
 
 def streamed(module, count: int, relax: str = ""):
@@ -81,9 +76,10 @@ def event_count(fn) -> int:
 
 
 @pytest.mark.parametrize("name", ["resnet50", "bert_base", "gpt2", "mobilenet_v2"])
-def test_no_unordered_reuse_pair_at_any_level_and_stream_count(name):
+def test_no_unordered_reuse_pair_at_any_level_and_stream_count(name, references):
+    """At the small size: which pairs share a buffer and which streams order them is the graph's."""
     for level in range(4):
-        module = planned(name, level)
+        module = planned(references, name, level)
         for count in (1, 2, 4, 8):
             fn = main(streamed(module, count))
             assert races(fn) == [], (name, level, count)
@@ -94,8 +90,9 @@ def test_no_unordered_reuse_pair_at_any_level_and_stream_count(name):
     "name, count",
     [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
 )
-def test_figures_and_the_old_plan_races(name, count):
-    module = planned(name, 3)
+def test_figures_and_the_old_plan_races(name, count, references):
+    module = planned(references, name, 3, size="full")  # the printed figures are the full models'
+
     new, old = streamed(module, count), racy_old_plan(module, count)
     new_fn, old_fn = main(new), main(old)
     old_races = races(old_fn)
@@ -122,11 +119,12 @@ def test_figures_and_the_old_plan_races(name, count):
     "name, count",
     [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
 )
-def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(name, count):
+def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(name, count, references):
     """relax-reuse keeps apart the reuse pairs that serialize concurrent tasks when the re-plan fits
     the budget; the result is checked by the verifier and the independent race checker, and its
-    modeled latency (what the pass recorded, and the simulator on the lowered IR) is no worse."""
-    module = planned(name, 3)
+    modeled latency (what the pass recorded, and the simulator on the lowered IR) is no worse.
+    Full size: which reuses cost time depends on the real task times and buffer sizes."""
+    module = planned(references, name, 3, size="full")
     target = load_target("ascend910b")
     strict = main(streamed(module, count))
     strict_latency = simulate(sim_tasks(strict), target, "graph").latency
@@ -152,15 +150,15 @@ def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(nam
             assert latency < 0.95 * strict_latency
 
 
-def test_the_resnet_race_of_the_issue_is_found_on_the_old_plan():
-    old = main(racy_old_plan(planned("resnet50", 3), 0))
+def test_the_resnet_race_of_the_issue_is_found_on_the_old_plan(references):
+    old = main(racy_old_plan(planned(references, "resnet50", 3), 0))
     pairs = {(r.earlier, r.later) for r in races(old)}
     assert ("/layer2/layer2.0/conv2/Conv", "/layer2/layer2.0/downsample/downsample.0/Conv") in pairs, sorted(pairs)[:5]
 
 
 @pytest.fixture(scope="module")
-def gpt2_on_4_streams():
-    return streamed(planned("gpt2", 3), 4)
+def gpt2_on_4_streams(references):
+    return streamed(planned(references, "gpt2", 3), 4)
 
 
 def test_deleting_any_one_event_is_rejected(gpt2_on_4_streams):
