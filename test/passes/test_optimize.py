@@ -22,8 +22,10 @@ BUILDERS = {
     "mobilenet_v2": models.mobilenet_v2,
     "bert_base": models.bert_base,
     "gpt2": models.gpt2,
-    "bert_base_opset13": lambda: models.bert_base(opset=13),
-    "gpt2_opset13": lambda: models.gpt2(opset=13),
+    # the opset-13 spellings (Split, Squeeze and ReduceMean take attributes) at the small size: the
+    # spelling is what they test; the full-size numerics are the default-opset models'
+    "bert_base_opset13": lambda: models.small("bert_base", opset=13),
+    "gpt2_opset13": lambda: models.small("gpt2", opset=13),
 }
 
 
@@ -89,7 +91,7 @@ def test_bert_o3_kernel_count(model_cache):
 
 
 @pytest.mark.parametrize(
-    "name, layer_norms, gelus, attentions", [("bert_base_opset13", 25, 12, 12), ("gpt2_opset13", 5, 2, 2)]
+    "name, layer_norms, gelus, attentions", [("bert_base_opset13", 5, 2, 2), ("gpt2_opset13", 5, 2, 2)]
 )
 def test_decomposed_blocks_are_recognized(name, layer_norms, gelus, attentions, model_cache):
     module, *_ = optimized(name, model_cache, level=2, checked=False)
