@@ -1,0 +1,128 @@
+"""Compile time stays linear: two sizes of one module, the same passes, a time ratio, a verdict.
+
+    python -m bench.compile_ratio          # the Relu chain (fusion, lowering) 5k -> 20k ops,
+                                           # merge-trans-data 1.5k -> 6k twin conversions
+
+4x the ops must cost well under 16x the time (what quadratic work gives): the verdict is "linear"
+below 8x. Timing is a benchmark, not a test: on a machine that runs other work (the test suite runs
+on every core) a ratio of wall-clock times can flake, so the suite checks only that these modules
+build and the passes run; the ratios are read here, on a quiet machine. Each module is built
+directly in the ge dialect (no ONNX import); each size's time is the fastest of `--repeat` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from collections.abc import Callable
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.ir import Block, Region
+
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.layout import TransDataOp, with_storage
+from ge.ge_dialects.ge.types import tensor
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
+
+BOUND = 8.0
+"""Linear work gives ~4x; quadratic work 16x."""
+
+
+def relu_chain(length: int) -> ModuleOp:
+    """`length` Relus in a row on a [1, 64] tensor."""
+    t = tensor(f32, (1, 64))
+    block = Block(arg_types=[t])
+    value = block.args[0]
+    for _ in range(length):
+        op = ge.ReluOp.create(operands=[value], result_types=[t])
+        block.add_op(op)
+        value = op.results[0]
+    block.add_op(func.ReturnOp(value))
+    return ModuleOp([func.FuncOp("main", ([t], [t]), Region(block))])
+
+
+def twin_conversions(pairs: int) -> ModuleOp:
+    """`pairs` values, each converted to FRACTAL_NZ twice (merge-trans-data merges every pair), one block."""
+    t = tensor(f32, (32, 64))
+    nz = with_storage(t, "FRACTAL_NZ")
+    block = Block(arg_types=[t] * pairs)
+    results = []
+    for x in block.args:
+        for unary in (ge.SigmoidOp, ge.ReluOp):
+            props = {"src_format": StringAttr("ND"), "dst_format": StringAttr("FRACTAL_NZ")}
+            convert = TransDataOp.create(operands=[x], result_types=[nz], properties=props)
+            use = unary.create(operands=[convert.results[0]], result_types=[nz])
+            block.add_ops([convert, use])
+            results.append(use.results[0])
+    block.add_op(func.ReturnOp(*results))
+    return ModuleOp([func.FuncOp("main", ([t] * pairs, [nz] * len(results)), Region(block))])
+
+
+CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
+    "relu chain: fuse-ops, lowering": (
+        relu_chain,
+        5_000,
+        ("fuse-ops", "lower-to-tasks,plan-memory,lower-to-streams{streams=2}"),
+    ),
+    "twin conversions: merge-trans-data": (twin_conversions, 1_500, ("merge-trans-data",)),
+}
+
+
+def seconds(build: Callable[[int], ModuleOp], size: int, stages: tuple[str, ...]) -> float:
+    """The time of `stages` on a fresh `build(size)` (the build and the last run's garbage not counted)."""
+    module = build(size)
+    passes = [parse_passes(stage) for stage in stages]
+    gc.collect()
+    start = time.perf_counter()
+    for stage in passes:
+        apply_all(make_context(), module, stage)
+    return time.perf_counter() - start
+
+
+def measure(name: str, small: int | None = None, repeat: int = 3) -> dict[str, object]:
+    build, default, stages = CASES[name]
+    small = small or default
+    seconds(build, 50, stages)  # imports and first-call costs out of the way
+    t_small = min(seconds(build, small, stages) for _ in range(repeat))
+    t_large = min(seconds(build, 4 * small, stages) for _ in range(repeat))
+    ratio = t_large / t_small
+    return {
+        "case": name,
+        "sizes": f"{small} -> {4 * small}",
+        "small s": t_small,
+        "large s": t_large,
+        "ratio": ratio,
+        "verdict": "linear" if ratio < BOUND else f"NOT LINEAR (bound {BOUND}x)",
+    }
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    lines = ["| case | sizes | small s | large s | ratio | verdict |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        cells = [
+            r["case"],
+            r["sizes"],
+            f"{r['small s']:.3f}",
+            f"{r['large s']:.3f}",
+            f"{r['ratio']:.1f}x",
+            r["verdict"],
+        ]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.compile_ratio", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size; the fastest counts (default 3)")
+    parser.add_argument("--small", type=int, help="the smaller size of every case (default: each case's own)")
+    args = parser.parse_args(argv)
+    rows = [measure(name, args.small, args.repeat) for name in CASES]
+    print(table(rows))
+    return 0 if all(r["ratio"] < BOUND for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
