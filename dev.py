@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 import venv
 from pathlib import Path
@@ -80,12 +81,21 @@ def main() -> int:
     python = str(BIN / "python")
     if what == "example":
         return run(python, "-m", "ge.examples.resnet50", *sys.argv[2:])
-    gate_status = gates()
+    times: dict[str, float] = {}
+
+    def timed(stage: str, *cmd: str, **extra_env: str) -> int:
+        start = time.monotonic()
+        status = gates() if stage == "gates" else run(*cmd, **extra_env)
+        times[stage] = time.monotonic() - start
+        return status
+
+    gate_status = timed("gates")
     if what == "gates":
         return gate_status
-    lit_status = run(str(BIN / "lit"), "-v", "test")
+    lit_status = timed("lit", str(BIN / "lit"), "-sv", "test")
     # on every core; the slowest tests are listed at the end: the suite's time is watched at every stop
-    pytest_status = run(python, "-m", "pytest", "test", "-n", "auto", "--durations=20", *sys.argv[2:])
+    pytest_status = timed("pytest", python, "-m", "pytest", "test", "-n", "auto", "--durations=20", *sys.argv[2:])
+    print("time: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()) + f", total {sum(times.values()):.0f} s")
     return gate_status or lit_status or pytest_status
 
 
