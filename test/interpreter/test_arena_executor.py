@@ -71,6 +71,12 @@ def graph(name: str):
 
 
 def lowered(name: str, level: int, streams: int, plan: str = "plan-memory"):
+    """A copy (tests mutate it) of the model compiled once per configuration."""
+    return clone_with_weights(_lowered(name, level, streams, plan))
+
+
+@functools.cache
+def _lowered(name: str, level: int, streams: int, plan: str):
     module = clone_with_weights(graph(name)[0])
     GeOptimizePass(level=level).apply(make_context(), module)
     apply_all(make_context(), module, parse_passes(f"lower-to-tasks,{plan},lower-to-streams{{streams={streams}}}"))
