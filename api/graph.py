@@ -35,11 +35,22 @@ from ge.api.node import Node, Value, value_name
 from ge.ge_dialects.ge.base import GeOp, constant_value, location_name, name_loc
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.optimizer import VariableOp
-from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
-from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights, make_constant, weights_of
+from ge.ge_dialects.ge.types import element_type_of, is_float, numpy_dtype, shape_of, tensor
+from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights, make_constant, parameter_keys, weights_of
 from ge.interpreter.runner import input_names, main_function, output_names
 
-InputLike = Value | np.ndarray | Sequence[Any] | float | int | None
+
+class _Parameter:
+    """An input given as data that is a trainable parameter (the `add_*` layers' weights), where
+    other data given as an input is a literal."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+InputLike = Value | np.ndarray | Sequence[Any] | float | int | _Parameter | None
 
 
 def _empty_main() -> func.FuncOp:
@@ -205,11 +216,18 @@ class Graph:
         """`placeholder` with the name first, as the layer calls have it."""
         return self.placeholder(shape, dtype, name)
 
-    def const(self, value: Any, name: str | None = None, dtype: Any = None) -> Value:
+    def const(self, value: Any, name: str | None = None, dtype: Any = None, parameter: bool | None = None) -> Value:
         """A constant (GE's Const): a `ge.constant`, inline when small, else a weight the module
-        carries (written to the sidecar by `ge-opt -o`, as `ge-translate` writes initializers)."""
+        carries (written to the sidecar by `ge-opt -o`, as `ge-translate` writes initializers).
+
+        A float constant is a trainable parameter, as an ONNX initializer is, whatever its size: its
+        key is its name (`ge.grad` adds `<key>_grad`, apply-optimizer makes it a variable).
+        `parameter=False` makes it a literal (a fixed scale, a mask); other dtypes are literals.
+        Data given directly as an input of `op` is a literal too (an ONNX Constant node)."""
         name = self._fresh_name(name, "const")
-        op = self._make_constant(self._array(value, dtype, f"constant '{name}'"), name)
+        array = self._array(value, dtype, f"constant '{name}'")
+        is_parameter = is_float(element_type_of(array.dtype)) if parameter is None else parameter
+        op = self._make_constant(array, name, is_parameter)
         self._append(op)
         return Value(self, op.results[0])
 
@@ -258,14 +276,16 @@ class Graph:
         results = tuple(Value(self, r) for r in op.results)
         return results[0] if len(results) == 1 else results
 
-    def _stage_constant(self, array: np.ndarray, base: str, staged: list[ConstantOp]) -> SSAValue:
+    def _stage_constant(
+        self, array: np.ndarray, base: str, staged: list[ConstantOp], parameter: bool = False
+    ) -> SSAValue:
         """A constant for an input given as data, named `node/input` (made unique), not yet inserted."""
         taken = self._taken_names() | {location_name(c) for c in staged}
         name, n = base, 1
         while name in taken:
             n += 1
             name = f"{base}_{n}"
-        op = self._make_constant(array, name)
+        op = self._make_constant(array, name, parameter, {k for c in staged if (k := c.parameter_key)})
         staged.append(op)
         return op.results[0]
 
@@ -331,7 +351,8 @@ class Graph:
                 raise GEError(f"{where}: input '{spec.name}' is not given and cannot be created: {e}") from None
             dtype = numpy_dtype(t.element_type) if isinstance(t, TensorType) else np.dtype(np.float32)
             array = np.full(shape, spec.initial.value, dtype)
-            operands[spec.operand] = self._stage_constant(array, f"{name}/{spec.name}", staged)
+            parameter = array.dtype.kind == "f"  # on a non-float input the op refuses the input, not this
+            operands[spec.operand] = self._stage_constant(array, f"{name}/{spec.name}", staged, parameter=parameter)
 
     def _operands(
         self, entry: op_types.OpType, inputs: list[InputLike], where: str, name: str, staged: list[ConstantOp]
@@ -376,6 +397,8 @@ class Graph:
                 continue
             if isinstance(given, Value):
                 ssa = self._ssa(given, where)
+            elif isinstance(given, _Parameter):
+                ssa = self._stage_constant(given.array, f"{name}/{spec.name}", staged, parameter=True)
             else:
                 ssa = self._stage_constant(self._array(given, None, where), f"{name}/{spec.name}", staged)
             if spec.variadic:
@@ -451,10 +474,11 @@ class Graph:
             raise GEError(f"{where}: input channels {channels} do not divide into {groups} groups")
         fan_in = channels // groups * kh * kw
         shape = (out_channels, channels // groups, kh, kw)
-        inputs: list[InputLike] = [x, self._draw(f"{name}.filter", x, "normal", 0.0, math.sqrt(2.0 / fan_in), shape)]
+        filter_ = self._draw(f"{name}.filter", x, "normal", 0.0, math.sqrt(2.0 / fan_in), shape)
+        inputs: list[InputLike] = [x, _Parameter(filter_)]
         if bias:
             bound = 1.0 / math.sqrt(fan_in)
-            inputs.append(self._draw(f"{name}.bias", x, "uniform", -bound, bound, out_channels))
+            inputs.append(_Parameter(self._draw(f"{name}.bias", x, "uniform", -bound, bound, out_channels)))
         attrs: dict[str, Any] = {"strides": stride, "dilations": dilation, "groups": groups}
         if isinstance(padding, str):
             attrs["padding"] = padding.upper()
@@ -469,10 +493,10 @@ class Graph:
         channels = self._channels(x, f"node '{name}' (BatchNorm)")
         inputs: list[InputLike] = [
             x,
-            self._draw(f"{name}.scale", x, "uniform", 0.7, 1.3, channels),
-            self._draw(f"{name}.offset", x, "normal", 0.0, 0.1, channels),
-            self._draw(f"{name}.mean", x, "normal", 0.0, 0.1, channels),
-            self._draw(f"{name}.variance", x, "uniform", 0.5, 1.5, channels),
+            _Parameter(self._draw(f"{name}.scale", x, "uniform", 0.7, 1.3, channels)),
+            _Parameter(self._draw(f"{name}.offset", x, "normal", 0.0, 0.1, channels)),
+            _Parameter(self._draw(f"{name}.mean", x, "normal", 0.0, 0.1, channels)),
+            _Parameter(self._draw(f"{name}.variance", x, "uniform", 0.5, 1.5, channels)),
         ]
         return self._single(self.op("BatchNorm", inputs, {"epsilon": eps}, name=name))
 
@@ -667,13 +691,23 @@ class Graph:
             raise GEError(f"{where}: cannot make a constant of {value!r}")
         return array
 
-    def _make_constant(self, array: np.ndarray, name: str) -> ConstantOp:
-        """A `ge.constant` named `name` (not inserted): inline when small, else a weight of the module."""
+    def _make_constant(
+        self, array: np.ndarray, name: str, parameter: bool = False, staged_keys: Iterable[str] = ()
+    ) -> ConstantOp:
+        """A `ge.constant` named `name` (not inserted): inline when small, else a weight of the module;
+        with `parameter`, the parameter keyed by `name` (made a free key: not a weight's nor another
+        parameter's, `staged_keys` included)."""
         try:
-            element_type_of(array.dtype)
+            element_type = element_type_of(array.dtype)
         except VerifyException:
             raise GEError(f"constant '{name}': dtype {array.dtype} is not a ge element type") from None
-        op = make_constant(self.module, array, hint=name)
+        key = None
+        if parameter:
+            if not is_float(element_type):
+                raise GEError(f"constant '{name}': a parameter is a float tensor, got dtype {array.dtype}")
+            taken = frozenset(parameter_keys(self.module)) | frozenset(staged_keys)
+            key = weights_of(self.module).fresh_key(name, taken)
+        op = make_constant(self.module, array, hint=name, parameter=key)
         op.location = name_loc(name)
         return op
 

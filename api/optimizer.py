@@ -124,18 +124,19 @@ class GraphOptimizer:
     def apply_memory_optimization(self, graph: Graph, checkpoint_policy: str = "sqrt") -> Graph:
         """The graph passes that lower the planned memory: `infer-shapes,merge-constants,cse,dce`
         (one copy of every repeated weight or constant, no duplicate or dead value to plan a buffer
-        for) and, on a training graph (one `autodiff` differentiated), `checkpoint{policy=sqrt}`
-        (recompute instead of stash: the backward's activations; bit-equal gradients). Buffer reuse
-        itself is planned at lowering (plan-memory); `MemoryOptimizer.calculate_memory_usage` reads
-        its figures before and after."""
+        for; on a training graph each parameter keeps its own constant) and, on a training graph
+        (one `autodiff` differentiated), `checkpoint{policy=sqrt}` (recompute instead of stash: the
+        backward's activations; bit-equal gradients). Buffer reuse itself is planned at lowering
+        (plan-memory); `MemoryOptimizer.calculate_memory_usage` reads its figures before and after."""
         where = "GraphOptimizer.apply_memory_optimization"
+        training = _is_training_graph(check_graph(graph, where))
         passes: list[ModulePass] = [
             InferShapesPass(),
-            MergeConstantsPass(),
+            MergeConstantsPass(parameters=not training),  # a training graph's parameters stay apart
             CommonSubexpressionElimination(),
             DeadCodeElimination(),
         ]
-        if _is_training_graph(check_graph(graph, where)):
+        if training:
             if checkpoint_policy not in POLICIES or checkpoint_policy in ("nodes", "budget"):
                 raise GEError(f"{where}: checkpoint_policy '{checkpoint_policy}' is not one of none, layer, sqrt")
             passes.append(CheckpointPass(policy=checkpoint_policy))

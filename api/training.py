@@ -31,13 +31,13 @@ WHERE = "ge.grad"
 
 
 def _name_of(item) -> object:
-    """A name as given, or the name a node object carries: the weight key of a weight constant's
-    op (`.op`), else its `.name` (a dict of parameters gives its keys)."""
+    """A name as given, or the name a node object carries: the parameter key of a parameter
+    constant's op (`.op`), else its `.name` (a dict of parameters gives its keys)."""
     if isinstance(item, str):
         return item
     op = getattr(item, "op", None)
-    if isinstance(op, ConstantOp) and op.weight_key is not None:
-        return op.weight_key
+    if isinstance(op, ConstantOp) and op.parameter_key is not None:
+        return op.parameter_key
     return getattr(item, "name", item)
 
 
@@ -71,10 +71,12 @@ def grad(
     output: str | None = None,
     labels: str = "labels",
     reduction: str = "mean",
+    frozen: Iterable | None = None,
 ) -> Graph:
-    """The forward with the gradients of its loss w.r.t. the weights `wrt` (weight keys, node
-    objects of weight constants, or a dict of parameters by key; None: every trainable float
-    weight) added as `<key>_grad` outputs.
+    """The forward with the gradients of its loss w.r.t. the parameters `wrt` (parameter keys, node
+    objects of parameter constants, or a dict of parameters by key; None: every parameter with a
+    differentiable path to the loss, but those `frozen` names) added as `<key>_grad` outputs. A
+    parameter is a float `Graph.const`, an `add_*` layer's weight or an ONNX initializer.
 
     The loss: the output named `loss`; else the forward's only float scalar output; else, with
     `loss_kind` (softmax_cross_entropy, nll, mse), `add-loss{output=<output> kind=<loss_kind>
@@ -85,7 +87,10 @@ def grad(
     check_graph(fwd, WHERE)
     weights = _names(wrt, "wrt")
     if weights is not None and not weights:
-        raise GEError(f"{WHERE}: wrt names no weight")
+        raise GEError(f"{WHERE}: wrt names no parameter")
+    kept = _names(frozen, "frozen")
+    if kept is not None and not kept:
+        raise GEError(f"{WHERE}: frozen names no parameter")
     passes: list[ModulePass] = []
     names = output_names(main_function(fwd.module))
     scalars = _scalar_outputs(fwd)
@@ -108,7 +113,13 @@ def grad(
         passes.append(AddLossPass(output=output, labels=labels, kind=loss_kind, reduction=reduction))
         loss = "loss"
     assert loss is not None
-    passes.append(AutodiffPass(loss=loss, wrt=",".join(weights) if weights is not None else None))
+    passes.append(
+        AutodiffPass(
+            loss=loss,
+            wrt=",".join(weights) if weights is not None else None,
+            frozen=",".join(kept) if kept is not None else None,
+        )
+    )
     if checkpoints is not None:
         if isinstance(checkpoints, str):
             if checkpoints not in POLICIES or checkpoints in ("nodes", "budget"):

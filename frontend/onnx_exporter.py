@@ -180,7 +180,7 @@ class _Exporter:
             array = np.asarray(self.weights[key])
             if not is_stored_logically(t):
                 array = to_logical(array, t)
-        name = location_name(op) or op.weight_key or "const"
+        name = op.parameter_key or location_name(op) or op.weight_key or "const"  # a parameter keeps its key
         return scope.constant(np.asarray(array, dtype=numpy_dtype(t.element_type)), name)
 
     def results(self, scope: Scope, op: Operation, node_name: str) -> list[str]:

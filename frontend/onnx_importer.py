@@ -54,7 +54,7 @@ from ge.frontend.validate import (
 )
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
-from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
+from ge.ge_dialects.ge.types import element_type_of, is_float, numpy_dtype, shape_of, tensor
 from ge.interpreter.ge import KernelError, folding_interpreter
 from ge.passes.fold_constants import undefined_result
 
@@ -143,7 +143,7 @@ class _Importer:
     inline_limit: int
     max_tensor_bytes: int = MAX_TENSOR_BYTES
     training: bool = False
-    """Float initializers of rank >= 1 are parameters: weights whatever their size."""
+    """Float initializers of rank >= 1 go to the sidecar whatever their size."""
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict[str, SSAValue] = field(default_factory=dict)
     interpreter: Interpreter = field(default_factory=folding_interpreter)
@@ -152,12 +152,17 @@ class _Importer:
     """The version of ai.onnx.preview.training the model imports (its update ops), if any."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
-        parameter = self.training and array.dtype.kind == "f" and array.ndim >= 1
-        if (array.size <= self.inline_limit and not parameter) or key is None:
-            op = ge.ConstantOp.inline(array, name)
-        else:
+        """A constant; `key` is an initializer's name: a float initializer is the parameter of that
+        key, and a large one (or, with `training`, any float one of rank >= 1) the sidecar weight of
+        that key. Without a key (Constant nodes, values folded at import) a literal."""
+        parameter = key is not None and is_float(element_type_of(array.dtype))
+        small = array.size <= self.inline_limit and not (self.training and parameter and array.ndim >= 1)
+        if key is not None and not small:
             self.weights[key] = array
-            op = ge.ConstantOp.weight(key, tensor(element_type_of(array.dtype), array.shape), name)
+            t = tensor(element_type_of(array.dtype), array.shape)
+            op = ge.ConstantOp.weight(key, t, name, parameter=parameter)
+        else:
+            op = ge.ConstantOp.inline(array, name, parameter=key if parameter else None)
         self.block.add_op(op)
         return op.output
 
@@ -301,12 +306,16 @@ class _Importer:
         """Evaluates `op` now if its inputs are visible constants and its results are small.
 
         Results ONNX leaves undefined (integer division by zero) stay unfolded; a kernel that
-        fails on constant inputs (a Gather index out of range) is the model's error."""
+        fails on constant inputs (a Gather index out of range) is the model's error. An op that
+        reads a parameter stays an op: its result changes when training changes the parameter
+        (the shape of one is a constant all the same)."""
         if op.name in _NOT_FOLDED:
             return None
         results = None
         if isinstance(op, ge.ShapeOp):
             results = _static_shape(op)
+        if results is None and any(_is_parameter(v) for v in op.operands):
+            return None
         if results is None:
             values = [constant_value(v) for v in op.operands]
             if any(v is None for v in values):
@@ -367,6 +376,10 @@ def _static_shape(op) -> list[np.ndarray] | None:
     return [np.asarray(dims[start:end], dtype=np.int64)]
 
 
+def _is_parameter(value: SSAValue) -> bool:
+    return isinstance(value.owner, ge.ConstantOp) and value.owner.parameter_key is not None
+
+
 def _static_and_small(t) -> bool:
     dims = shape_of(t)
     return all(d is not None for d in dims) and element_count(dims) <= FOLD_LIMIT
@@ -397,9 +410,10 @@ def import_model(
     """The model as a ge module, and the weights its `#ge.weight` constants refer to.
 
     The model is validated first (`ge.frontend.validate`); no tensor the model describes or makes
-    the importer allocate may exceed `max_tensor_bytes`. With `training`, every float initializer
-    of rank >= 1 becomes a weight however small (a parameter `autodiff` can train: a bias of 6
-    elements would otherwise be an inline literal); scalars and integer initializers stay literals."""
+    the importer allocate may exceed `max_tensor_bytes`. Every float initializer is a parameter
+    (`ge.constant parameter`, keyed by its name), whatever its size: inline up to `inline_limit`
+    elements, else in the sidecar. With `training`, every float initializer of rank >= 1 goes to
+    the sidecar however small; scalars and integer initializers stay inline."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)

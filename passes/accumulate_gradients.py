@@ -1,9 +1,9 @@
-"""`accumulate-gradients{micro_batches=K reduction=mean wrt=...}`: one launch runs forward and backward
-on K micro-batches of a batch and accumulates the gradients, so a batch K times what fits in memory
-trains with one launch (GE inserts the accumulation ops at the end of the backward graph).
+"""`accumulate-gradients{micro_batches=K reduction=mean wrt=... frozen=...}`: one launch runs forward
+and backward on K micro-batches of a batch and accumulates the gradients, so a batch K times what
+fits in memory trains with one launch (GE inserts the accumulation ops at the end of the backward graph).
 
 It runs instead of `autodiff`, on the graph with its loss (after `add-loss`), and leaves what
-autodiff leaves: one `<weight>_grad` output per trainable weight. The graph inputs whose leading
+autodiff leaves: one `<key>_grad` output per trained parameter. The graph inputs whose leading
 dim is the batch size B are split into K slices of B/K along axis 0; the others are given whole to
 each micro-batch. Per micro-batch, the forward is rebuilt with shapes re-inferred for B/K (weights
 shared) and differentiated as autodiff does (`build_backward`), and its gradients are added to one
@@ -55,7 +55,9 @@ class AccumulateGradientsPass(ModulePass):
     """How the loss reduces over samples: `mean` averages the micro-batches' gradients, `sum` adds them."""
     loss: str = "loss"
     wrt: str | None = None
-    """As autodiff's: the weights to differentiate (default: every trainable one)."""
+    """As autodiff's: the parameters to differentiate (default: every trainable one)."""
+    frozen: str | None = None
+    """As autodiff's: the parameters not to differentiate."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
@@ -63,7 +65,7 @@ class AccumulateGradientsPass(ModulePass):
             raise _error(f"micro_batches must be at least 1, got {self.micro_batches}")
         if self.reduction not in REDUCTIONS:
             raise _error(f"reduction must be one of {', '.join(REDUCTIONS)}, got '{self.reduction}'")
-        request = GradientRequest.of(op, self.loss, self.wrt, PASS)
+        request = GradientRequest.of(op, self.loss, self.wrt, PASS, self.frozen)
         if any(n.endswith("_grad") for n in output_names(request.fn)):
             raise _error("the graph already has gradient outputs; accumulate-gradients runs instead of autodiff")
         batch = _batch_size(request.fn)

@@ -1,9 +1,11 @@
 """apply-optimizer: turns a graph with gradient outputs into one training step.
 
-Input: `main` after autodiff, whose outputs include one `<key>_grad` per trainable weight `key`
-(a `ge.constant #ge.weight<"key">`). Output: the same graph where
+Input: `main` after autodiff, whose outputs include one `<key>_grad` per trained parameter `key`
+(a `ge.constant parameter`, inline or in the sidecar). Output: the same graph where
 
-- every such weight constant is a `ge.variable "key"` (GE's Variable: device-resident state);
+- every constant of such a parameter is a `ge.variable "key"` (GE's Variable: device-resident
+  state), whose initial value is the sidecar's `key` (an inline parameter's value is added to the
+  module's weights under its key, so `ge-opt -o` writes it to the sidecar);
 - the optimizer's slots are variables too, initialised to zeros in the module's weights sidecar:
   `<key>.momentum` (momentum), `<key>.adam_m` and `<key>.adam_v` (adam, adamw) and one shared
   f32 scalar `optimizer.step` (adam, adamw), incremented by one in the graph and fed to every
@@ -155,7 +157,7 @@ class ApplyOptimizerPass(ModulePass):
         step: _Step,
     ) -> None:
         """Emits the update of parameter `g.key` and records its new state values."""
-        var = _variables_for(block, g.key)
+        var = _variables_for(block, weights, g.key)
         slots = [_slot(block, ret, weights, f"{g.key}.{s}", t) for s in SLOTS[self.kind]]
         name = f"{g.key}/{self.kind}"
         if self.kind == "sgd":
@@ -206,7 +208,7 @@ def _gradients(fn: func.FuncOp, ret: func.ReturnOp) -> list[Gradient]:
         if name is not None and name.endswith(GRAD_SUFFIX) and len(name) > len(GRAD_SUFFIX)
     ]
     if not grads:
-        raise _error("@main has no '<weight>_grad' outputs; run autodiff first")
+        raise _error("@main has no '<parameter>_grad' outputs; run autodiff first")
     seen: set[str] = set()
     for g in grads:
         if g.key in seen:
@@ -215,27 +217,32 @@ def _gradients(fn: func.FuncOp, ret: func.ReturnOp) -> list[Gradient]:
     return grads
 
 
-def _weight_constants(block: Block, key: str) -> list[ge.ConstantOp]:
-    return [op for op in block.ops if isinstance(op, ge.ConstantOp) and op.weight_key == key]
+def _parameter_constants(block: Block, key: str) -> list[ge.ConstantOp]:
+    return [op for op in block.ops if isinstance(op, ge.ConstantOp) and op.parameter_key == key]
 
 
 def _parameter(block: Block, g: Gradient) -> TensorType:
-    """The type of weight `g.key`, checked against its gradient's."""
-    constants = _weight_constants(block, g.key)
+    """The type of parameter `g.key`, checked against its gradient's; its constants hold one value."""
+    constants = _parameter_constants(block, g.key)
     if not constants:
-        raise _error(f"output '{g.key}{GRAD_SUFFIX}' has no weight '{g.key}' in @main")
+        plain = any(isinstance(op, ge.ConstantOp) and op.weight_key == g.key for op in block.ops)
+        hint = f' (the constant #ge.weight<"{g.key}"> is not marked parameter)' if plain else ""
+        raise _error(f"output '{g.key}{GRAD_SUFFIX}' has no parameter '{g.key}' in @main{hint}")
     for const in constants:
         t = const.output.type
         assert isinstance(t, TensorType)  # the ge.constant verifier holds
         if g.value.type != t:
-            raise _error(f"gradient '{g.key}{GRAD_SUFFIX}' has type {g.value.type}, weight '{g.key}' has {t}")
+            raise _error(f"gradient '{g.key}{GRAD_SUFFIX}' has type {g.value.type}, parameter '{g.key}' has {t}")
+        if const.value != constants[0].value:
+            raise _error(f"parameter '{g.key}' is read by constants of different values; one parameter has one value")
     t = constants[0].output.type
     assert isinstance(t, TensorType)
     return t
 
 
 def _refuse_existing_state(module: ModuleOp, weights: ModuleWeights, params: list[str], new: list[str]) -> None:
-    """Refuses to run twice (variables of these keys exist) or to shadow a sidecar entry with a slot."""
+    """Refuses to run twice (variables of these keys exist) or to shadow a sidecar entry with a slot
+    or with an inline parameter's initial value."""
     wanted = {*params, *new}
     for op in module.walk():
         if isinstance(op, ge.VariableOp) and op.state_key in wanted:
@@ -243,18 +250,29 @@ def _refuse_existing_state(module: ModuleOp, weights: ModuleWeights, params: lis
     for key in new:
         if key in weights:
             raise _error(f"the weights sidecar already holds '{key}', a key of the optimizer's state")
+    inline = {op.parameter_key for op in module.walk() if isinstance(op, ge.ConstantOp) and op.weight_key is None}
+    for key in params:
+        if key in inline and key in weights:
+            raise _error(
+                f"the weights sidecar already holds '{key}', the key of an inline parameter "
+                "whose value becomes the variable's initial state"
+            )
 
 
 # -- rewriting -----------------------------------------------------------------------------------
 
 
-def _variables_for(block: Block, key: str) -> SSAValue:
-    """Turns every `ge.constant #ge.weight<key>` into `ge.variable key` (same type and location);
-    returns the first one's value (the parameter the update reads)."""
+def _variables_for(block: Block, weights: ModuleWeights, key: str) -> SSAValue:
+    """Turns every constant of parameter `key` into `ge.variable key` (same type and location);
+    returns the first one's value (the parameter the update reads). An inline parameter's value
+    becomes the weights' `key`: the variable's initial state."""
     first: SSAValue | None = None
-    for const in _weight_constants(block, key):
+    for const in _parameter_constants(block, key):
         t = const.output.type
         assert isinstance(t, TensorType)
+        value = const.inline_value()
+        if value is not None and key not in weights.added:
+            weights.added[key] = np.require(value, requirements="C")  # _refuse_existing_state: the key is free
         var = ge.VariableOp.of(key, t)
         var.location = const.location
         Rewriter.replace_op(const, var)

@@ -1,11 +1,14 @@
-"""`autodiff{loss=loss wrt="a,b"}`: reverse-mode differentiation of a ge graph.
+"""`autodiff{loss=loss wrt="a,b" frozen="c,d"}`: reverse-mode differentiation of a ge graph.
 
-Differentiates the scalar graph output `loss` and adds one graph output per trainable weight,
-named `<weight key>_grad` (the ONNX Runtime training convention). A weight is a float
-`#ge.weight` constant; it is trainable when a differentiable path leads from it to the loss (or
-when `wrt` names it). The backward graph is built in the same function, after the forward, from
-each op's own gradient (`GeOp.vjp`, defined beside its shape function): this pass knows no op by
-name. Gradients are computed in the forward's precision.
+Differentiates the scalar graph output `loss` and adds one graph output per trained parameter,
+named `<parameter key>_grad` (the ONNX Runtime training convention). A parameter is a
+`ge.constant parameter` (every ONNX initializer, every `Graph.const`), inline or in the sidecar:
+its size plays no part. Every parameter on a differentiable path to the loss is trained, except
+those `frozen` names; `wrt` instead names exactly the ones to train (each must get a gradient).
+Constants without the marker (Constant nodes, folded values) are literals. The backward graph is
+built in the same function, after the forward, from each op's own gradient (`GeOp.vjp`, defined
+beside its shape function): this pass knows no op by name. Gradients are computed in the
+forward's precision.
 
     %y = ge.matmul %x, %w ...            ->  %y = ge.matmul %x, %w ...
     %loss = ...                              %loss = ...
@@ -31,6 +34,7 @@ from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.types import is_float, numpy_dtype, shape_of
 from ge.interpreter.runner import InputError, main_function, output_names
+from ge.passes import remarks
 from ge.passes.pipeline import require_graph_level
 
 PASS = "autodiff"
@@ -59,11 +63,13 @@ class AutodiffPass(ModulePass):
     loss: str = "loss"
     """The graph output to differentiate: a float scalar."""
     wrt: str | None = None
-    """Comma-separated weight keys to differentiate with respect to (default: every trainable one)."""
+    """Comma-separated parameter keys to differentiate with respect to (default: every trainable one)."""
+    frozen: str | None = None
+    """Comma-separated parameter keys not to differentiate (the others are, as without wrt)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
-        request = GradientRequest.of(op, self.loss, self.wrt, PASS)
+        request = GradientRequest.of(op, self.loss, self.wrt, PASS, self.frozen)
         forward = [o for o in request.fn.body.block.ops if o is not request.ret]
         grads = build_backward(forward, request.ret, request.loss_value, request.selected(), PASS)
         request.check_reached(grads)
@@ -72,7 +78,7 @@ class AutodiffPass(ModulePass):
 
 @dataclass
 class GradientRequest:
-    """What to differentiate, checked: `main`, its loss value, its float weights and the chosen ones.
+    """What to differentiate, checked: `main`, its loss value, its parameters and the chosen ones.
     `owner` is the pass the errors name (autodiff, or accumulate-gradients, which differentiates too)."""
 
     fn: func.FuncOp
@@ -85,36 +91,53 @@ class GradientRequest:
     owner: str
 
     @staticmethod
-    def of(module: ModuleOp, loss: str, wrt: str | None, owner: str) -> GradientRequest:
+    def of(module: ModuleOp, loss: str, wrt: str | None, owner: str, frozen: str | None = None) -> GradientRequest:
         try:
             fn = main_function(module)
         except InputError as e:
             raise _error(str(e), owner) from None
         ret = fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
-        weights = _weights(fn)
+        weights = parameters(fn)
+        loss_value = _loss_value(fn, ret, loss, owner)
+        if not weights:
+            raise _error(
+                "the graph has no parameters to differentiate (constants marked `parameter`: "
+                "ONNX initializers, Graph.const)",
+                owner,
+            )
         return GradientRequest(
-            fn,
-            ret,
-            loss,
-            _loss_value(fn, ret, loss, owner),
-            weights,
-            _wanted(weights, wrt, owner),
-            wrt is not None,
-            owner,
+            fn, ret, loss, loss_value, weights, _wanted(weights, wrt, frozen, owner), wrt is not None, owner
         )
 
     def selected(self) -> dict[str, list[SSAValue]]:
         return {k: v for k, v in self.weights.items() if k in self.wanted}
 
     def check_reached(self, grads: dict[str, SSAValue]) -> None:
-        """With an explicit `wrt`, every named weight must get a gradient."""
+        """With an explicit `wrt`, every named parameter must get a gradient; in any case one must.
+        The parameters left without one are a note (`--remarks`)."""
         missing = [k for k in self.wanted if k not in grads]
         if self.explicit and missing:
             raise _error(
-                f"no differentiable path leads from weight '{missing[0]}' to '{self.loss}' "
+                f"no differentiable path leads from parameter '{missing[0]}' to '{self.loss}' "
                 "(it does not reach the loss, or only through operands without a gradient)",
                 self.owner,
+            )
+        if not grads:
+            raise _error(
+                f"no differentiable path leads from any parameter to '{self.loss}' "
+                f"(parameters: {_listed(self.wanted)})",
+                self.owner,
+            )
+        if missing:
+            consts = [v.owner for k in missing for v in self.weights[k] if isinstance(v.owner, Operation)]
+            remarks.emit(
+                self.owner,
+                "note",
+                "no-gradient",
+                consts,
+                f"{len(missing)} parameters get no gradient (no differentiable path to '{self.loss}'): "
+                f"{_listed(missing)}",
             )
 
 
@@ -129,27 +152,37 @@ def _loss_value(fn: func.FuncOp, ret: func.ReturnOp, loss: str, owner: str) -> S
     return value
 
 
-def _wanted(weights: dict[str, list[SSAValue]], wrt: str | None, owner: str) -> list[str]:
-    if wrt is None:
+def _wanted(weights: dict[str, list[SSAValue]], wrt: str | None, frozen: str | None, owner: str) -> list[str]:
+    if wrt is not None and frozen is not None:
+        raise _error("give wrt (the parameters to train) or frozen (the ones not to), not both", owner)
+    if wrt is None and frozen is None:
         return sorted(weights)
-    names = [n.strip() for n in wrt.split(",") if n.strip()]
+    option, given = ("wrt", wrt) if wrt is not None else ("frozen", frozen)
+    assert given is not None
+    names = [n.strip() for n in given.split(",") if n.strip()]
     if not names:
-        raise _error("wrt names no weight", owner)
+        raise _error(f"{option} names no parameter", owner)
     for name in names:
         if name not in weights:
             raise _error(
-                f"wrt names '{name}', which is not a float weight of the graph (weights: {_listed(weights)})", owner
+                f"{option} names '{name}', which is not a parameter of the graph (parameters: {_listed(weights)})",
+                owner,
             )
-    return names
+    if option == "wrt":
+        return names
+    left = sorted(k for k in weights if k not in names)
+    if not left:
+        raise _error(f"frozen leaves no parameter to train (parameters: {_listed(weights)})", owner)
+    return left
 
 
-def _weights(fn: func.FuncOp) -> dict[str, list[SSAValue]]:
-    """Float `#ge.weight` constants by key (one key may be read by several constants)."""
-    weights: dict[str, list[SSAValue]] = {}
+def parameters(fn: func.FuncOp) -> dict[str, list[SSAValue]]:
+    """The parameter constants' values by key (one key may be read by several constants)."""
+    found: dict[str, list[SSAValue]] = {}
     for op in fn.body.block.ops:
-        if isinstance(op, ge.ConstantOp) and op.weight_key is not None and _is_float_tensor(op.output):
-            weights.setdefault(op.weight_key, []).append(op.output)
-    return weights
+        if isinstance(op, ge.ConstantOp) and op.parameter_key is not None:
+            found.setdefault(op.parameter_key, []).append(op.output)
+    return found
 
 
 def _on_path(ops: Sequence[Operation], sources: set[SSAValue], loss: SSAValue) -> set[SSAValue]:

@@ -6,6 +6,9 @@ values, the kernel and checks ge-run uses, as xDSL's `constant_fold_interp` does
 one constant per result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant
 whatever the tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's
 location (its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
+They are literals, never parameters, also when an operand was one (`ge.constant parameter`): a
+folded value is not a parameter's, and training does not reach through it. Training folds after
+apply-optimizer, where the trained parameters are variables, which folding leaves alone.
 
 Folding never blows the model up:
 

@@ -13,6 +13,11 @@ option names are accepted too (passes/ge_options.py, ge-opt `--ge-option ge.oo.l
 
 ge-optimize is a composite pass (passes/pipeline.py): a pipeline holds its sub-passes, which
 `sub_passes()` builds from the options, first `require-graph-level`, then the level's stages.
+
+It optimizes the graph as it will run: a parameter still a constant (an inference graph's, or a
+frozen one in a training step, where apply-optimizer made the trained ones variables) is folded
+and merged as any constant (`merge-constants{parameters=true}`). Training runs it after
+apply-optimizer.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def shapes(_: LevelOptions) -> list[ModulePass]:
 def cleanup(_: LevelOptions) -> list[ModulePass]:
     return [
         FoldConstantsPass(),
-        MergeConstantsPass(),
+        MergeConstantsPass(parameters=True),  # the graph as it runs: a parameter left a constant is one
         CommonSubexpressionElimination(),
         SimplifyPass(),
         DeadCodeElimination(),

@@ -10,6 +10,12 @@ are hashed in full, so a model's distinct large weights are barely read.
 The kept constant is an inline one if the group has one (it needs no sidecar), else the first in
 program order; it moves to the group's first position so it dominates every use. Ops that became
 identical because their operands merged are left to `cse`, constants left unused to `dce`.
+
+A parameter (`ge.constant parameter`) merges only with constants of the same parameter: never with
+a literal, nor with another parameter of equal value (two zero biases are two parameters, trained
+apart). `merge-constants{parameters=true}` merges them all, the kept constant a literal unless the
+group is one parameter's: for a graph that is run as it is (inference, or a training step after
+apply-optimizer, whose trained parameters are variables), as ge-optimize does.
 """
 
 from __future__ import annotations
@@ -71,6 +77,9 @@ class MergeConstantsPass(ModulePass):
 
     name = "merge-constants"
 
+    parameters: bool = False
+    """Also merge parameters with equal constants (the graph is run as it is, not trained)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         merged = kept = 0
         blocks: dict[Block, list[ge.ConstantOp]] = defaultdict(list)
@@ -78,9 +87,9 @@ class MergeConstantsPass(ModulePass):
             if isinstance(c, ge.ConstantOp) and c.parent is not None:
                 blocks[c.parent].append(c)
         for consts in blocks.values():
-            by_type: dict[Attribute, list[ge.ConstantOp]] = defaultdict(list)
+            by_type: dict[tuple[Attribute, str | None], list[ge.ConstantOp]] = defaultdict(list)
             for c in consts:
-                by_type[c.output.type].append(c)
+                by_type[(c.output.type, None if self.parameters else c.parameter_key)].append(c)
             order = {c: i for i, c in enumerate(consts)}
             for same_type in by_type.values():
                 if len(same_type) < 2:
@@ -105,6 +114,8 @@ class MergeConstantsPass(ModulePass):
         if keep is not group[0]:
             keep.detach()
             Rewriter.insert_op(keep, InsertPoint.before(group[0]))
+        if len({c.parameter_key for c in group}) > 1:  # parameters=true: the merged value is no one parameter
+            keep.properties.pop("parameter", None)
         remarks.emit(
             PASS, "applied", "merge", group, f"{len(group)} equal constants of type {keep.output.type} merged into one"
         )

@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--training",
         action="store_true",
-        help="import for training: every float initializer of rank >= 1 becomes a weight (a parameter "
-        "autodiff can train), however small",
+        help="store every float initializer of rank >= 1 in the sidecar, however small (every float "
+        "initializer is a parameter autodiff trains either way)",
     )
     add_contract_arguments(parser)
     args = parser.parse_args(argv)

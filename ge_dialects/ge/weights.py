@@ -43,13 +43,19 @@ class ModuleWeights(Mapping[str, np.ndarray]):
     def __contains__(self, key: object) -> bool:
         return key in self.added or key in self.base
 
-    def add(self, hint: str, array: np.ndarray) -> str:
-        """Stores `array` under a new key derived from `hint` and returns the key."""
+    def fresh_key(self, hint: str, taken: frozenset[str] = frozenset()) -> str:
+        """The key `add` would store under: `hint` made a plain name, numbered past the keys in
+        use (and those in `taken`)."""
         stem = re.sub(r"[^A-Za-z0-9_.:/-]+", "_", hint) or "w"
         key, n = stem, 1
-        while key in self:
+        while key in self or key in taken:
             n += 1
             key = f"{stem}.{n}"
+        return key
+
+    def add(self, hint: str, array: np.ndarray) -> str:
+        """Stores `array` under a new key derived from `hint` and returns the key."""
+        key = self.fresh_key(hint)
         self.added[key] = np.require(array, requirements="C")  # ascontiguousarray makes a 0-d array 1-d
         return key
 
@@ -94,14 +100,30 @@ def constant_array(value: SSAValue | Operation) -> np.ndarray | None:
     return table[key] if key is not None and key in table else None
 
 
-def make_constant(module: ModuleOp, array: np.ndarray, hint: str, inline_limit: int | None = None) -> ConstantOp:
-    """A new (unattached) `ge.constant` holding `array`: inline when small, else a new weight."""
+def make_constant(
+    module: ModuleOp, array: np.ndarray, hint: str, inline_limit: int | None = None, parameter: str | None = None
+) -> ConstantOp:
+    """A new (unattached) `ge.constant` holding `array`: inline when small, else a new weight.
+
+    With `parameter`, the constant is the trainable parameter of that key (a float array), stored
+    under the key itself when large: the key must not be in the weights yet."""
     array = np.asarray(array)
     limit = ConstantOp.INLINE_LIMIT if inline_limit is None else inline_limit
     if array.size <= limit:
-        return ConstantOp.inline(array)
-    key = weights_of(module).add(hint, array)
-    return ConstantOp.weight(key, tensor(element_type_of(array.dtype), array.shape))
+        return ConstantOp.inline(array, parameter=parameter)
+    table = weights_of(module)
+    t = tensor(element_type_of(array.dtype), array.shape)
+    if parameter is None:
+        return ConstantOp.weight(table.add(hint, array), t)
+    if parameter in table:
+        raise ValueError(f"the weights already hold '{parameter}', the key of a new parameter")
+    table.added[parameter] = np.require(array, requirements="C")
+    return ConstantOp.weight(parameter, t, parameter=True)
+
+
+def parameter_keys(module: ModuleOp) -> set[str]:
+    """The keys of the module's parameter constants."""
+    return {k for op in module.walk() if isinstance(op, ConstantOp) and (k := op.parameter_key) is not None}
 
 
 def referenced_keys(module: ModuleOp) -> list[str]:

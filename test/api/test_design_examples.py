@@ -133,6 +133,18 @@ def test_add_layernorm_takes_the_tables_values():
     np.testing.assert_array_equal(constant_array(beta.ssa), np.zeros(6, np.float32))
 
 
+def test_created_parameters_are_trained():
+    """What `op` creates for a framework is a parameter (ge.constant `parameter`), as add_layernorm's were."""
+    graph = ge.Graph()
+    x = graph.placeholder(shape=[2, 3, 4, 4], name="x")
+    graph.op("BatchNorm", inputs=[x])
+    graph.add_layernorm(graph.placeholder([2, 6], name="y"))
+    made = [n for n in graph.nodes if n.type == "Const"]
+    assert len(made) == 6
+    for node in made:
+        assert node.outputs[0].ssa.owner.parameter is not None, node.name
+
+
 def test_only_the_norms_create_parameters():
     """The table's `Initial`s: a norm's scale, offset and statistics; never a filter, weight or bias
     (their shapes or values are the caller's), and never an input before one that must be given."""

@@ -107,7 +107,10 @@ def test_add_loss_when_the_forward_has_none():
         ({"wrt": 3}, "wrt must be a list"),
         ({"wrt": [3]}, "wrt must be a list"),
         ({"wrt": ["fc1.weight,fc2.weight"]}, "without commas"),
-        ({"wrt": []}, "wrt names no weight"),
+        ({"wrt": []}, "wrt names no parameter"),
+        ({"frozen": []}, "frozen names no parameter"),
+        ({"frozen": ["fc9.weight"]}, "frozen names 'fc9.weight', which is not a parameter"),
+        ({"frozen": ["fc1.weight"], "wrt": ["fc1.weight"]}, "not both"),
         ({"checkpoints": ["layer_9_relu"]}, "checkpoint 'layer_9_relu' names no node"),
         ({"checkpoints": "nodes"}, "checkpoints='nodes'"),
         ({"loss": "y"}, "no output 'y'"),
@@ -140,3 +143,44 @@ def _no_main() -> ge.Graph:
     from xdsl.dialects.builtin import ModuleOp
 
     return ge.Graph.from_module(ModuleOp([]))
+
+
+def _layers_graph(literal_scale: bool = True) -> Graph:
+    """conv (4 channels: a bias of 4), batch norm, layer norm, linear (a bias of 3), MSE loss: the
+    layers' small weights are inline constants, parameters all the same."""
+    g = Graph(seed=1)
+    x = g.add_input("x", [2, 2, 4, 4], "float64")
+    y = g.add_relu(g.add_batchnorm(g.add_conv2d(x, 4, 3, padding=1, name="conv"), name="bn"))
+    y = g.add_layernorm(g.add_flatten(y), name="ln")
+    y = g.add_linear(y, 3, name="fc")
+    if literal_scale:
+        y = g.op("Mul", [y, g.const(np.array(0.5), name="scale", parameter=False)])
+    g.set_outputs([y], ["y"])
+    return g
+
+
+def test_the_layers_small_weights_are_parameters():
+    g = _layers_graph()
+    keys = sorted(op.parameter_key for op in g.module.walk() if isinstance(op, ConstantOp) and op.parameter_key)
+    assert keys == [
+        "bn/mean", "bn/offset", "bn/scale", "bn/variance", "conv/bias", "conv/filter",
+        "fc/bias", "fc/weight", "ln/beta", "ln/gamma",
+    ]  # fmt: skip
+    inline = {op.parameter_key for op in g.module.walk() if isinstance(op, ConstantOp) and op.weight_key is None}
+    assert {"conv/bias", "fc/bias", "bn/scale", "bn/offset"} <= inline
+    backward = ge.grad(g, loss_kind="mse")
+    grads = sorted(n.removesuffix("_grad") for n in backward.outputs if n.endswith("_grad"))
+    # the inference BatchNorm's statistics take no gradient; the literal scale is no parameter
+    assert grads == [k for k in keys if k not in ("bn/mean", "bn/variance")]
+    frozen = ge.grad(g, loss_kind="mse", frozen=["fc/bias", "conv/bias"])
+    assert "fc/bias_grad" not in frozen.outputs and "conv/bias_grad" not in frozen.outputs
+    assert len([n for n in frozen.outputs if n.endswith("_grad")]) == len(grads) - 2
+
+
+def test_a_parameter_is_a_float_constant():
+    g = Graph()
+    assert g.const(np.arange(3), name="ids").node.op.parameter_key is None  # integers are literals
+    assert g.const([1.0, 2.0], name="w").node.op.parameter_key == "w"
+    with pytest.raises(ge.GEError, match="constant 'n': a parameter is a float tensor, got dtype int64") as e:
+        g.const(np.arange(3), name="n", parameter=True)
+    assert_one_line(e.value)

@@ -49,10 +49,14 @@ def single(op_type, shape=(2, 4), out_shape=None, inputs=("x",), initializers=()
 
 
 def constants(op_type, arrays: dict[str, np.ndarray], out_elem, **attrs):
-    """A graph computing `op_type` on initializers only (folded at import)."""
-    inits = [numpy_helper.from_array(a, n) for n, a in arrays.items()]
+    """A graph computing `op_type` on Constant nodes only (folded at import; a float initializer
+    would be a parameter, which import-time folding leaves alone)."""
+    nodes = [
+        helper.make_node("Constant", [], [n], name=f"/{n}", value=numpy_helper.from_array(a, n))
+        for n, a in arrays.items()
+    ]
     node = helper.make_node(op_type, list(arrays), ["y"], name="/n", **attrs)
-    return model([node], [], [vi("y", None, out_elem)], inits)
+    return model([*nodes, node], [], [vi("y", None, out_elem)])
 
 
 def external_model(location, offset=None, length=None):

@@ -1,5 +1,6 @@
-"""Importing for training: every float initializer of rank >= 1 is a weight (a parameter autodiff can
-train), however small; scalars and integer initializers stay inline literals."""
+"""Every float initializer is a parameter, inline or in the sidecar; integer ones are literals. With
+`training`, every float initializer of rank >= 1 is stored in the sidecar however small; scalars
+and integer initializers stay inline."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.sidecar import WeightStore
+from ge.ge_dialects import ge
 
 
 def _model() -> onnx.ModelProto:
@@ -35,11 +37,23 @@ def _model() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def _parameters(module) -> dict[str, bool]:
+    """Parameter key -> whether it is in the sidecar."""
+    return {
+        op.parameter_key: op.weight_key is not None
+        for op in module.walk()
+        if isinstance(op, ge.ConstantOp) and op.parameter_key is not None
+    }
+
+
 def test_training_import_keeps_every_float_parameter_a_weight():
-    _, plain = import_model(_model())
-    _, training = import_model(_model(), training=True)
+    module, plain = import_model(_model())
+    training_module, training = import_model(_model(), training=True)
     assert sorted(plain) == []  # everything is under the inline limit
     assert sorted(training) == ["b", "w"]
+    # parameters either way: only where they are stored differs
+    assert _parameters(module) == {"w": False, "b": False, "scale": False}
+    assert _parameters(training_module) == {"w": True, "b": True, "scale": False}
 
 
 def test_ge_translate_training_flag(tmp_path):

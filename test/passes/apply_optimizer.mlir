@@ -13,7 +13,7 @@
 // SGD-SAME: (tensor<f32> {ge.name = "loss"}, tensor<4x2xf32> {ge.name = "fc.weight", ge.state = "fc.weight"}, tensor<2xf32> {ge.name = "fc.bias", ge.state = "fc.bias"})
 // SGD-NEXT: %w = ge.variable "fc.weight" : tensor<4x2xf32> loc("/fc/weight")
 // SGD-NEXT: %b = ge.variable "fc.bias" : tensor<2xf32>
-// SGD-NOT: ge.constant #ge.weight
+// SGD-NOT: ge.constant parameter
 // SGD: %[[W:.*]] = ge.apply_gradient_descent %w, %gw {alpha = 5.000000e-01 : f32} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32> loc("fc.weight/sgd")
 // SGD-NEXT: %[[B:.*]] = ge.apply_gradient_descent %b, %gb {alpha = 5.000000e-01 : f32} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("fc.bias/sgd")
 // SGD-NEXT: func.return %l, %[[W]], %[[B]] : tensor<f32>, tensor<4x2xf32>, tensor<2xf32>
@@ -49,8 +49,8 @@
 
 module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3x4xf32> {ge.name = "x"}) -> (tensor<f32> {ge.name = "loss"}, tensor<4x2xf32> {ge.name = "fc.weight_grad"}, tensor<2xf32> {ge.name = "fc.bias_grad"}) {
-    %w = ge.constant #ge.weight<"fc.weight"> : tensor<4x2xf32> loc("/fc/weight")
-    %b = ge.constant #ge.weight<"fc.bias"> : tensor<2xf32>
+    %w = ge.constant parameter #ge.weight<"fc.weight"> : tensor<4x2xf32> loc("/fc/weight")
+    %b = ge.constant parameter #ge.weight<"fc.bias"> : tensor<2xf32>
     %y = ge.matmul %x, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
     %z = ge.add %y, %b : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
     %l = ge.reduce_sum %z {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>

@@ -6,7 +6,7 @@
 // CHECK: error: autodiff: ge.relu_grad '/act' has no gradient (it lies on a path from the weights to the loss)
 builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3xf32> {ge.name = "x"}) -> (tensor<f32> {ge.name = "loss"}) {
-    %w = ge.constant #ge.weight<"w"> : tensor<3xf32>
+    %w = ge.constant parameter #ge.weight<"w"> : tensor<3xf32>
     %y = ge.mul %x, %w : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
     %h = ge.relu_grad %y, %y : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc("/act")
     %s = ge.reduce_sum %h {keepdims = 0 : i64} : (tensor<3xf32>) -> tensor<f32>

@@ -6,7 +6,7 @@
 // CHECK: error: autodiff: the graph already has an output named 'w_grad'
 builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3xf32> {ge.name = "x"}) -> (tensor<f32> {ge.name = "loss"}, tensor<3xf32> {ge.name = "w_grad"}) {
-    %w = ge.constant #ge.weight<"w"> : tensor<3xf32>
+    %w = ge.constant parameter #ge.weight<"w"> : tensor<3xf32>
     %y = ge.mul %x, %w : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
     %s = ge.reduce_sum %y {keepdims = 0 : i64} : (tensor<3xf32>) -> tensor<f32>
     func.return %s, %x : tensor<f32>, tensor<3xf32>

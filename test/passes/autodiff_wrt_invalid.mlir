@@ -5,13 +5,13 @@
 // RUN: not ge-opt %t/m.mlir -p 'autodiff{wrt="v"}' 2>&1 | filecheck %s
 // RUN: ge-opt %t/m.mlir -p autodiff | filecheck %s --check-prefix=DEFAULT
 
-// CHECK: error: autodiff: no differentiable path leads from weight 'v' to 'loss'
+// CHECK: error: autodiff: no differentiable path leads from parameter 'v' to 'loss'
 // Without wrt, v is simply not trainable: only w gets a gradient.
 // DEFAULT: -> (tensor<f32> {ge.name = "loss"}, tensor<3xf32> {ge.name = "w_grad"})
 builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3xf32> {ge.name = "x"}) -> (tensor<f32> {ge.name = "loss"}) {
-    %w = ge.constant #ge.weight<"w"> : tensor<3xf32>
-    %v = ge.constant #ge.weight<"v"> : tensor<3xf32>
+    %w = ge.constant parameter #ge.weight<"w"> : tensor<3xf32>
+    %v = ge.constant parameter #ge.weight<"v"> : tensor<3xf32>
     %i = ge.cast %v {to = 7 : i64} : (tensor<3xf32>) -> tensor<3xi64>
     %f = ge.cast %i {to = 1 : i64} : (tensor<3xi64>) -> tensor<3xf32>
     %y = ge.mul %x, %w : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>

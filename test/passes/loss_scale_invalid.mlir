@@ -44,7 +44,7 @@
 
 module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3x4xf32> {ge.name = "x"}) -> (tensor<f32> {ge.name = "loss"}) {
-    %w = ge.constant #ge.weight<"fc.weight"> : tensor<4x2xf32> loc("/fc/weight")
+    %w = ge.constant parameter #ge.weight<"fc.weight"> : tensor<4x2xf32> loc("/fc/weight")
     %y = ge.matmul %x, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32> loc("/fc/MatMul")
     %l = ge.reduce_sum %y {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32> loc("/loss")
     func.return %l : tensor<f32>

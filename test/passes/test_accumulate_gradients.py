@@ -51,6 +51,15 @@ def test_sum_reduction_adds_the_micro_batch_gradients():
     np.testing.assert_allclose(summed["fc1.weight_grad"], 2 * full["fc1.weight_grad"], rtol=1e-12)
 
 
+def test_frozen_leaves_a_parameter_without_its_accumulator():
+    full = _full_batch()
+    module, inputs = _forward()
+    AccumulateGradientsPass(micro_batches=2, frozen="fc2.bias").apply(Context(), module)
+    out = run(module, inputs)
+    assert "fc2.bias_grad" not in out and {f"{k}_grad" for k in ("fc1.weight", "fc1.bias", "fc2.weight")} <= set(out)
+    np.testing.assert_allclose(out["fc1.weight_grad"], full["fc1.weight_grad"], rtol=1e-12)
+
+
 def test_the_micro_batches_are_unrolled_with_the_micro_batch_shape():
     module, _ = _forward()
     AccumulateGradientsPass(micro_batches=4).apply(Context(), module)

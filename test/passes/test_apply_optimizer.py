@@ -34,8 +34,8 @@ LEAST_SQUARES = f"""
 func.func @main(%x: tensor<{N}x{D}xf32> {{ge.name = "x"}}, %y: tensor<{N}x1xf32> {{ge.name = "y"}})
     -> (tensor<f32> {{ge.name = "loss"}}, tensor<{D}x1xf32> {{ge.name = "fc.weight_grad"}},
         tensor<1xf32> {{ge.name = "fc.bias_grad"}}) {{
-  %w = ge.constant #ge.weight<"fc.weight"> : tensor<{D}x1xf32>
-  %b = ge.constant #ge.weight<"fc.bias"> : tensor<1xf32>
+  %w = ge.constant parameter #ge.weight<"fc.weight"> : tensor<{D}x1xf32>
+  %b = ge.constant parameter #ge.weight<"fc.bias"> : tensor<1xf32>
   %p = ge.matmul %x, %w : (tensor<{N}x{D}xf32>, tensor<{D}x1xf32>) -> tensor<{N}x1xf32>
   %q = ge.add %p, %b : (tensor<{N}x1xf32>, tensor<1xf32>) -> tensor<{N}x1xf32>
   %r = ge.sub %q, %y : (tensor<{N}x1xf32>, tensor<{N}x1xf32>) -> tensor<{N}x1xf32>
@@ -285,7 +285,7 @@ def test_variables_are_not_folded_merged_or_cse_d():
 def test_the_pass_changes_nothing_when_it_refuses():
     module = parse_module(LEAST_SQUARES.replace('"fc.bias"', '"fc.b"'), "<test>")
     before = str(module)
-    with pytest.raises(DiagnosticException, match="output 'fc.bias_grad' has no weight 'fc.bias'"):
+    with pytest.raises(DiagnosticException, match="output 'fc.bias_grad' has no parameter 'fc.bias'"):
         ApplyOptimizerPass(kind="adam").apply(make_context(), module)
     assert str(module) == before and not weights_of(module).added
 

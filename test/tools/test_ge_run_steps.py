@@ -18,7 +18,7 @@ from ge.frontend.sidecar import WeightStore, save
 STEP = """builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<3xf32> {ge.name = "x"}) -> (tensor<3xf32> {ge.name = "w", ge.state = "w"},
                                                        tensor<f32> {ge.name = "loss"}) {
-    %w = ge.constant #ge.weight<"w"> : tensor<3xf32>
+    %w = ge.constant parameter #ge.weight<"w"> : tensor<3xf32>
     %new = ge.add %w, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc("/update")
     %sq = ge.mul %new, %new : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc("/square")
     %loss = ge.reduce_sum %sq {keepdims = 0 : i64} : (tensor<3xf32>) -> tensor<f32> loc("/loss")
