@@ -190,12 +190,17 @@ class SourceVerifyError(Exception):
     """A verifier error with `file:line:col` of the operation it is about."""
 
 
+USER_VERIFY_ERRORS = (DiagnosticException, VerifyException, ValueError)
+"""What a verifier raises for IR that breaks a rule (ValueError: xDSL's attribute checks); anything
+else from a verifier is a compiler bug, left to the tools' internal-error report."""
+
+
 def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -> None:
     """Verifies `module`, then refuses uses of values where they are not defined (`ssa_order`) and
     recursive calls; errors name the line of the operation."""
     try:
         module.verify()
-    except (DiagnosticException, VerifyException, ValueError) as e:
+    except USER_VERIFY_ERRORS as e:
         op = _first_failing_op(module)
         place = parser.place(op, line_offset) if op is not None else parser.lexer.input.name
         located = SourceVerifyError(f"{place}: {_first_line(e)}")
@@ -226,7 +231,7 @@ def _first_failing_op(module: ModuleOp) -> Operation | None:
     for op in _post_order(module):
         try:
             op.verify(verify_nested_ops=False)
-        except Exception:
+        except USER_VERIFY_ERRORS:
             return op
     return None
 
