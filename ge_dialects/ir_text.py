@@ -40,7 +40,7 @@ class GeLexer(MLIRLexer):
     """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
 
     # One pass over the literal: xDSL's single regex backtracks exponentially on an unterminated
-    # literal with long runs of plain characters (a fuzzed file took minutes to be refused).
+    # literal with long runs of plain characters (with that regex a fuzzed file takes minutes to be refused).
     _plain_run = re.compile(r'[^"\\\n\v\f]*')
     _escape = re.compile(r'\\(?:["nt\\]|[0-9A-Fa-f]{2})')
 
@@ -139,7 +139,7 @@ class GeParser(Parser):
         if token.text != "tensor":
             return super()._parse_optional_builtin_parametrized_type()
         # A module spells the same few tensor types over and over (twice per op): each spelling is
-        # parsed once, then read back from the cache (half of parsing a 10k-op chain was types).
+        # parsed once, then read back from the cache (parsing every spelling is half of parsing a 10k-op chain).
         spelled = _SIMPLE_TENSOR_TYPE.match(self.lexer.input.content, token.span.start)
         if spelled is not None and (known := self._types.get(spelled.group())) is not None:
             self._resume_from(spelled.end())

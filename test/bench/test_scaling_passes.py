@@ -1,7 +1,8 @@
 """Compile time stays linear, pass by pass: two sizes of one module, the same pass, a ratio.
 
 Like test_scaling_ratio.py (4x the ops must cost well under 16x the time, what quadratic work
-gives), for passes whose cost on a deep model used to grow with the square of the block's length.
+gives), for passes whose direct implementation grows with the square of the block's length on a
+deep model.
 Each module is built directly in the ge dialect; only the pass is timed, the fastest of three runs
 (the least disturbed by a busy machine).
 Event planning's reachability is measured in memory (traced peak), which does not depend on load.
