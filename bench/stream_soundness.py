@@ -1,4 +1,4 @@
-"""The acceptance measurements of the stream level (issue 9): is it sound, and are the checks real?
+"""The acceptance measurements of the stream level: is it sound, and are the checks real?
 
 Two tables, on the test models (small variants by default: the same layers at a 32x32 resolution
 for the CNNs, one layer of width 64 for the transformers, as test/interpreter/test_arena_executor.py):

@@ -38,7 +38,7 @@ from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line
 from ge.interpreter.layouts import to_logical
-from ge.interpreter.runner import input_names, main_function, output_names
+from ge.interpreter.runner import InputError, input_names, main_function, output_names
 
 EXPORT_OPSET = 21
 """The default-domain opset written: LayerNormalization (17), Gelu (20), ReduceMean's axes input (18)
@@ -73,7 +73,8 @@ def tensor_proto(array: np.ndarray, name: str) -> onnx.TensorProto:
     array = np.require(array, requirements="C")
     try:
         return numpy_helper.from_array(array, name)
-    except Exception:  # the ml_dtypes types: raw little-endian bytes of the declared ONNX type
+    except (KeyError, ValueError):  # an onnx that does not know an ml_dtypes type (KeyError before 1.17, then
+        # ValueError): raw little-endian bytes of the declared ONNX type
         t = onnx.TensorProto(name=name, data_type=_TO_ONNX_TYPE[array.dtype], dims=array.shape)
         t.raw_data = array.tobytes()
         return t
@@ -333,7 +334,7 @@ def export_module(
     """The module's @main as an ONNX model (checked with onnx.checker, full check)."""
     try:
         fn = main_function(module)
-    except Exception:
+    except InputError:
         raise OnnxExportError("the module has no func.func @main") from None
     for op in module.walk():
         if op.name.split(".", 1)[0] in ("task", "stream"):

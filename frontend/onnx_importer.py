@@ -306,9 +306,10 @@ class _Importer:
         """Evaluates `op` now if its inputs are visible constants and its results are small.
 
         Results ONNX leaves undefined (integer division by zero) stay unfolded; a kernel that
-        fails on constant inputs (a Gather index out of range) is the model's error. An op that
-        reads a parameter stays an op: its result changes when training changes the parameter
-        (the shape of one is a constant all the same)."""
+        refuses the constant inputs (a KernelError: a Gather index out of range) is the model's
+        error. Any other exception from a kernel is a compiler bug, left to the internal-error report.
+        An op that reads a parameter stays an op: its result changes when training changes the
+        parameter (the shape of one is a constant all the same)."""
         if op.name in _NOT_FOLDED:
             return None
         results = None
@@ -327,7 +328,7 @@ class _Importer:
             try:
                 with np.errstate(all="ignore"):  # 0/0 folds to NaN, as it computes at run time
                     results = self.interpreter.run_op(op, tuple(values))
-            except (KernelError, IndexError, ValueError, ArithmeticError) as e:
+            except KernelError as e:  # the kernels' refusals of these values; anything else is a kernel bug
                 raise OnnxImportError(f"{where}: cannot be evaluated on its constant inputs: {e}") from None
         op.erase(safe_erase=False)  # detached, but its operand uses must go
         return [self.constant(np.asarray(r), name) for r in results]

@@ -40,7 +40,7 @@ class GeLexer(MLIRLexer):
     """xDSL's lexer, with UTF-8 string literals and a filled-in message for bad `%` names."""
 
     # One pass over the literal: xDSL's single regex backtracks exponentially on an unterminated
-    # literal with long runs of plain characters (a fuzzed file took minutes to be refused).
+    # literal with long runs of plain characters (with that regex a fuzzed file takes minutes to be refused).
     _plain_run = re.compile(r'[^"\\\n\v\f]*')
     _escape = re.compile(r'\\(?:["nt\\]|[0-9A-Fa-f]{2})')
 
@@ -139,7 +139,7 @@ class GeParser(Parser):
         if token.text != "tensor":
             return super()._parse_optional_builtin_parametrized_type()
         # A module spells the same few tensor types over and over (twice per op): each spelling is
-        # parsed once, then read back from the cache (half of parsing a 10k-op chain was types).
+        # parsed once, then read back from the cache (parsing every spelling is half of parsing a 10k-op chain).
         spelled = _SIMPLE_TENSOR_TYPE.match(self.lexer.input.content, token.span.start)
         if spelled is not None and (known := self._types.get(spelled.group())) is not None:
             self._resume_from(spelled.end())
@@ -190,12 +190,17 @@ class SourceVerifyError(Exception):
     """A verifier error with `file:line:col` of the operation it is about."""
 
 
+USER_VERIFY_ERRORS = (DiagnosticException, VerifyException, ValueError)
+"""What a verifier raises for IR that breaks a rule (ValueError: xDSL's attribute checks); anything
+else from a verifier is a compiler bug, left to the tools' internal-error report."""
+
+
 def verify_at_source(module: ModuleOp, parser: GeParser, line_offset: int = 0) -> None:
     """Verifies `module`, then refuses uses of values where they are not defined (`ssa_order`) and
     recursive calls; errors name the line of the operation."""
     try:
         module.verify()
-    except (DiagnosticException, VerifyException, ValueError) as e:
+    except USER_VERIFY_ERRORS as e:
         op = _first_failing_op(module)
         place = parser.place(op, line_offset) if op is not None else parser.lexer.input.name
         located = SourceVerifyError(f"{place}: {_first_line(e)}")
@@ -226,7 +231,7 @@ def _first_failing_op(module: ModuleOp) -> Operation | None:
     for op in _post_order(module):
         try:
             op.verify(verify_nested_ops=False)
-        except Exception:
+        except USER_VERIFY_ERRORS:
             return op
     return None
 

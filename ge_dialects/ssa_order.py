@@ -1,8 +1,8 @@
 """Every value is defined before it is used: the check xDSL's verifier leaves out.
 
 xDSL's parser resolves a use of `%3` written above `%3 = ...` as a forward reference and its verifier
-does not check dominance, so a module with two lines swapped (or `%0 = op(%0)`) was accepted and
-failed later inside the interpreter or the scheduler. Here a value may be used
+does not check dominance, so a module with two lines swapped (or `%0 = op(%0)`) would be accepted and
+fail later inside the interpreter or the scheduler. Here a value may be used
 
 - after its defining operation in the same block, or inside a region of an operation that comes after
   it (a result of an enclosing block's earlier operation);

@@ -176,8 +176,8 @@ def blas_threads(threads: int | None = None) -> int:
     else the available cores that no other runnable thread wants at the start of the run.
 
     A threaded GEMM splits its work evenly and waits for its slowest thread: on a core another
-    process is using, that thread gets a time slice now and then, so a run on a busy machine took
-    10-27x its quiet time (issue 13). Asking for no more threads than there are idle cores keeps a
+    process is using, that thread gets a time slice now and then, so a run on a busy machine takes
+    10-27x its quiet time. Asking for no more threads than there are idle cores keeps a
     busy machine's run near its one-thread time."""
     if threads is None:
         given = os.environ.get(THREADS_ENV, "").strip()

@@ -11,7 +11,7 @@ Plans are scored by the device simulator's latency in graph mode (interpreter/de
 charges events and the engines and bandwidth streams share.
 It changes only offsets; streams and events are still `lower-to-streams`' job, and soundness
 does not depend on this pass (a stream count other than the one given here is still race-free,
-only the trade-off was made for another one).
+only the trade-off is made for another one).
 
 It records in `task.memory`: `pool` (and `heuristic`) of the chosen plan, `given_up` (buffer
 pairs kept apart), `given_up_bytes` (what they cost over plan-memory's pool), `relaxed_for` (the

@@ -22,6 +22,10 @@ Never folded: ops that are not `Pure`, ops without a kernel, random ops (trainin
 zero: kept as an op, not an error), and results whose folded (static) type a non-ge user such as
 `func.return` would not accept. Each refusal of an otherwise foldable op is a `rejected` remark
 that names the op and the reason (with the sizes for the guards).
+
+Only the declared refusals become remarks: a shape function's verifier error on the operands'
+values (`CANNOT_INFER`), a kernel's `KernelError` (`CANNOT_EVALUATE`). Any other exception raised
+while evaluating an op is a compiler bug and stops the pass as a `PassInternalError` naming the op.
 """
 
 from __future__ import annotations
@@ -37,17 +41,31 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
-from ge.ge_dialects.ge.tensor_ops import shape_range
+from ge.ge_dialects.ge.layout import LayoutError
+from ge.ge_dialects.ge.tensor_ops import ShapeError, shape_range
 from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
 from ge.ge_dialects.ge.weights import constant_array, make_constant
-from ge.interpreter.ge import can_evaluate, folding_interpreter
+from ge.interpreter.ge import KernelError, can_evaluate, folding_interpreter
 from ge.passes import remarks
+from ge.passes.pipeline import PassInternalError
 from ge.passes.tensor_values import tensor_type
 
 PASS = "fold-constants"
+
+CANNOT_INFER: tuple[type[Exception], ...] = (DiagnosticException, ShapeError, LayoutError)
+"""What a shape function raises when the op's operands (here with the weights' values, which the
+verifier does not read) break one of its rules: the op is not folded, and a `rejected` remark says why."""
+
+CANNOT_EVALUATE: tuple[type[Exception], ...] = (KernelError,)
+"""What a kernel run raises when these values cannot be evaluated (an index out of range, a result
+over the tensor-size limit: `TensorTooLarge` is a KernelError): a `rejected` remark. Any other
+exception from a shape function or a kernel is a compiler bug, a `PassInternalError` naming the op
+(the tools' internal error, exit code 2), never a remark: a broken kernel must not look like an op
+that was merely not folded."""
 
 
 class ConstantInferArgs(InferArgs):
@@ -145,9 +163,11 @@ class FoldConstantsPass(ModulePass):
             return None
         try:
             types = type(op).infer(ConstantInferArgs.of(op))[: len(op.results)]
-        except Exception as e:  # the verifier would say the same; do not fold what it rejects
+        except CANNOT_INFER as e:  # the weights' values break a shape rule: the verifier would say so at run time
             self._reject(op, "fold", f"{describe(op)}: shape function failed: {e}")
             return None
+        except Exception as e:  # any other exception is a bug in the shape function
+            raise PassInternalError(PASS, f"the shape function of {describe(op)}", e) from e
         shapes = [shape_of(t) for t in types]
         if any(d is None for s in shapes for d in s):
             self._reject(op, "fold", f"{describe(op)}: result shape unknown before evaluation")
@@ -174,10 +194,12 @@ class FoldConstantsPass(ModulePass):
         try:
             with np.errstate(all="ignore"):
                 results = interpreter.run_op(op, tuple(np.asarray(v) for v in operand_values))
-        except Exception as e:  # a kernel refusal at compile time stays a runtime matter
+        except CANNOT_EVALUATE as e:  # a kernel refusal at compile time stays a runtime matter
             reason = str(e).removeprefix(f"{describe(op)}: ")  # kernel errors already name the op
             self._reject(op, "fold", f"{describe(op)}: evaluation failed: {reason}")
             return None
+        except Exception as e:  # any other exception is a bug in the kernel (see CANNOT_EVALUATE)
+            raise PassInternalError(PASS, f"the kernel of {describe(op)}", e) from e
         return [np.asarray(r) for r in results]
 
     # -- rewriting ------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ A pass that stands for a list of others (`ge-optimize`) is a `CompositePass`; `e
 by its sub-passes when a pipeline is built, so that verification, observers (numerics checks),
 remarks, `--print-between-passes` and `--time-passes` see every pass that runs, with no composite
 case of their own. A module that fails verification after a pass is the pass's bug, not the user's:
-`PassVerificationError`, which the tools report as an internal error.
+`PassVerificationError`, which the tools report as an internal error; so is `PassInternalError`, an
+unexpected exception from code a pass ran on one op.
 
 The passes a pipeline may name are the registry's (`passes/__init__.py`): this project's and the
 few xDSL passes in `XDSL_PASSES`.
@@ -43,6 +44,18 @@ class PassVerificationError(Exception):
         text = str(cause).strip()
         first = text.splitlines()[0] if text else type(cause).__name__
         super().__init__(f"pass '{pass_name}' produced invalid IR: {first}")
+        self.pass_name = pass_name
+
+
+class PassInternalError(Exception):
+    """Code a pass calls on one op (a shape function, a kernel) failed with an exception that is not
+    one of its declared refusals: a compiler bug, reported as an internal error naming the pass and
+    the op. The original exception is the cause (`raise ... from`), so its place is where it failed."""
+
+    def __init__(self, pass_name: str, what: str, cause: BaseException):
+        text = str(cause).strip()
+        first = text.splitlines()[0] if text else ""
+        super().__init__(f"{pass_name}: {what} raised {type(cause).__name__}" + (f": {first}" if first else ""))
         self.pass_name = pass_name
 
 

@@ -224,19 +224,27 @@ _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _innermost_project_frame(e: BaseException) -> str:
-    """`file:line` of the deepest traceback frame in the project's own code (not xDSL, numpy, ...)."""
+    """`file:line` of the deepest traceback frame in the project's own code (not xDSL, numpy, ...).
+
+    An exception raised `from` another (a pass's `PassInternalError` around a kernel's exception)
+    is placed where its cause failed: the innermost cause with a frame of ours wins."""
     import traceback
 
     where = ""
-    for frame in traceback.extract_tb(e.__traceback__):
-        path = Path(frame.filename).resolve()
-        if (
-            path.is_file()
-            and _PROJECT_ROOT in path.parents
-            and ".venv" not in path.parts
-            and "site-packages" not in path.parts
-        ):
-            where = f"{path.relative_to(_PROJECT_ROOT)}:{frame.lineno}"
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        for frame in traceback.extract_tb(cause.__traceback__):
+            path = Path(frame.filename).resolve()
+            if (
+                path.is_file()
+                and _PROJECT_ROOT in path.parents
+                and ".venv" not in path.parts
+                and "site-packages" not in path.parts
+            ):
+                where = f"{path.relative_to(_PROJECT_ROOT)}:{frame.lineno}"
+        cause = cause.__cause__
     return where
 
 

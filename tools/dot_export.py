@@ -30,7 +30,7 @@ from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.types import format_of, shape_of, type_name
 from ge.ge_dialects.ge.weights import clone_with_weights
-from ge.interpreter.runner import input_names, main_function, output_names
+from ge.interpreter.runner import InputError, input_names, main_function, output_names
 from ge.passes import remarks as remark_log
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.pipeline import LOWERED_DIALECTS
@@ -165,7 +165,7 @@ def module_to_dot(module: ModuleOp, remarks: bool = False, title: str = "main") 
     _check_graph_level(module)
     try:
         fn = main_function(module)
-    except Exception:
+    except InputError:
         raise UserError("DOT export: the module has no func.func @main") from None
     dot = _Dot()
     inputs = []

@@ -326,7 +326,7 @@ def sensitivity_rows(c: Compiled, factors=FACTORS) -> list[dict[str, str]]:
 
 CONSTANT_SOURCES = """\
 - `[host] launch_s` = 20 us. Source: GE's documentation puts one host-device round trip at "tens of
-  microseconds" (../shared/HARDWARE.md, Dispatch costs); 20 us is the low end. One measured eager op
+  microseconds" (docs/hardware.md, Dispatch costs); 20 us is the low end. One measured eager op
   on Ascend spent 71 us in its op API (236 us end to end), which includes tiling and framework work
   and so bounds a bare launch from above. No official per-kernel launch figure exists.
 - `[overheads] task_device_s` = 5 us. No published figure. Ascend C's best-practice guide ("Setting

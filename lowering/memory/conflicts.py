@@ -2,7 +2,7 @@
 
 A training step keeps its forward activations alive through the backward, so thousands of buffers
 are live at once and the conflict graph has tens of millions of edges (BERT-Large, 24 layers). Built
-as Python dicts and walked edge by edge, that was most of a compile; here the edges are found by
+as Python dicts and walked edge by edge, that would be most of a compile; here the edges are found by
 vectorized interval comparison, stored as CSR arrays, and each placement scans its placed
 neighbours with array operations. The placement is exactly the plain greedy's (the tests compare
 the two on random instances): same candidate gaps, same tie-breaking.

@@ -8,8 +8,8 @@ HBM: the task alone). Every number comes from the target file; nothing is per mo
 
 Kernels of the same structure (`kernel_structure`: member classes, types, properties and attributes,
 the boundary's types) have the same time, so it is computed once per structure: a deep model's
-alike ops and a chain's thousands of Relus cost a lookup (the cost model was a third of O3 on a
-100k-op chain).
+alike ops and a chain's thousands of Relus cost a lookup (timing every kernel afresh is a third of
+O3 on a 100k-op chain).
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def test_ge_type_names_build_the_same_network():
 
 
 def test_issue_interface_block():
-    """The building calls of issue 12's interface, as written there (at a smaller size)."""
+    """The building calls of GE's graph-building interface, as a user writes them (at a smaller size)."""
     g = ge.Graph()
     x = g.placeholder(shape=[2, 3, 8, 8], dtype="float16", name="x")
     w = g.const(value=np.ones((4, 3, 3, 3), np.float16), name="conv1_w")

@@ -1,4 +1,4 @@
-"""IR text is bit-exact and hostile text fails in one line (issue 8).
+"""IR text is bit-exact and hostile text fails in one line.
 
 Property: every bit pattern of every element type ge constants hold prints, reads back to the same
 bits, and prints again to the same text. Then the findings, each reproduced: NaN/Inf constants,
@@ -371,7 +371,7 @@ def test_string_escapes_still_read():
         ("%0 = ge.constant {a = 1.0 : f80} dense<1.0> : tensor<2xf32>", "f80", "type f80 is not supported"),
         # fuzz ge-opt 005750: a real literal for a complex tensor made xDSL assert
         ("%0 = ge.constant dense<1.0> : tensor<2xcomplex<f32>>", "complex", "complex types are not supported"),
-        # held by xDSL but by no ge op or kernel (was refused by the verifier, now where it is written)
+        # held by xDSL but by no ge op or kernel: refused where it is written, not later by the verifier
         ("%0 = ge.cast %x {to = 1 : i64} : (tensor<2xi3>) -> tensor<2xf32>", "i3", "type i3 is not supported"),
         ("%0 = ge.constant dense<1> : tensor<2xindex>", "index", "type index is not supported"),
     ],

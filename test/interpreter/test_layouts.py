@@ -92,7 +92,7 @@ def test_fractal_nz_matches_ge(dtype):
 
 
 def test_hardware_md_example():
-    """HARDWARE.md: [8, 3, 224, 224] fp16 becomes [8, 1, 224, 224, 16]."""
+    """docs/hardware.md: [8, 3, 224, 224] fp16 becomes [8, 1, 224, 224, 16]."""
     t = tensor(f16, (8, 3, 224, 224))
     assert storage_shape(with_storage(t, "NC1HWC0")) == (8, 1, 224, 224, 16)
 

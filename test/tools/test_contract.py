@@ -1,4 +1,4 @@
-"""The tools' contract under hostile input (issue 8): a user mistake is one line and exit code 1, a
+"""The tools' contract under hostile input: a user mistake is one line and exit code 1, a
 compiler bug is one line saying "internal error" and where, exit code 2 (the traceback with --debug),
 and outputs are written all together or not at all. Each test reproduces a finding first seen as a
 traceback, a partial write or an allocation the input controlled."""

@@ -1,5 +1,5 @@
-"""Findings of the contract fuzzer (test/fuzz) after the issue-8 fixes: each was an internal error
-(exit 2) for what is the user's mistake, and is now one line with exit 1."""
+"""Findings of the contract fuzzer (test/fuzz): inputs that are the user's mistake and must end in
+one line with exit 1, not an internal error (exit 2)."""
 
 import numpy as np
 

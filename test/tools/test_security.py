@@ -1,5 +1,5 @@
 """The tools run no program, read no file but the ones named, and take targets only by name
-(docs/security.md). Each test is one of issue 8's / 9's findings, reproduced: it failed before the fix."""
+(docs/security.md). Each test reproduces one finding of the hostile-input reviews."""
 
 import os
 import subprocess
@@ -119,7 +119,7 @@ def test_ge_optimize_refuses_an_unknown_target_before_building(target):
 
 
 def evil_target(tmp_path) -> str:
-    """A valid target file outside the target folder, and the relative name that used to reach it."""
+    """A valid target file outside the target folder, and the relative name that would reach it."""
     (tmp_path / "evil.toml").write_text((TARGETS / "ascend910b.toml").read_text())
     return os.path.relpath(tmp_path / "evil", TARGETS)
 

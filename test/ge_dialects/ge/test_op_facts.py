@@ -1,5 +1,5 @@
 """Op facts (ge_dialects/ge/facts.py and the GeOp methods): every op declares its engine, the traits
-agree with what the consumers used to list by name, and the cost metrics count what the device
+agree with the op lists the consumers need (written out here by name), and the cost metrics count what the device
 model charges. The mutation tests break a fact and show the lowering or the cost model notices."""
 
 from __future__ import annotations

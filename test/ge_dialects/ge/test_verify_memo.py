@@ -1,5 +1,5 @@
-"""GeOp.verify skips an op unchanged since it last verified (issue 13: pipelines re-verify the
-whole module after every pass). Each test changes one thing the key covers after a successful
+"""GeOp.verify skips an op unchanged since it last verified (pipelines re-verify the whole module
+after every pass). Each test changes one thing the key covers after a successful
 verification and shows the op is checked again; dropping that part of the key fails the test."""
 
 import numpy as np

@@ -2,7 +2,7 @@
 
 - The lowered test models have no unordered reuse pair (race_check.py, which shares no code
   with lowering/streams), at every optimization level and stream count.
-- The plan as it was before reuse edges (events for data edges only) has races on ResNet-50 and
+- A plan with events for data edges only (no reuse edges) has races on ResNet-50 and
   BERT, which the checker counts and the verifier rejects.
 - Mutations: deleting any one event, or moving a buffer onto one live at the same time, makes
   `verify_stream_function` reject the function naming the tasks.

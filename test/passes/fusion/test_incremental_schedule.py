@@ -1,8 +1,8 @@
 """The fusion engine's incremental schedule makes the same groups as rebuilding it after each group.
 
 `Schedule` keeps finish times, remaining paths and the critical-path length up to date locally
-after each group (passes/fusion/engine.py). The reference here is the schedule as it was before:
-rebuilt from the whole block after every group. Both runs must give the same IR and remarks, on
+after each group (passes/fusion/engine.py). The reference here is the direct schedule: rebuilt
+from the whole block after every group. Both runs must give the same IR and remarks, on
 random graphs and on the bench models.
 """
 
@@ -25,7 +25,7 @@ from ge.tools.common import make_context, parse_module, print_module
 
 
 class ReferenceSchedule:
-    """The schedule as it was: every value computed from the whole block."""
+    """The direct schedule: every value computed from the whole block."""
 
     def __init__(self, block: Block, time: Callable[[Operation], float]):
         order = list(block.ops)
