@@ -16,10 +16,12 @@ from ge.tools.common import UserError, parse_module
 
 
 def constant_add_model():
-    """y = x + (a + b), with a + b over two initializers: folded at import."""
+    """y = x + (a + b), with a + b over two Constant nodes (not parameters): folded at import."""
     a = numpy_helper.from_array(np.ones(4, np.float32), "a")
     b = numpy_helper.from_array(np.full(4, 2, np.float32), "b")
     nodes = [
+        helper.make_node("Constant", [], ["a"], value=a),
+        helper.make_node("Constant", [], ["b"], value=b),
         helper.make_node("Add", ["a", "b"], ["c"], name="/fold"),
         helper.make_node("Add", ["x", "c"], ["y"], name="/out"),
     ]
@@ -28,7 +30,6 @@ def constant_add_model():
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
-        initializer=[a, b],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -37,11 +38,14 @@ def gather_out_of_range_model():
     data = numpy_helper.from_array(np.ones(2, np.float32), "d")
     index = numpy_helper.from_array(np.array([5], np.int64), "i")
     graph = helper.make_graph(
-        [helper.make_node("Gather", ["d", "i"], ["y"], name="/oob")],
+        [
+            helper.make_node("Constant", [], ["d"], value=data),
+            helper.make_node("Gather", ["d", "i"], ["y"], name="/oob"),
+        ],
         "g",
         [],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
-        initializer=[data, index],
+        initializer=[index],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
