@@ -6,10 +6,31 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))
 sys.path.insert(0, str(Path(__file__).parent / "passes"))
 
 ToolMain = Callable[[list[str]], object]
+
+
+def pytest_collection_modifyitems(items):
+    """Marks the mutation tests (test/mutations.py): `pytest -m mutation` runs them."""
+    from mutations import is_mutation_test
+
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is not None and is_mutation_test(function):
+            item.add_marker(pytest.mark.mutation)
+
+
+def pytest_configure(config):
+    """Under xdist, the controller writes the ONNX node-case files (onnx_node_cases.collect, a few
+    seconds on a fresh machine) before the workers start, so they read them instead of each
+    generating its own."""
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        import onnx_node_cases
+
+        onnx_node_cases.collect()
 
 
 class References:

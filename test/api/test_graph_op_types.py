@@ -270,6 +270,7 @@ def test_gelu_v2_tanh_form():
     assert check("GeluV2", Case([rand(3, 4)], gelu_tanh, {"approximate": "tanh"})) is None
 
 
+@pytest.mark.mutation
 def test_gelu_fixed_form_dropped_fails(monkeypatch):
     monkeypatch.setitem(OP_TYPES, "Gelu", replace(OP_TYPES["Gelu"], fixed={}))
     assert check("Gelu") is not None

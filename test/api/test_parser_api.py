@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from tool_server import run as run_tool
 
 import ge
 from ge.api.parser import TORCH_MISSING
@@ -85,12 +85,7 @@ def test_parsed_graph_takes_more_nodes():
 
 def test_parse_ir_reads_the_sidecar(tmp_path):
     onnx.save(small_model(), tmp_path / "small.onnx")
-    translate = subprocess.run(
-        [TOOLS / "ge-translate", "--import-onnx", "small.onnx", "-o", "small.mlir"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    translate = run_tool("ge-translate", "--import-onnx", "small.onnx", "-o", "small.mlir", cwd=tmp_path)
     assert translate.returncode == 0, translate.stderr
     assert (tmp_path / "small.safetensors").exists()
     g = ge.GraphParser().parse_ir(tmp_path / "small.mlir")
@@ -122,11 +117,7 @@ def test_parse_onnx_refuses_as_ge_translate_does(tmp_path, write, message):
         ge.GraphParser().parse_onnx(path)
     line = str(info.value)
     assert message in line and "\n" not in line and str(path) in line
-    tool = subprocess.run(
-        [TOOLS / "ge-translate", "--import-onnx", str(path), "-o", str(tmp_path / "out.mlir")],
-        capture_output=True,
-        text=True,
-    )
+    tool = run_tool("ge-translate", "--import-onnx", path, "-o", tmp_path / "out.mlir")
     assert tool.returncode == 1 and tool.stderr.strip() == f"ge-translate: error: {line}"
 
 

@@ -2,13 +2,13 @@
 sensitivity to the two assumed constants of the target file."""
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from onnx import TensorProto
+from tool_server import run as run_tool
 
 from ge.frontend.models import GraphBuilder
 from ge.ge_dialects.limits import tensor_byte_limit
@@ -106,7 +106,7 @@ def test_sensitivity_grid(compiled):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "ge.tools.ge_bench", *args], capture_output=True, text=True)
+    return run_tool("ge-bench", *args)
 
 
 @pytest.mark.parametrize(
@@ -207,11 +207,7 @@ def test_training_largest_batch_is_where_the_step_stops_fitting():
 
 
 def test_training_rejects_an_inference_model_name():
-    r = subprocess.run(
-        [sys.executable, "-m", "ge.tools.ge_bench", "--training", "--models", "bert_base"],
-        capture_output=True,
-        text=True,
-    )
+    r = run_cli("--training", "--models", "bert_base")
     assert r.returncode == 1
     assert r.stderr.strip().startswith("ge-bench: error: --models: unknown model 'bert_base' (models: resnet50 b32,")
 
@@ -278,8 +274,6 @@ def test_aicore_utilization_counts_every_core_a_task_holds():
 
 
 def test_deployment_and_training_are_exclusive():
-    done = subprocess.run(
-        [sys.executable, "-m", "ge.tools.ge_bench", "--deployment", "--training"], capture_output=True, text=True
-    )
+    done = run_cli("--deployment", "--training")
     assert done.returncode == 1
     assert done.stderr.strip() == "ge-bench: error: --training and --deployment are two different reports: give one"

@@ -3,13 +3,15 @@ moved onto live ones are detected, the unmutated lowering matches the ge level, 
 classifier itself can say "undetected" (a harmless move is not counted as caught)."""
 
 import dataclasses
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
+import tool_server
 
 from bench import stream_soundness as bench
 from ge.interpreter.runner import main_function
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,7 @@ def test_a_deleted_event_is_a_clone(gpt2):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "bench.stream_soundness", *args], capture_output=True, text=True)
+    return tool_server.run("python", "-m", "bench.stream_soundness", *args, cwd=ROOT)
 
 
 def test_the_command_prints_both_tables_and_writes_markdown(tmp_path):
@@ -125,6 +127,7 @@ def test_a_bad_option_is_one_line_and_exit_1(args, message):
     assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"stream_soundness: {message}"), r.stderr
 
 
+@pytest.mark.mutation
 def test_a_kernel_refusing_clobbered_data_counts_as_caught(gpt2, monkeypatch):
     """A moved buffer can clobber an index tensor (BERT's Gather then refuses it): a detection."""
 

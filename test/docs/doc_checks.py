@@ -34,6 +34,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+import tool_server
 from markdown_blocks import Block, BlockError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,14 +64,20 @@ def fail(block: Block, reason: str) -> BlockError:
 
 
 def tool_env() -> dict[str, str]:
-    """The project's tools (their console scripts beside this Python) run this checkout's code."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    """The project's tools run this checkout's code: the tool server's clients first on PATH, then
+    the console scripts beside this Python."""
+    folders = [str(tool_server.shared().clients), str(Path(sys.executable).parent), os.environ.get("PATH", "")]
     pythonpath = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PATH=path, PYTHONPATH=pythonpath)
+    return dict(os.environ, PATH=os.pathsep.join(folders), PYTHONPATH=pythonpath)
 
 
 def run(cmd: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True, env=tool_env(), timeout=600)
+    """A tool or a Python script (`sys.executable -c ...`) in a fork of the tool server; a shell
+    script (bash) in a process of its own, whose tool calls reach the server through PATH."""
+    if cmd[0] == "bash":
+        return subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, text=True, env=tool_env(), timeout=600)
+    tool = "python" if cmd[0] == sys.executable else cmd[0]
+    return tool_server.run(tool, *cmd[1:], input=stdin, cwd=cwd, env=tool_env(), timeout=600)
 
 
 def check_info(block: Block) -> None:

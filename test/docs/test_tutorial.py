@@ -3,9 +3,7 @@ alone is only compiled by test_docs_code, since later blocks use what earlier on
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
+import tool_server
 from doc_checks import ROOT, tool_env
 from markdown_blocks import read_blocks
 
@@ -19,9 +17,7 @@ def tutorial_script() -> str:
 
 def test_the_tutorial_runs_from_the_onnx_file_to_the_profile(tmp_path):
     env = dict(tool_env(), GE_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-c", tutorial_script()], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=900
-    )
+    done = tool_server.run("python", "-c", tutorial_script(), cwd=tmp_path, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "recompiling an unchanged model is a cache lookup: True" in out

@@ -4,12 +4,10 @@ and integer initializers stay inline."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from tool_server import run as run_tool
 
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.sidecar import WeightStore
@@ -58,20 +56,7 @@ def test_training_import_keeps_every_float_parameter_a_weight():
 
 def test_ge_translate_training_flag(tmp_path):
     onnx.save(_model(), tmp_path / "m.onnx")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ge.tools.ge_translate",
-            "--import-onnx",
-            tmp_path / "m.onnx",
-            "--training",
-            "-o",
-            tmp_path / "m.mlir",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run_tool("ge-translate", "--import-onnx", tmp_path / "m.onnx", "--training", "-o", tmp_path / "m.mlir")
     assert r.returncode == 0, r.stderr
     (sidecar,) = tmp_path.glob("*.safetensors")
     assert sorted(WeightStore(sidecar)) == ["b", "w"]

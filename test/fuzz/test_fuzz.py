@@ -129,6 +129,7 @@ def test_traceback_signature_names_the_exception(fake_tool):
     assert fake_tool("raise").signature.startswith("KeyError @ ")
 
 
+@pytest.mark.mutation
 def test_hang_is_caught_by_the_alarm_and_by_the_kill(fake_tool):
     start = time.monotonic()
     assert fake_tool("sleep", time_limit=0.5).outcome == "hang"

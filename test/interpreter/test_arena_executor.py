@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from tool_server import run as run_tool
 
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
@@ -311,12 +310,8 @@ def test_moving_a_buffer_onto_a_live_one_gives_wrong_outputs(capsys):
 # --------------------------------------------------------------------------------------- ge-run
 
 
-def run_module(module, *args):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
-
-
 def tool(*args):
-    return run_module("ge.tools.ge_run", *args)
+    return run_tool("ge-run", *args)
 
 
 @pytest.fixture(scope="module")
@@ -324,10 +319,10 @@ def streamed(tmp_path_factory):
     """GPT-2 (tiny, O0) on four streams without memory reuse, as a file with its sidecar."""
     folder = tmp_path_factory.mktemp("arena")
     onnx.save(TINY["gpt2"](), folder / "gpt2.onnx")
-    r = run_module("ge.tools.ge_translate", "--import-onnx", folder / "gpt2.onnx", "-o", folder / "gpt2.mlir")
+    r = run_tool("ge-translate", "--import-onnx", folder / "gpt2.onnx", "-o", folder / "gpt2.mlir")
     assert r.returncode == 0, r.stderr
-    r = run_module(
-        "ge.tools.ge_opt",
+    r = run_tool(
+        "ge-opt",
         folder / "gpt2.mlir",
         "-p",
         "ge-optimize{level=0},lower-to-tasks,plan-memory{reuse=false},lower-to-streams{streams=4}",
@@ -365,6 +360,7 @@ def delete_first_event(text: str) -> str:
     )
 
 
+@pytest.mark.mutation
 def test_ge_run_with_an_event_deleted_is_refused_or_caught(streamed):
     """Without the event the module still parses; the stream verifier rejects it in one line naming
     the two tasks (the executor alone catching it is test_deleting_any_event_is_caught_by_the_executor_... above)."""

@@ -229,6 +229,7 @@ def test_trans_data_kernel_produces_the_stored_array():
     np.testing.assert_array_equal(stored, _ref_nc1hwc0(x, 8))
 
 
+@pytest.mark.mutation
 def test_a_value_held_in_the_wrong_layout_is_an_error():
     """The relu after the conv gets its operand as stored: a logical array there is refused."""
     module = _module(CONV_IN_NC1HWC0)

@@ -39,6 +39,7 @@ def lint_imports(stage: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.mutation
 def test_layers_hold_and_a_wrong_way_import_breaks_them(tmp_path):
     stage = staged(tmp_path)
     assert lint_imports(stage).returncode == 0

@@ -13,14 +13,13 @@ convs with stride, padding and groups:
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from tool_server import run as run_tool
 from xdsl.context import Context
 
 from ge.frontend.onnx_importer import import_model
@@ -239,8 +238,8 @@ def test_read_state_must_convert_logical_state(monkeypatch):
 # -- ge-run --save-state / --load-state -----------------------------------------------------------
 
 
-def _tool(module: str, *args):
-    r = subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
+def _tool(name: str, *args):
+    r = run_tool(name, *args)
     assert r.returncode == 0, r.stderr
     return r
 
@@ -249,15 +248,15 @@ def test_saved_state_is_logical_and_the_same_with_and_without_layouts(tmp_path: 
     model, inputs = cnn()
     onnx.save(model, tmp_path / "m.onnx")
     np.savez(tmp_path / "in.npz", **inputs)
-    _tool("ge.tools.ge_translate", "--import-onnx", tmp_path / "m.onnx", "--training", "-o", tmp_path / "m.mlir")
-    _tool("ge.tools.ge_opt", tmp_path / "m.mlir", "-p", STEP % "momentum", "-o", tmp_path / "plain.mlir")
-    _tool("ge.tools.ge_opt", tmp_path / "plain.mlir", "-p", LAYOUT % "true", "-o", tmp_path / "stored.mlir")
+    _tool("ge-translate", "--import-onnx", tmp_path / "m.onnx", "--training", "-o", tmp_path / "m.mlir")
+    _tool("ge-opt", tmp_path / "m.mlir", "-p", STEP % "momentum", "-o", tmp_path / "plain.mlir")
+    _tool("ge-opt", tmp_path / "plain.mlir", "-p", LAYOUT % "true", "-o", tmp_path / "stored.mlir")
     assert '#ge.fmt<NCHW, FRACTAL_Z>> {ge.name = "c1.weight"' in (tmp_path / "stored.mlir").read_text()
     state = {}
     for name in ("plain", "stored"):
         path = tmp_path / f"{name}.state.safetensors"
         _tool(
-            "ge.tools.ge_run",
+            "ge-run",
             tmp_path / f"{name}.mlir",
             "--inputs",
             tmp_path / "in.npz",
@@ -276,7 +275,7 @@ def test_saved_state_is_logical_and_the_same_with_and_without_layouts(tmp_path: 
     for name, other in (("plain", "stored"), ("stored", "plain")):
         out = tmp_path / f"{name}.out.npz"
         _tool(
-            "ge.tools.ge_run",
+            "ge-run",
             tmp_path / f"{name}.mlir",
             "--inputs",
             tmp_path / "in.npz",

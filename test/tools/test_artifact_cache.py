@@ -1,13 +1,13 @@
 """The compile cache (tools/compile_cache.py): keys, hits, damaged entries, concurrent writers."""
 
 import os
-import subprocess
-import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import onnx
 import pytest
 from test_artifact import INPUTS, ge_module, small_model
+from tool_server import run as run_tool
 
 from ge.ge_dialects.ge.weights import clone_with_weights, weights_of
 from ge.interpreter.runner import run
@@ -109,18 +109,13 @@ def test_concurrent_compiles_of_one_model_leave_one_whole_entry(cache, tmp_path)
     model = tmp_path / "small.onnx"
     onnx.save(small_model(), model)
     env = dict(os.environ, GE_CACHE_DIR=str(cache))
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "ge.tools.ge_compile", str(model), "-o", str(tmp_path / f"out{i}.ge"), "--quiet"],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(4)
-    ]
-    for process in runs:
-        _, err = process.communicate(timeout=300)
-        assert process.returncode == 0, err
+
+    def compile_to(i: int):
+        return run_tool("ge-compile", model, "-o", tmp_path / f"out{i}.ge", "--quiet", env=env, timeout=300)
+
+    with ThreadPoolExecutor(4) as pool:  # four processes (forks of the tool server) at once
+        for done in pool.map(compile_to, range(4)):
+            assert done.returncode == 0, done.stderr
     (entry,) = cache.iterdir()  # no temporaries
     _, artifact = load_artifact(entry)
     for i in range(4):

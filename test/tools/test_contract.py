@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from tool_server import run as run_tool
 
 from ge.tools import ge_opt, ge_run, ge_translate
 from ge.tools.outputs import Outputs
@@ -28,8 +29,7 @@ IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
 """
 
 
-def tool(module, *args, **kwargs):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True, **kwargs)
+tool = run_tool
 
 
 def one_line(stderr: str) -> str:
@@ -92,9 +92,7 @@ r.main(sys.argv[1:])
 
 
 def run_patched(exc, *args):
-    return subprocess.run(
-        [sys.executable, "-c", RAISE_IN_RUN.format(exc=exc), *map(str, args)], capture_output=True, text=True
-    )
+    return run_tool("python", "-c", RAISE_IN_RUN.format(exc=exc), *args)
 
 
 def test_unexpected_exception_is_an_internal_error_with_its_place(work):
@@ -108,6 +106,7 @@ def test_unexpected_exception_is_an_internal_error_with_its_place(work):
     assert debug.returncode == 2 and "Traceback" in debug.stderr and "internal error" in debug.stderr
 
 
+@pytest.mark.mutation
 def test_pass_that_breaks_the_ir_is_an_internal_error(work):
     """ge.passes.pipeline.PassVerificationError is a plain Exception: it takes the generic path."""
     script = """
@@ -122,11 +121,7 @@ import ge.tools.ge_opt
 ge.tools.ge_opt.main(sys.argv[1:])
 """
     out = work / "out.mlir"
-    r = subprocess.run(
-        [sys.executable, "-c", script, str(work / "model.mlir"), "-p", "cse", "-o", str(out)],
-        capture_output=True,
-        text=True,
-    )
+    r = run_tool("python", "-c", script, work / "model.mlir", "-p", "cse", "-o", out)
     assert r.returncode == 2, r.stderr
     assert "ge-opt: internal error: PassVerificationError: cse produced invalid IR" in one_line(r.stderr)
     assert not out.exists() and not (work / "out.safetensors").exists()
@@ -224,7 +219,7 @@ def lowered(tmp_path_factory):
     onnx.save(relu_model([2, 4]), folder / "relu.onnx")
     assert ge_translate_ok(folder / "relu.onnx", folder / "relu.mlir")
     r = tool(
-        "ge.tools.ge_opt",
+        "ge-opt",
         folder / "relu.mlir",
         "-p",
         "lower-to-tasks,plan-memory,lower-to-streams",
@@ -236,7 +231,7 @@ def lowered(tmp_path_factory):
 
 
 def ge_translate_ok(onnx_path, out):
-    return tool("ge.tools.ge_translate", "--import-onnx", onnx_path, "-o", out).returncode == 0
+    return tool("ge-translate", "--import-onnx", onnx_path, "-o", out).returncode == 0
 
 
 def test_bad_inputs_leave_trace_and_summary_untouched(capsys, lowered):

@@ -1,12 +1,10 @@
 """Every user mistake ends in one line on stderr, a non-zero exit, no traceback, no output file."""
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from tool_server import run as run_tool
 
 GOOD_IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
   func.func @main(%x: tensor<2x4xf32> {ge.name = "x"}) -> (tensor<2x4xf32> {ge.name = "y"}) {
@@ -18,9 +16,7 @@ GOOD_IR = """builtin.module attributes {ge.weights = "w.safetensors"} {
 """
 
 
-def tool(name, *args):
-    module = {"ge-opt": "ge.tools.ge_opt", "ge-run": "ge.tools.ge_run", "ge-translate": "ge.tools.ge_translate"}[name]
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
+tool = run_tool  # the CLI contract: exit code and stderr, each call a process of its own (a fork)
 
 
 def assert_one_line_error(result, *needles):

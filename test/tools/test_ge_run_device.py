@@ -3,18 +3,15 @@
 import csv
 import io
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper, save
+from tool_server import run as run_tool
 
 from ge.tools.common import read_module
 
-
-def tool(module, *args):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
+tool = run_tool
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +38,9 @@ def lowered(tmp_path_factory):
         initializer=[w1, w2, w3],
     )
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "mlp.onnx")
-    assert (
-        tool("ge.tools.ge_translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
-    )
+    assert tool("ge-translate", "--import-onnx", folder / "mlp.onnx", "-o", folder / "mlp.mlir").returncode == 0
     r = tool(
-        "ge.tools.ge_opt",
+        "ge-opt",
         folder / "mlp.mlir",
         "-p",
         "ge-optimize,lower-to-tasks,plan-memory,lower-to-streams{streams=2}",
@@ -58,7 +53,7 @@ def lowered(tmp_path_factory):
 
 def test_report_trace_and_op_summary(lowered):
     r = tool(
-        "ge.tools.ge_run",
+        "ge-run",
         lowered / "streams.mlir",
         "--random-inputs",
         0,
@@ -85,10 +80,10 @@ def test_report_trace_and_op_summary(lowered):
 def test_timing_only_needs_no_weights(lowered):
     (lowered / "streams.safetensors").rename(lowered / "moved.safetensors")
     try:
-        r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--timing-only")
+        r = tool("ge-run", lowered / "streams.mlir", "--timing-only")
         assert r.returncode == 0, r.stderr
         assert "target ascend910b, mode graph" in r.stdout  # the module's target (ge-optimize's default)
-        r = tool("ge.tools.ge_run", lowered / "streams.mlir", "--random-inputs", 0)
+        r = tool("ge-run", lowered / "streams.mlir", "--random-inputs", 0)
         assert r.returncode == 1 and "streams.safetensors" in r.stderr
     finally:
         (lowered / "moved.safetensors").rename(lowered / "streams.safetensors")
@@ -102,7 +97,7 @@ def test_timing_only_needs_no_weights(lowered):
     ],
 )
 def test_device_errors_are_one_line(lowered, args, needle):
-    r = tool("ge.tools.ge_run", *(lowered / a if a.endswith(".mlir") else a for a in args), "--random-inputs", 0)
+    r = tool("ge-run", *(lowered / a if a.endswith(".mlir") else a for a in args), "--random-inputs", 0)
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr, r.stderr

@@ -7,11 +7,9 @@ in test/passes/test_apply_optimizer.py.)"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from tool_server import run as run_tool
 
 from ge.frontend.sidecar import WeightStore, save
 
@@ -29,8 +27,7 @@ STEP = """builtin.module attributes {ge.weights = "w.safetensors"} {
 W0 = np.array([1.0, -2.0, 0.5], np.float32)
 
 
-def tool(module: str, *args):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True)
+tool = run_tool
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +36,7 @@ def folder(tmp_path_factory):
     (folder / "step.mlir").write_text(STEP)
     save(folder / "w.safetensors", {"w": W0})
     np.savez(folder / "in.npz", x=np.ones(3, np.float32))
-    r = tool("ge.tools.ge_opt", folder / "step.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams{streams=2}")
+    r = tool("ge-opt", folder / "step.mlir", "-p", "lower-to-tasks,plan-memory,lower-to-streams{streams=2}")
     assert r.returncode == 0, r.stderr
     (folder / "streams.mlir").write_text(r.stdout)
     return folder
@@ -53,7 +50,7 @@ def _outputs(path):
 @pytest.mark.parametrize("program", ["step.mlir", "streams.mlir"])
 def test_steps_carry_the_state_and_print_the_loss_curve(folder, program):
     out = folder / f"{program}.npz"
-    r = tool("ge.tools.ge_run", folder / program, "--inputs", folder / "in.npz", "--steps", 3, "-o", out, "--print")
+    r = tool("ge-run", folder / program, "--inputs", folder / "in.npz", "--steps", 3, "-o", out, "--print")
     assert r.returncode == 0, r.stderr
     got = _outputs(out)
     np.testing.assert_array_equal(got["w"], W0 + 3)
@@ -64,13 +61,11 @@ def test_steps_carry_the_state_and_print_the_loss_curve(folder, program):
 
 def test_saved_state_resumes_where_it_stopped(folder, tmp_path):
     state = tmp_path / "state.safetensors"
-    r = tool(
-        "ge.tools.ge_run", folder / "step.mlir", "--inputs", folder / "in.npz", "--steps", 2, "--save-state", state
-    )
+    r = tool("ge-run", folder / "step.mlir", "--inputs", folder / "in.npz", "--steps", 2, "--save-state", state)
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(np.asarray(WeightStore(state)["w"]), W0 + 2)
     out = tmp_path / "out.npz"
-    r = tool("ge.tools.ge_run", folder / "step.mlir", "--inputs", folder / "in.npz", "--load-state", state, "-o", out)
+    r = tool("ge-run", folder / "step.mlir", "--inputs", folder / "in.npz", "--load-state", state, "-o", out)
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(_outputs(out)["w"], W0 + 3)
     assert np.asarray(WeightStore(folder / "w.safetensors")["w"]).tolist() == W0.tolist()  # the sidecar is untouched
@@ -89,7 +84,7 @@ def test_a_state_file_that_does_not_fit_is_one_line(folder, tmp_path, state, mes
     path = tmp_path / "bad.safetensors"
     save(path, state)
     out = tmp_path / "out.npz"
-    r = tool("ge.tools.ge_run", folder / "step.mlir", "--inputs", folder / "in.npz", "--load-state", path, "-o", out)
+    r = tool("ge-run", folder / "step.mlir", "--inputs", folder / "in.npz", "--load-state", path, "-o", out)
     assert r.returncode == 1
     assert r.stderr.strip() == f"ge-run: error: {path}: {message}"
     assert not out.exists()
@@ -100,7 +95,7 @@ def test_a_graph_without_state_refuses_the_training_options(folder, tmp_path):
     plain.write_text(STEP.replace(', ge.state = "w"', ""))
     (tmp_path / "w.safetensors").write_bytes((folder / "w.safetensors").read_bytes())
     for option in (["--steps", "2"], ["--save-state", tmp_path / "s.safetensors"]):
-        r = tool("ge.tools.ge_run", plain, "--inputs", folder / "in.npz", *option)
+        r = tool("ge-run", plain, "--inputs", folder / "in.npz", *option)
         assert r.returncode == 1
         assert r.stderr.strip() == (
             f"ge-run: error: {plain}: {option[0]} needs a training step "
@@ -110,7 +105,7 @@ def test_a_graph_without_state_refuses_the_training_options(folder, tmp_path):
 
 
 def test_steps_must_be_positive(folder):
-    r = tool("ge.tools.ge_run", folder / "step.mlir", "--inputs", folder / "in.npz", "--steps", 0)
+    r = tool("ge-run", folder / "step.mlir", "--inputs", folder / "in.npz", "--steps", 0)
     assert r.returncode == 1
     assert "'0' is not a positive integer" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
@@ -119,6 +114,6 @@ def test_state_is_written_only_when_the_run_succeeds(folder, tmp_path):
     """A failing run (inputs of the wrong shape) writes neither the outputs nor the state."""
     np.savez(tmp_path / "bad.npz", x=np.ones(4, np.float32))
     state = tmp_path / "s.safetensors"
-    r = tool("ge.tools.ge_run", folder / "step.mlir", "--inputs", tmp_path / "bad.npz", "--save-state", state)
+    r = tool("ge-run", folder / "step.mlir", "--inputs", tmp_path / "bad.npz", "--save-state", state)
     assert r.returncode == 1
     assert not state.exists()

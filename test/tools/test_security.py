@@ -2,14 +2,13 @@
 (docs/security.md). Each test reproduces one finding of the hostile-input reviews."""
 
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 import xdsl.utils.arg_spec as arg_spec
+from tool_server import run as run_tool
 from xdsl.dialects import func
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
@@ -46,14 +45,8 @@ def workdir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def cli(module, *args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", module, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    )
+def cli(name, *args, cwd):
+    return run_tool(name, *args, cwd=cwd)
 
 
 def one_line(err: str, *needles: str) -> str:
@@ -70,7 +63,7 @@ def one_line(err: str, *needles: str) -> str:
 def test_soc_version_cannot_inject_a_pass(workdir):
     """The issue's command: it created `pwned` and exited 0."""
     injected = f"ge.socVersion=ascend910b}},{SHELL},fuse-ops{{target=ascend910b"
-    result = cli("ge.tools.ge_opt", "m.mlir", "--ge-option", injected, "-o", "o.mlir", cwd=workdir)
+    result = cli("ge-opt", "m.mlir", "--ge-option", injected, "-o", "o.mlir", cwd=workdir)
     assert result.returncode == 1
     one_line(result.stderr, "--ge-option ge.socVersion: unknown target", "targets: ascend910, ascend910b")
     assert not (workdir / "pwned").exists() and not (workdir / "o.mlir").exists()
@@ -319,6 +312,7 @@ def test_end_is_checked_against_the_start(monkeypatch):
     assert str(checker.reports[-1]).endswith("MISMATCH")
 
 
+@pytest.mark.mutation
 def test_a_pass_that_changes_numbers_fails_in_ge_opt(workdir, run_main):
     code, _, err = run_main(ge_opt.main, ["m.mlir", "-p", "mixed-precision{mode=force_fp16}", "--verify-numerics"])
     assert code == 1

@@ -95,6 +95,7 @@ def test_a_clone_of_a_verified_op_is_not_verified_again(monkeypatch):
     assert [c for c in calls if c.startswith("ge.")] == []
 
 
+@pytest.mark.mutation
 def test_a_clone_made_wrong_is_verified():
     """Same op, same operand and properties as one that verified, but another result type: checked."""
     module, ops = _ops()

@@ -76,6 +76,7 @@ def test_matmul_vjp_with_broadcasting_and_vectors(shapes, seed):
     check_vjp(ge.MatMulOp, {"A": a, "B": b}, seed=seed)
 
 
+@pytest.mark.mutation
 def test_a_matmul_gradient_not_summed_over_the_batch_is_caught(monkeypatch):
     from ge.ge_dialects.ge.matmul_grad import matmul, swap_last
 

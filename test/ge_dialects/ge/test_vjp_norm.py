@@ -169,6 +169,7 @@ def test_clip_vjp_masks_the_clipped_elements(shape, bounds):
     check_vjp(ge.ClipOp, operands, no_gradient=("min", "max"))
 
 
+@pytest.mark.mutation
 def test_an_unmasked_clip_gradient_is_caught(monkeypatch):
     monkeypatch.setattr(ge.ClipOp, "vjp", lambda self, g, cts: [cts[0], None, None])
     operands = {"input": np.linspace(-2, 2, 7), "min": np.array(-0.9), "max": np.array(0.9)}
@@ -239,6 +240,7 @@ def test_dropout_in_training_without_its_mask_says_to_request_it():
         check_vjp(ge.DropoutOp, operands, {"seed": 1}, num_results=1, constants=("ratio",))
 
 
+@pytest.mark.mutation
 def test_a_dropout_gradient_without_the_rescale_is_caught(monkeypatch):
     monkeypatch.setattr(ge.DropoutOp, "_keep_probability", lambda self, g, like: g.scalar(1.0, like))
     operands = {"data": np.ones((2, 30)), "ratio": np.array(0.5), "training_mode": np.array(True)}

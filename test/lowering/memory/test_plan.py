@@ -127,6 +127,7 @@ def test_no_reuse_gives_every_buffer_its_own_range(buffers, alignment):
         assert o1 + s1 <= o2
 
 
+@pytest.mark.mutation
 @settings(settings.get_profile("memplan"))
 @given(buffer_sets(max_buffers=25), st.data())
 def test_verify_catches_a_moved_buffer(buffers, data):
@@ -489,6 +490,7 @@ def test_a_pair_kept_apart_is_not_written_in_place_not_even_down_a_chain():
     assert plan.inplace.get("x2") != "x1" and plan.offsets["x0"] != plan.offsets["x2"]
 
 
+@pytest.mark.mutation
 def test_verify_catches_a_kept_apart_pair_moved_together():
     buffers = intervals_from_schedule(chain_tasks(3), {f"x{i}": 1000 for i in range(3)})
     plan = plan_memory(buffers, keep_apart=[("x0", "x2")])

@@ -161,6 +161,7 @@ def gpt2_on_4_streams(references):
     return streamed(planned(references, "gpt2", 3), 4)
 
 
+@pytest.mark.mutation
 def test_deleting_any_one_event_is_rejected(gpt2_on_4_streams):
     fn = main(gpt2_on_4_streams)
     records = [op for op in fn.body.block.ops if isinstance(op, stream.RecordOp)]
@@ -177,6 +178,7 @@ def test_deleting_any_one_event_is_rejected(gpt2_on_4_streams):
             verify_stream_function(main(mutant))
 
 
+@pytest.mark.mutation
 def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
     fn = main(gpt2_on_4_streams)
     kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
@@ -196,6 +198,7 @@ def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
     assert moved > 0
 
 
+@pytest.mark.mutation
 def test_a_task_beyond_the_stream_count_is_rejected(gpt2_on_4_streams):
     mutant = clone_with_weights(gpt2_on_4_streams)
     kernel = next(k for k in main(mutant).body.block.ops if isinstance(k, task.KernelOp))

@@ -1,10 +1,8 @@
 """fuse-ops beyond the lit cases: user rule files, errors, training graphs, numerics on real models."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from tool_server import run as run_tool
 from xdsl.dialects.builtin import UnitAttr
 
 from ge.frontend import models
@@ -34,9 +32,7 @@ RULES = [FusionRule(name="pool_relu", pattern="reduce+elementwise", anchor=ops(g
 
 
 def ge_opt(*args, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "ge.tools.ge_opt", *map(str, args)], input=stdin, capture_output=True, text=True
-    )
+    return run_tool("ge-opt", *args, input=stdin)
 
 
 def one_line_error(result, needle):
