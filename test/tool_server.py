@@ -145,7 +145,7 @@ def serve(socket_path: str, parent: int) -> None:
     server.bind(socket_path + ".tmp")
     server.listen(64)
     os.rename(socket_path + ".tmp", socket_path)  # the clients' socket exists only once it listens
-    server.settimeout(1.0)
+    server.settimeout(0.25)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
     while os.getppid() == parent:  # the caller has gone: so does the server
         try:

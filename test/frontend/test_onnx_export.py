@@ -23,8 +23,8 @@ from ge.passes.pipeline import apply_all, parse_passes
 ort = pytest.importorskip("onnxruntime")
 
 SMALL = {
-    "resnet50": lambda: models.resnet50(),
-    "mobilenet_v2": lambda: models.mobilenet_v2(),
+    "resnet50": lambda: models.small("resnet50"),
+    "mobilenet_v2": lambda: models.small("mobilenet_v2"),
     "bert_base": lambda: models.bert_base(seq=16, layers=2, hidden=64, heads=4, intermediate=128, vocab=100),
     "gpt2": lambda: models.gpt2(seq=16, layers=2, hidden=64, heads=4, vocab=100),
 }

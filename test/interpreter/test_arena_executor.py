@@ -35,20 +35,11 @@ from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
 
-
-def at_resolution(model: onnx.ModelProto, size: int) -> onnx.ModelProto:
-    """An image model with a `size` x `size` input: the same layers and storage formats (NC1HWC0
-    activations, FRACTAL_Z weights, a 3-channel input padded to C0), far fewer pixels."""
-    dims = model.graph.input[0].type.tensor_type.shape.dim
-    dims[2].dim_value = dims[3].dim_value = size
-    return model
-
-
 TINY = {
     "gpt2": lambda: models.gpt2(layers=1, seq=8, hidden=64, heads=4, vocab=100),
     "bert_base": lambda: models.bert_base(layers=1, seq=8, hidden=64, heads=4, intermediate=128, vocab=100),
-    "resnet50": lambda: at_resolution(models.resnet50(), 32),
-    "mobilenet_v2": lambda: at_resolution(models.mobilenet_v2(), 32),
+    "resnet50": lambda: models.small("resnet50", image=32),
+    "mobilenet_v2": lambda: models.small("mobilenet_v2", image=32),
 }
 SEEDS = range(20)
 FEWER_SEEDS = {"resnet50": range(6)}

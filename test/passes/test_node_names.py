@@ -36,10 +36,7 @@ from ge.passes.pipeline import apply_all, parse_passes
 
 
 def small_resnet50() -> onnx.ModelProto:
-    model = models.resnet50()
-    dims = model.graph.input[0].type.tensor_type.shape.dim
-    dims[2].dim_value = dims[3].dim_value = 32
-    return model
+    return models.small("resnet50", image=32)
 
 
 def small_bert(opset: int = models.DEFAULT_OPSET) -> onnx.ModelProto:

@@ -102,7 +102,7 @@ def test_output_is_deterministic(gpt2_files):
 def test_remarks_of_rejected_fusions(tmp_path, run_main):
     """ResNet-50 at O1: fuse-ops rejects BN+ReLU fusions on an inference graph; each rejection is a
     note tied by dashed edges to the ops it names."""
-    onnx.save(models.resnet50(), tmp_path / "r.onnx")
+    onnx.save(models.small("resnet50"), tmp_path / "r.onnx")
     code, _, err = run_main(translate_main, ["--import-onnx", tmp_path / "r.onnx", "-o", tmp_path / "r.mlir"])
     assert code == 0, err
     code, _, err = run_main(opt_main, [tmp_path / "r.mlir", "-p", "ge-optimize{level=1}", "-o", tmp_path / "o1.mlir"])

@@ -21,7 +21,7 @@ class _Terminal(io.StringIO):
 
 
 def _small_module():
-    module, weights = import_model(models.resnet50(batch=1), max_tensor_bytes=1 << 30)
+    module, weights = import_model(models.small("resnet50", batch=1), max_tensor_bytes=1 << 30)
     attach_weights(module, weights)
     return module
 

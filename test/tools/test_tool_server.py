@@ -96,7 +96,7 @@ def test_the_server_leaves_when_its_parent_does(tmp_path):
     )
     parent.wait(timeout=120)
     assert parent.returncode == 0 and os.path.exists(path)
-    time.sleep(2.5)  # the server looks at its parent every second
+    time.sleep(1.0)  # the server looks at its parent four times a second
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with pytest.raises(OSError):
         probe.connect(path)

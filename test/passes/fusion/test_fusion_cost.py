@@ -101,7 +101,7 @@ def test_remembered_times_are_the_times_computed_afresh(level):
     from ge.frontend import models
 
     target = load_target("ascend910b")
-    for model in (models.resnet50(), models.gpt2(layers=2)):
+    for model in (models.small("resnet50"), models.gpt2(layers=2)):
         fn = _optimized(model, level)
         remembering = CostModel(target)
         ops = [op for op in fn.body.block.ops if not stays_outside_tasks(op)]
