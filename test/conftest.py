@@ -1,10 +1,17 @@
 """Shared test fixtures; makes the test helper modules (e.g. test/frontend/onnx_node_cases.py) importable."""
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER") and "numpy" not in sys.modules:
+    # one worker per core: the workers are the parallelism, and a BLAS that spreads each GEMM over
+    # every core makes the workers wait for each other's threads (the interpreter's own kernel
+    # threads ask for the idle cores at each run)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))

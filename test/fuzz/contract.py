@@ -117,8 +117,9 @@ class _Timeout(BaseException):
 
 
 # ------------------------------------------------------------------------------------- parent side
-def run_case(case: Case, time_limit: float = 10.0, memory_mb: int = 2048) -> Result:
-    """Runs the case in a forked child and classifies what it did."""
+def run_case(case: Case, time_limit: float = 10.0, memory_mb: int = 2048, kill_after: float = 5.0) -> Result:
+    """Runs the case in a forked child and classifies what it did; a child that has not answered
+    `kill_after` seconds past its time limit (stuck where the alarm cannot reach) is killed."""
     work = Path(tempfile.mkdtemp(prefix="ge-fuzz-"))
     try:
         folder = work / "case"
@@ -131,7 +132,7 @@ def run_case(case: Case, time_limit: float = 10.0, memory_mb: int = 2048) -> Res
                     (folder / name).write_bytes(SENTINEL)
         before = _snapshot(folder)
         start = time.monotonic()
-        reply = _fork_and_run(case, folder, work, time_limit, memory_mb)
+        reply = _fork_and_run(case, folder, work, time_limit, memory_mb, kill_after)
         seconds = time.monotonic() - start
         return _classify(case, reply, before, _snapshot(folder), folder, seconds)
     finally:
@@ -147,7 +148,7 @@ def _snapshot(folder: Path) -> dict[str, bytes | None]:
     return found
 
 
-def _fork_and_run(case: Case, folder: Path, work: Path, time_limit: float, memory_mb: int) -> dict:
+def _fork_and_run(case: Case, folder: Path, work: Path, time_limit: float, memory_mb: int, kill_after: float) -> dict:
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -166,7 +167,7 @@ def _fork_and_run(case: Case, folder: Path, work: Path, time_limit: float, memor
             pipe.write(data)
         os._exit(0)
     os.close(write_end)
-    chunks, deadline, killed = [], time.monotonic() + time_limit + 5, False
+    chunks, deadline, killed = [], time.monotonic() + time_limit + kill_after, False
     with os.fdopen(read_end, "rb") as pipe:
         while True:
             remaining = deadline - time.monotonic()

@@ -92,9 +92,9 @@ def fake_tool(monkeypatch):
 
     monkeypatch.setitem(contract.TOOLS, "fake", (__name__, "fake_main", "ir"))
 
-    def run(what: str, sentinels: bool = False, time_limit: float = 5.0, memory_mb: int = 2048):
+    def run(what: str, sentinels: bool = False, time_limit: float = 5.0, memory_mb: int = 2048, kill_after=5.0):
         case = Case("fake", {"model.mlir": GOOD_IR.encode()}, [what], ["out.mlir", "out.safetensors"], sentinels)
-        return run_case(case, time_limit, memory_mb)
+        return run_case(case, time_limit, memory_mb, kill_after)
 
     return run
 
@@ -133,7 +133,7 @@ def test_traceback_signature_names_the_exception(fake_tool):
 def test_hang_is_caught_by_the_alarm_and_by_the_kill(fake_tool):
     start = time.monotonic()
     assert fake_tool("sleep", time_limit=0.5).outcome == "hang"
-    assert fake_tool("stuck", time_limit=0.5).outcome == "hang"
+    assert fake_tool("stuck", time_limit=0.5, kill_after=0.5).outcome == "hang"
     assert time.monotonic() - start < 20
 
 
