@@ -1,6 +1,6 @@
 """Issue 12's interface block, call for call, on the built-in ResNet-50 (frontend/models.py) at its
-small size (a 64x64 image: every layer, weight and fusion of the 224x224 one; the calls are what is
-tested, and the full-size numerics are test_models_onnxruntime's).
+small size at a 32x32 image (every layer, weight and fusion of the 224x224 one; the calls are what
+is tested, and the full-size numerics are test_models_onnxruntime's).
 
 Every call of the block runs as written (only `build_graph`, which needs PyTorch, is checked for its
 one-line refusal where torch is missing); the outputs are checked against onnxruntime, and
@@ -28,7 +28,7 @@ RTOL, ATOL = 1e-3, 1e-4  # f32 reordering over 50 layers (the fused and re-laid-
 def resnet(tmp_path_factory):
     """resnet50.onnx in a folder, its input and onnxruntime's output."""
     folder = tmp_path_factory.mktemp("resnet")
-    model = models.small("resnet50", batch=1)
+    model = models.small("resnet50", batch=1, image=32)
     onnx.save(model, folder / "resnet50.onnx")
     inputs = models.random_inputs(model, seed=0)
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -72,7 +72,7 @@ def test_the_interface_block_on_resnet50(resnet, tmp_path, monkeypatch):
     graph = ge.GraphParser().parse_onnx("resnet50.onnx")
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(ge.GEError, match=r"build_graph needs PyTorch \(pip install ge-compiler\[torch\]\)"):
-            ge.build_graph(object(), [np.zeros((1, 3, 64, 64), np.float32)])
+            ge.build_graph(object(), [np.zeros((1, 3, 32, 32), np.float32)])
 
     # optimizing
     opt = ge.GraphOptimizer()
