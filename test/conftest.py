@@ -13,6 +13,14 @@ if os.environ.get("PYTEST_XDIST_WORKER") and "numpy" not in sys.modules:
     # threads ask for the idle cores at each run)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+def pytest_sessionstart(session):
+    """The suite runs the interpreter thousands of times: freed blocks are kept for the next run
+    instead of being returned to the system and faulted in again (ge.interpreter.runner)."""
+    from ge.interpreter.runner import keep_freed_memory
+
+    keep_freed_memory()
+
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))
 sys.path.insert(0, str(Path(__file__).parent / "passes"))
