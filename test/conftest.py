@@ -21,6 +21,7 @@ def pytest_sessionstart(session):
 
     keep_freed_memory()
 
+
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))
 sys.path.insert(0, str(Path(__file__).parent / "passes"))
