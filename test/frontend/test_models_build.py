@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import warnings
 
 import numpy as np
 import onnx
@@ -12,13 +11,6 @@ import pytest
 from ge.frontend import models
 
 ort = pytest.importorskip("onnxruntime")
-
-# "slow" is not registered in the project's pytest config (yet); take the mark
-# without the unknown-mark warning.  It still runs by default; deselect it
-# with -m "not slow".
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-    slow = pytest.mark.slow
 
 # Small transformer shapes: same graph structure, a fraction of the weights.
 TINY_BERT = dict(batch=2, seq=16, layers=2, hidden=64, heads=4, intermediate=128, vocab=100)
@@ -34,7 +26,8 @@ def op_counts(model: onnx.ModelProto) -> collections.Counter:
     return collections.Counter(node.op_type for node in model.graph.node)
 
 
-def check_and_run(model: onnx.ModelProto, output: str, shape: tuple[int, ...]) -> np.ndarray:
+def check_and_run(model: onnx.ModelProto, output: str, shape: tuple[int, ...], session=None) -> np.ndarray:
+    """Checks `model` and runs it in onnxruntime (through `session` when given: a session of it)."""
     onnx.checker.check_model(model, full_check=True)
     assert [o.name for o in model.graph.output] == [output]
     names = [node.name for node in model.graph.node]
@@ -42,7 +35,7 @@ def check_and_run(model: onnx.ModelProto, output: str, shape: tuple[int, ...]) -
     for tensor in model.graph.initializer:
         if tensor.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16):
             assert tensor.data_type == onnx.TensorProto.FLOAT, tensor.name
-    (result,) = run(model)
+    (result,) = run(model) if session is None else session.run(None, models.random_inputs(model))
     assert result.shape == shape
     assert result.dtype == np.float32
     assert np.isfinite(result).all()
@@ -50,9 +43,9 @@ def check_and_run(model: onnx.ModelProto, output: str, shape: tuple[int, ...]) -
 
 
 # ---------------------------------------------------------------- CNNs
-def test_resnet50_full():
-    model = models.resnet50()
-    logits = check_and_run(model, "output", (1, 1000))
+def test_resnet50_full(references):
+    model = references.model("resnet50", "full")[0]
+    logits = check_and_run(model, "output", (1, 1000), references.onnxruntime("resnet50", "full"))
     assert 1e-2 < np.abs(logits).max() < 1e3, "activations must neither vanish nor explode"
     counts = op_counts(model)
     assert counts["Conv"] == counts["BatchNormalization"] == 53
@@ -129,10 +122,9 @@ def test_bert_attention_mask_hides_padding():
     assert not np.allclose(before[:, padded], after[:, padded])
 
 
-@slow
-def test_bert_base_full_size():
-    model = models.bert_base()
-    hidden = check_and_run(model, "last_hidden_state", (1, 128, 768))
+def test_bert_base_full_size(references):
+    model = references.model("bert_base", "full")[0]
+    hidden = check_and_run(model, "last_hidden_state", (1, 128, 768), references.onnxruntime("bert_base", "full"))
     assert np.abs(hidden).max() < 100
     counts = op_counts(model)
     assert counts["LayerNormalization"] == 25 and counts["MatMul"] == 96
@@ -141,9 +133,9 @@ def test_bert_base_full_size():
 
 
 # ---------------------------------------------------------------- GPT-2
-def test_gpt2_default():
-    model = models.gpt2()
-    check_and_run(model, "last_hidden_state", (1, 64, 768))
+def test_gpt2_default(references):
+    model = references.model("gpt2", "full")[0]
+    check_and_run(model, "last_hidden_state", (1, 64, 768), references.onnxruntime("gpt2", "full"))
     counts = op_counts(model)
     assert counts["Split"] == counts["Where"] == counts["Tanh"] == 2
     assert counts["LayerNormalization"] == 2 * 2 + 1

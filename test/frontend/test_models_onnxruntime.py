@@ -10,32 +10,22 @@ from ge.interpreter.runner import run
 from ge.tools.ge_run import load_program
 from ge.tools.ge_translate import translate_onnx
 
-ort = pytest.importorskip("onnxruntime")
-
-CASES = {
-    "resnet50": lambda: models.resnet50(),
-    "mobilenet_v2": lambda: models.mobilenet_v2(),
-    "bert_base": lambda: models.bert_base(),
-    "gpt2": lambda: models.gpt2(),
-}
+pytest.importorskip("onnxruntime")
 
 
-def onnxruntime_outputs(model: onnx.ModelProto, inputs):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    return dict(zip(names, session.run(names, inputs)))
-
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_model_matches_onnxruntime(name, tmp_path):
-    model = CASES[name]()
+@pytest.mark.parametrize("name", list(models.MODELS))
+def test_model_matches_onnxruntime(name, tmp_path, references):
+    """Full size, at default options: the models as a user builds them."""
+    model = references.model(name, "full")[0]
     onnx.save(model, tmp_path / "model.onnx")
     translate_onnx(str(tmp_path / "model.onnx"), str(tmp_path / "model.mlir"), inline_limit=32)
     assert (tmp_path / "model.safetensors").exists()
     module, weights = load_program(str(tmp_path / "model.mlir"))  # re-parsed from text
     inputs = models.random_inputs(model, seed=1)
     got = run(module, inputs, weights)
-    want = onnxruntime_outputs(model, inputs)
+    session = references.onnxruntime(name, "full")
+    names = [o.name for o in session.get_outputs()]
+    want = dict(zip(names, session.run(names, inputs)))
     assert set(got) == set(want)
     for key in want:
         assert got[key].shape == want[key].shape

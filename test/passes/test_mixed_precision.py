@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.precision_error import MODEL_NAMES, convert, error, load, main
+from bench.precision_error import MODEL_NAMES, Loaded, convert, error, main
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge import ALL_OPS, GE
 from ge.ge_dialects.ge.facts import Engine
@@ -55,14 +55,17 @@ TOLERANCE = {
 
 
 @pytest.fixture(scope="module")
-def loaded():
-    return {}
+def loaded(references):
+    """The conversions of this module's tests, by model and mode, and the session's models."""
+    return {"references": references}
 
 
-def _model(loaded, name):
-    if name not in loaded:
-        loaded[name] = load(name)
-    return loaded[name]
+def _model(loaded, name) -> Loaded:
+    """`name` at full size (the error budget is the full depth's), from the session's cache."""
+    references = loaded["references"]
+    return Loaded(
+        name, references.module(name, "full"), references.model(name, "full")[1], references.outputs(name, "full")
+    )
 
 
 def _converted(loaded, name, mode):
@@ -103,7 +106,7 @@ def _apply(module: ModuleOp, **options) -> list:
 
 
 @pytest.mark.parametrize("mode", list(TOLERANCE))
-@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("name", list(MODEL_NAMES))
 def test_model_error_within_tolerance(loaded, name, mode):
     model = _model(loaded, name)
     _, found, got = _converted(loaded, name, mode)

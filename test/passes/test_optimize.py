@@ -58,13 +58,12 @@ def test_o3_keeps_outputs_pass_by_pass(case, references):
         assert relative_error(reference[key], final[key]) <= 1e-4
 
 
-@pytest.mark.parametrize("name", FULL_SIZE)
+@pytest.mark.parametrize("name", list(FULL_SIZE))
 def test_o3_keeps_outputs_at_full_size(name, references):
     """Full size once per model (the depth and widths the small models do not have): O3's outputs
     against the imported graph's, end to end."""
-    inputs = references.model(name, "full")[1]
-    reference = run(references.module(name, "full"), inputs)
-    final = run(references.module(name, "full", level=3), inputs)
+    reference = references.outputs(name, "full")
+    final = references.outputs(name, "full", level=3)
     for key in reference:
         assert relative_error(reference[key], final[key]) <= 1e-4, key
 

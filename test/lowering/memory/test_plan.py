@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -337,19 +336,17 @@ def test_intervals_from_schedule():
         intervals_from_schedule([("t0", ["x"], []), ("t1", [], ["x"])], {"x": 1})
 
 
-def test_thousand_buffers_plan_fast():
+def test_thousand_random_buffers_plan_near_the_lower_bound():
+    """(Planning time at scale is bench.scaling's: a wall-clock limit would flake on a shared machine.)"""
     rng = random.Random(0)
     buffers = []
     for i in range(1000):
         start = rng.randrange(1000)
         end = start + int(rng.expovariate(1 / 4)) + (rng.randint(0, 300) if rng.random() < 0.05 else 0)
         buffers.append(Buffer(f"b{i}", rng.randint(1, 4 << 20), start, end, (f"b{i - 1}",)))
-    t = time.perf_counter()
     plan = plan_memory(buffers)
-    elapsed = time.perf_counter() - t
     verify_plan(plan, buffers)
-    print(f"\n1000 random buffers: {plan.summary()}, planned in {elapsed * 1000:.0f} ms")
-    assert elapsed < 1.0
+    print(f"\n1000 random buffers: {plan.summary()}")
     assert plan.peak <= 1.1 * plan.lower_bound
 
 
@@ -398,25 +395,12 @@ def model_buffers(module, inplace_hints: bool) -> list[Buffer]:
     return intervals_from_schedule(tasks, sizes, pinned=pinned, inplace=inplace)
 
 
-@pytest.fixture(scope="module")
-def modules():
-    from ge.frontend.models import bert_base, gpt2, resnet50
-    from ge.frontend.onnx_importer import import_model
-
-    return {
-        "resnet50": import_model(resnet50(batch=1))[0],
-        "bert_base": import_model(bert_base())[0],
-        "gpt2": import_model(gpt2(vocab=1000))[0],
-    }
-
-
 @pytest.mark.parametrize("inplace_hints", [False, True], ids=["no-inplace", "inplace"])
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
-def test_real_model_peak_near_lower_bound(modules, model, inplace_hints):
-    buffers = model_buffers(modules[model], inplace_hints)
-    t = time.perf_counter()
+def test_real_model_peak_near_lower_bound(references, model, inplace_hints):
+    """Full size: how close the plan comes to its bound depends on the real buffer sizes."""
+    buffers = model_buffers(references.module(model, "full"), inplace_hints)
     plan = plan_memory(buffers)
-    elapsed = time.perf_counter() - t
     verify_plan(plan, buffers)
     check_inplace(plan, buffers)
     pool = sum(not b.pinned for b in buffers)
@@ -424,21 +408,20 @@ def test_real_model_peak_near_lower_bound(modules, model, inplace_hints):
     print(
         f"\n{model} ({'in-place hints' if inplace_hints else 'no in-place'}): {pool} buffers, peak {plan.peak} B "
         f"({plan.peak / 2**20:.2f} MiB, {plan.heuristic}), lower bound {plan.lower_bound} B, no reuse "
-        f"{plan.no_reuse_total} B ({plan.no_reuse_total / 2**20:.1f} MiB), {len(plan.inplace)} in place, "
-        f"{elapsed * 1000:.1f} ms\n  candidates: {cands}"
+        f"{plan.no_reuse_total} B ({plan.no_reuse_total / 2**20:.1f} MiB), {len(plan.inplace)} in place"
+        f"\n  candidates: {cands}"
     )
     assert plan.peak <= 1.05 * plan.lower_bound
     assert plan.peak < plan.no_reuse_total / 10
-    assert elapsed < 1.0
     if inplace_hints:
         assert plan.inplace
         assert plan.peak <= plan_memory(buffers, inplace=False).peak
 
 
-def test_gpt2_needs_the_area_heuristic(modules):
+def test_gpt2_needs_the_area_heuristic(references):
     """GPT-2's residual stream, overwritten in place layer after layer, is one long chain; placed
     after the MLP's wide temporaries (by size) it ends above them. By area it goes first."""
-    buffers = model_buffers(modules["gpt2"], inplace_hints=True)
+    buffers = model_buffers(references.module("gpt2", "full", vocab=1000), inplace_hints=True)
     plan = plan_memory(buffers)
     verify_plan(plan, buffers)
     print(f"\ngpt2 (2 layers, in-place hints): {plan.summary()}\n  candidates: {plan.candidates}")

@@ -38,6 +38,9 @@ MODELS = {
 }
 
 
+FULL_SIZE_CASES = [(name, count) for name in ("resnet50", "bert_base") for count in (1, 4, 8)]
+
+
 def planned(references, name: str, level: int, size: str = "small"):
     """`name` after ge-optimize{level}, lower-to-tasks and plan-memory, from the session's cache."""
     return references.module(name, size=size, level=level, lower="lower-to-tasks,plan-memory")
@@ -86,10 +89,7 @@ def test_no_unordered_reuse_pair_at_any_level_and_stream_count(name, references)
             verify_stream_function(fn)
 
 
-@pytest.mark.parametrize(
-    "name, count",
-    [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
-)
+@pytest.mark.parametrize("name, count", FULL_SIZE_CASES)
 def test_figures_and_the_old_plan_races(name, count, references):
     module = planned(references, name, 3, size="full")  # the printed figures are the full models'
 
@@ -115,10 +115,7 @@ def test_figures_and_the_old_plan_races(name, count, references):
     assert races(new_fn) == []
 
 
-@pytest.mark.parametrize(
-    "name, count",
-    [("resnet50", 1), ("resnet50", 4), ("resnet50", 8), ("bert_base", 1), ("bert_base", 4), ("bert_base", 8)],
-)
+@pytest.mark.parametrize("name, count", FULL_SIZE_CASES)
 def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(name, count, references):
     """relax-reuse keeps apart the reuse pairs that serialize concurrent tasks when the re-plan fits
     the budget; the result is checked by the verifier and the independent race checker, and its

@@ -4,8 +4,6 @@ against brute-force references, hand cases, and the op DAG of BERT-base."""
 from __future__ import annotations
 
 import random
-import time
-from functools import lru_cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -421,7 +419,8 @@ def test_plan_streams_bundles_the_three():
 # ---------------------------------------------------------------- performance and a real model
 
 
-def test_large_random_dag_is_fast():
+def test_large_random_dag_plans_within_every_budget():
+    """(Planning time at scale is bench.scaling's: a wall-clock limit would flake on a shared machine.)"""
     rng = random.Random(0)
     n, edges = 1000, set()
     while len(edges) < 5000:
@@ -429,42 +428,37 @@ def test_large_random_dag_is_fast():
         edges.add((u, min(n - 1, u + rng.randint(1, 60))))
     dag = Dag(n, edges, costs=[rng.choice([1.0, 2.0, 5.0]) for _ in range(n)])
     for max_streams in (None, 1, 4, 16):
-        t = time.perf_counter()
         plan = plan_streams(dag, max_streams)
-        assert time.perf_counter() - t < 1.0
+        assert plan.num_streams <= (max_streams or n)
         assert unenforced_edges(dag, plan.streams, plan.events) == []
 
 
-@lru_cache(maxsize=1)
-def bert_dag():
+def bert_dag(references):
     from xdsl.dialects import func
 
-    from ge.frontend.models import bert_base
-    from ge.frontend.onnx_importer import import_model
     from ge.ge_dialects import ge
 
-    module, _ = import_model(bert_base())
+    module = references.module("bert_base", "full")
     body = next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
     dag, _ = dag_from_ops(list(body.ops), skip=lambda op: isinstance(op, (ge.ConstantOp, func.ReturnOp)))
     return dag
 
 
-def test_bert_base_streams_and_events():
-    dag = bert_dag()
+def test_bert_base_streams_and_events(references):
+    """Full size: 12 layers give the stream planner its widest real DAG."""
+    dag = bert_dag(references)
     assert dag.n > 300 and len(dag.edges) > dag.n
     rows = []
     unlimited = len(path_cover(dag))
     for max_streams in (None, 1, 2, 4, 8, 16):
-        t = time.perf_counter()
         plan = plan_streams(dag, max_streams)
-        elapsed = time.perf_counter() - t  # printed only: the machines are shared (bench/ holds speed)
         assert plan.num_streams <= (max_streams or unlimited)
         assert unenforced_edges(dag, plan.streams, plan.events) == []
         assert all(plan.streams[u] != plan.streams[v] for u, v in plan.events)
         check_event_ids(plan.events, list(range(dag.n)), plan.event_ids)
         span = estimate_makespan(dag, plan.streams)
         counts = (plan.num_streams, len(plan.events), plan.num_event_ids)
-        rows.append((max_streams, *counts, span, elapsed))
+        rows.append((max_streams, *counts, span))
     by_budget = {r[0]: r for r in rows}
     assert by_budget[1][1:4] == (1, 0, 0)
     assert by_budget[None][1] == unlimited > 16
@@ -475,7 +469,4 @@ def test_bert_base_streams_and_events():
     assert by_budget[16][4] == pytest.approx(by_budget[None][4])
     print(f"\nBERT-base: {dag.n} tasks, {len(dag.edges)} edges")
     for r in rows:
-        print(
-            f"max_streams={r[0]!s:<4} streams={r[1]:<3} events={r[2]:<3} "
-            f"event_ids={r[3]} makespan={r[4]:.0f} time={r[5] * 1e3:.1f}ms"
-        )
+        print(f"max_streams={r[0]!s:<4} streams={r[1]:<3} events={r[2]:<3} event_ids={r[3]} makespan={r[4]:.0f}")
