@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ge.frontend.onnx_ops import ONNX_TO_GE, ge_op_for
+from ge.frontend.onnx_ops import ONNX_TO_GE, VARIADIC, ge_op_for
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, tensor_type_of
 
@@ -80,6 +80,10 @@ def _table() -> dict[str, Rule]:
         op_cls = ge_op_for(onnx_type)
         assert op_cls is not None, f"the import table names a missing op for {onnx_type}"
         rules[op_cls.name] = Rule(onnx_type)
+    for onnx_type, (op_name, mean) in VARIADIC.items():  # Max of two for ge.maximum, ...
+        op_cls = getattr(ge, op_name)
+        if not mean and op_cls.name not in rules:
+            rules[op_cls.name] = Rule(onnx_type)
     rules[ge.TransDataOp.name] = Rule("Identity (logical meaning)", export=_identity)
     rules[ge.AttentionOp.name] = Rule("MatMul, scale, mask, Softmax, MatMul", export=_attention)
     return rules

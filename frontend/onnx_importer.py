@@ -33,11 +33,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.frontend.onnx_ops import (
     ONNX_DTYPES,
+    VARIADIC,
     OnnxImportError,
     adapt_node,
     ge_op_for,
+    node_name,
+    unsupported_operators,
 )
 from ge.frontend.onnx_training import TRAINING_DOMAIN, TRAINING_OPSET, import_training_node
+from ge.frontend.onnx_upgrade import upgraded
 from ge.frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
 from ge.frontend.validate import (
     MAX_TENSOR_BYTES,
@@ -131,7 +135,7 @@ def _all_tensors(graph: onnx.GraphProto):
     for t in graph.initializer:
         yield t, f"initializer '{t.name}'"
     for index, node in enumerate(graph.node):
-        name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+        name = node_name(node, index)
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.TENSOR:
                 yield attr.t, f"node '{name}' attribute '{attr.name}'"
@@ -233,7 +237,7 @@ class _Importer:
         return np.require(array.astype(dtype, copy=False), requirements="C")
 
     def node(self, node: onnx.NodeProto, index: int) -> None:
-        name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+        name = node_name(node, index)
         where = f"node '{name}' ({node.op_type}, opset {self.opset})"
         if node.domain == TRAINING_DOMAIN:
             if self.training_opset != TRAINING_OPSET:
@@ -243,26 +247,34 @@ class _Importer:
                 )
             import_training_node(self, node, name)
             return
-        if node.domain not in ("", "ai.onnx"):
-            raise OnnxImportError(f"{where}: operators of domain '{node.domain}' are not supported")
         if node.op_type == "Constant":
             self.values[node.output[0]] = self.constant(self.constant_node_value(node, where), name)
             return
-        op_cls = ge_op_for(node.op_type)
-        if op_cls is None:
-            raise OnnxImportError(f"{where}: operator {node.op_type} is not supported")
         for i, input_name in enumerate(node.input):
             if input_name and input_name not in self.values:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
         inputs = [self.values[n] if n else None for n in node.input]
         attrs = {a.name: self.attribute_value(a, where) for a in node.attribute}
-        inputs, attrs = adapt_node(node.op_type, self.opset, inputs, attrs, where, self.constant_for)
-        operands = self.map_operands(op_cls, inputs, where)
         outputs = list(node.output)
         while outputs and not outputs[-1]:
             outputs.pop()
+        if node.op_type in VARIADIC:
+            produced = [self.chain(node.op_type, inputs, name, where)]
+        else:
+            op_cls = ge_op_for(node.op_type)
+            assert op_cls is not None, where  # import_model refused every unsupported operator first
+            inputs, attrs = adapt_node(node.op_type, self.opset, inputs, attrs, where, self.constant_for)
+            operands = self.map_operands(op_cls, inputs, where)
+            produced = self.emit(op_cls, operands, attrs, len(outputs), name, where)
+        for out_name, value in zip(outputs, produced):
+            if out_name:
+                self.values[out_name] = value
+
+    def emit(self, op_cls: type[ge.GeOp], operands, attrs, num_results: int, name: str, where: str) -> list[SSAValue]:
+        """The op typed by its shape function, its results' sizes checked, folded when its inputs
+        are constants (else added to the graph): its result values."""
         try:
-            op = op_cls.create(operands, attrs, num_results=len(outputs), name=name)
+            op = op_cls.create(operands, attrs, num_results=num_results, name=name)
         except VerifyException as e:
             raise OnnxImportError(f"{where}: {_strip_op_prefix(str(e))}") from None
         for i, result in enumerate(op.results):
@@ -270,12 +282,27 @@ class _Importer:
         folded = self.try_fold(op, name, where)
         if folded is None:
             self.block.add_op(op)
-            produced = list(op.results)
-        else:
-            produced = folded
-        for out_name, value in zip(outputs, produced):
-            if out_name:
-                self.values[out_name] = value
+            return list(op.results)
+        return folded
+
+    def chain(self, op_type: str, inputs: list[SSAValue | None], name: str, where: str) -> SSAValue:
+        """An n-ary Sum, Max, Min or Mean as its chain of binary ops (`VARIADIC`); the last op
+        carries the node's name, the ones before it `name/1`, `name/2`, ..."""
+        values = [v for v in inputs if v is not None]
+        if not values:
+            raise OnnxImportError(f"{where}: needs at least one input")
+        op_name, mean = VARIADIC[op_type]
+        op_cls = getattr(ge, op_name)
+        steps = len(values) - 1 + (1 if mean and len(values) > 1 else 0)
+        result = values[0]
+        for i, value in enumerate(values[1:], start=1):
+            step = name if i == steps else f"{name}/{i}"
+            (result,) = self.emit(op_cls, {"a": result, "b": value}, {}, 1, step, where)
+        if mean and len(values) > 1:
+            count = np.asarray(len(values), dtype=numpy_dtype(result.type.element_type))
+            divisor = self.constant(count, f"{name}/count")
+            (result,) = self.emit(ge.DivOp, {"a": result, "b": divisor}, {}, 1, name, where)
+        return result
 
     def constant_for(self, array: np.ndarray, name: str) -> SSAValue:
         """Adapters turn attributes of older opsets into constant operands with this."""
@@ -417,6 +444,10 @@ def import_model(
     the sidecar however small; scalars and integer initializers stay inline."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
+    if any(not onnx.defs.has(n.op_type) for n in model.graph.node if n.domain in ("", "ai.onnx")):
+        _refuse_unsupported(model, opset)  # the version converter would stop at the first of them
+    model, opset = upgraded(model, opset)
+    _refuse_unsupported(model, opset)
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)
     importer.training_opset = next((o.version for o in model.opset_import if o.domain == TRAINING_DOMAIN), None)
     module = importer.run(model.graph)
@@ -425,3 +456,10 @@ def import_model(
     except VerifyException as e:
         raise OnnxImportError(f"the imported graph does not verify: {e}") from None
     return module, importer.weights
+
+
+def _refuse_unsupported(model: onnx.ModelProto, opset: int) -> None:
+    """Every operator the importer lacks, named in one line before any node is imported."""
+    message = unsupported_operators(model.graph, opset, other_domains=(TRAINING_DOMAIN,))
+    if message is not None:
+        raise OnnxImportError(message)

@@ -26,6 +26,11 @@ class OnnxImportError(Exception):
 
 
 MIN_OPSET = 13
+"""The oldest default-domain opset the importer reads natively; older models are upgraded to it
+(frontend/onnx_upgrade.py)."""
+OLDEST_OPSET = 7
+"""The oldest opset a model may import: onnx's version converter has adapters from here on for the
+operators in use (the model zoo's files are at 7 to 12)."""
 MAX_OPSET = onnx.defs.onnx_opset_version()
 
 ONNX_DTYPES: dict[int, np.dtype] = {
@@ -64,6 +69,23 @@ ONNX_TO_GE: dict[str, str] = {
     "Div": "DivOp",
     "Pow": "PowOp",
     "Equal": "EqualOp",
+    "Greater": "GreaterOp",
+    "Less": "LessOp",
+    "GreaterOrEqual": "GreaterEqualOp",
+    "LessOrEqual": "LessEqualOp",
+    "And": "LogicalAndOp",
+    "Or": "LogicalOrOp",
+    "Xor": "LogicalXorOp",
+    "Not": "LogicalNotOp",
+    "Mod": "ModOp",
+    "Abs": "AbsOp",
+    "Neg": "NegOp",
+    "Sign": "SignOp",
+    "Reciprocal": "ReciprocalOp",
+    "Floor": "FloorOp",
+    "Ceil": "CeilOp",
+    "HardSigmoid": "HardSigmoidOp",
+    "LeakyRelu": "LeakyReluOp",
     "Relu": "ReluOp",
     "Sqrt": "SqrtOp",
     "Erf": "ErfOp",
@@ -83,6 +105,7 @@ ONNX_TO_GE: dict[str, str] = {
     "Gemm": "GemmOp",
     "MatMul": "MatMulOp",
     "Softmax": "SoftmaxOp",
+    "LRN": "LrnOp",
     "LayerNormalization": "LayerNormOp",
     "Dropout": "DropoutOp",
     "Transpose": "TransposeOp",
@@ -109,9 +132,60 @@ ONNX_TO_GE: dict[str, str] = {
 }
 
 
+VARIADIC: dict[str, tuple[str, bool]] = {
+    "Sum": ("AddOp", False),
+    "Max": ("MaximumOp", False),
+    "Min": ("MinimumOp", False),
+    "Mean": ("AddOp", True),
+}
+"""ONNX's n-ary elementwise operators -> (the binary ge op they chain, whether the chain is divided
+by n): Sum(a, b, c) is (a + b) + c, left to right as onnxruntime adds; one input is itself."""
+
+
 def ge_op_for(op_type: str) -> type[ge.GeOp] | None:
     name = ONNX_TO_GE.get(op_type)
     return getattr(ge, name, None) if name else None
+
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+IMPORTED_BY_NAME = {"Constant"}
+"""Default-domain operators the importer reads itself instead of mapping them to one ge op."""
+
+
+SUPPORTED_TYPES = frozenset(ONNX_TO_GE) | frozenset(VARIADIC) | frozenset(IMPORTED_BY_NAME)
+"""Every default-domain operator the importer reads."""
+
+
+def node_name(node: onnx.NodeProto, index: int) -> str:
+    """A node's name in messages and locations: its own, else its first output, else type and index."""
+    return node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+
+
+def is_supported(node: onnx.NodeProto, other_domains: tuple[str, ...] = ()) -> bool:
+    """Whether the importer has a ge op (or a reading) for the node's operator; `other_domains` are
+    domains the caller imports itself (the training operators)."""
+    if node.domain in other_domains:
+        return True
+    return node.domain in DEFAULT_DOMAINS and node.op_type in SUPPORTED_TYPES
+
+
+def unsupported_operators(graph: onnx.GraphProto, opset: int, other_domains: tuple[str, ...] = ()) -> str | None:
+    """One line naming every operator of the graph the importer lacks, with its node count and a
+    node, in the order they first occur: "2 operators are not supported at opset 13: LRN (3 nodes,
+    e.g. 'conv1/norm'), com.acme.Fused (1 node: 'f')". None when every operator is supported."""
+    found: dict[str, list[str]] = {}
+    for index, node in enumerate(graph.node):
+        if not is_supported(node, other_domains):
+            op = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+            found.setdefault(op, []).append(node_name(node, index))
+    if not found:
+        return None
+    listed = ", ".join(
+        f"{op} ({len(names)} nodes, e.g. '{names[0]}')" if len(names) > 1 else f"{op} (1 node: '{names[0]}')"
+        for op, names in found.items()
+    )
+    count = f"{len(found)} operators are" if len(found) > 1 else "1 operator is"
+    return f"{count} not supported at opset {opset}: {listed}"
 
 
 Inputs = list[SSAValue | None]

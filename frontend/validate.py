@@ -18,7 +18,7 @@ import re
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from ge.frontend.onnx_ops import MAX_OPSET, MIN_OPSET, ONNX_DTYPES, OnnxImportError
+from ge.frontend.onnx_ops import MAX_OPSET, OLDEST_OPSET, ONNX_DTYPES, OnnxImportError
 from ge.frontend.text_fields import first_non_utf8_field
 
 MAX_TENSOR_BYTES = 4 << 30
@@ -121,8 +121,8 @@ def model_opset(model: onnx.ModelProto) -> int:
     if not versions:
         raise OnnxImportError("the model imports no version of the default ONNX operator set")
     opset = versions[0]
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise OnnxImportError(f"opset {opset} is not supported (supported: {MIN_OPSET} to {MAX_OPSET})")
+    if not OLDEST_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"opset {opset} is not supported (supported: {OLDEST_OPSET} to {MAX_OPSET})")
     return opset
 
 

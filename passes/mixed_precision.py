@@ -92,6 +92,7 @@ DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
     ge.MaxPoolOp: ("X",),
     ge.AvgPoolOp: ("X",),
     ge.GlobalAvgPoolOp: ("X",),
+    ge.LrnOp: ("X",),
     ge.ConvBackpropInputOp: ("dy", "W"),
     ge.ConvBackpropFilterOp: ("x", "dy"),
     ge.MaxPoolGradOp: ("x", "dy"),

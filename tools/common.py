@@ -4,10 +4,11 @@ that a user's mistake ends in one line on stderr and a non-zero exit, never a tr
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from io import StringIO
 from pathlib import Path
 
@@ -195,8 +196,9 @@ def one_line_usage_errors(parser) -> None:
     parser.error = error
 
 
-def add_contract_arguments(parser) -> None:
-    """The options every tool has: the allocation limit and the traceback of an internal error."""
+def add_contract_arguments(parser, notes: bool = False) -> None:
+    """The options every tool has: the allocation limit and the traceback of an internal error;
+    with `notes`, -v for the notes of the tool's steps (an old opset upgraded at import)."""
     from ge.interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES
 
     parser.add_argument(
@@ -208,6 +210,10 @@ def add_contract_arguments(parser) -> None:
         "the interpreter (e.g. 512MiB; default 4GiB)",
     )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    if notes:
+        parser.add_argument(
+            "-v", "--verbose", action="store_true", help="print notes on what the steps did (e.g. an opset upgrade)"
+        )
     one_line_usage_errors(parser)
 
 
@@ -249,8 +255,9 @@ def _innermost_project_frame(e: BaseException) -> str:
 
 
 @contextmanager
-def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
-    """The tools' error contract.
+def reported_errors(tool: str, debug: bool = False, verbose: bool = False) -> Iterator[ErrorReport]:
+    """The tools' error contract (and, with `verbose`, the library's notes on stderr as
+    `tool: note: ...`, one line each: the `ge` logger at INFO).
 
     - A user's mistake (UserError, an IR parse error, a bad pass pipeline, a verifier diagnostic)
       is `tool: error: ...` on stderr, exit code 1.
@@ -263,8 +270,10 @@ def reported_errors(tool: str, debug: bool = False) -> Iterator[ErrorReport]:
     """
     report = ErrorReport(tool, debug)
     collect_garbage_less_often()
+    notes = _notes_on_stderr(tool) if verbose else nullcontext()
     try:
-        yield report
+        with notes:
+            yield report
         sys.stdout.flush()  # here, not at interpreter exit, so a closed pipe is reported by us
     except UserError as e:
         _die(tool, str(e))
@@ -325,6 +334,22 @@ def _quiet_broken_pipe() -> None:
     except (OSError, ValueError):
         pass
     sys.exit(1)
+
+
+@contextmanager
+def _notes_on_stderr(tool: str) -> Iterator[None]:
+    """The `ge` logger's INFO records as `tool: note: message` lines on stderr, while it lasts."""
+    logger = logging.getLogger("ge")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{tool}: note: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _die(tool: str, message: str) -> None:

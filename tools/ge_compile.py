@@ -84,9 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing but errors (no summary, no progress line on a terminal)"
     )
-    add_contract_arguments(parser)
+    add_contract_arguments(parser, notes=True)
     args = parser.parse_args(argv)
-    with reported_errors("ge-compile", args.debug), tensor_byte_limit(args.max_tensor_bytes):
+    with reported_errors("ge-compile", args.debug, args.verbose), tensor_byte_limit(args.max_tensor_bytes):
         execute(args)
 
 

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         help="store every float initializer of rank >= 1 in the sidecar, however small (every float "
         "initializer is a parameter autodiff trains either way)",
     )
-    add_contract_arguments(parser)
+    add_contract_arguments(parser, notes=True)
     args = parser.parse_args(argv)
     if args.import_onnx is not None and args.input is not None:
         parser.error(f"--import-onnx takes the model itself; unexpected argument '{args.input}'")
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--export-onnx and --export-dot need the IR file to read")
     if args.remarks and not args.export_dot:
         parser.error("--remarks goes with --export-dot")
-    with reported_errors("ge-translate", args.debug):
+    with reported_errors("ge-translate", args.debug, args.verbose):
         if args.export_onnx:
             export_onnx(args.input, args.output)
         elif args.export_dot:

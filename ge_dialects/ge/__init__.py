@@ -17,6 +17,8 @@ from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
+from ge.ge_dialects.ge.logic import *  # noqa: F403
+from ge.ge_dialects.ge.logic import LOGIC_OPS
 from ge.ge_dialects.ge.loss import *  # noqa: F403
 from ge.ge_dialects.ge.loss import LOSS_OPS
 from ge.ge_dialects.ge.nn import *  # noqa: F403
@@ -38,6 +40,7 @@ from ge.ge_dialects.ge.types import WeightRefAttr as WeightRefAttr
 ALL_OPS: list[type[GeOp]] = [
     ConstantOp,
     *ELEMENTWISE_OPS,
+    *LOGIC_OPS,
     *NN_OPS,
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,

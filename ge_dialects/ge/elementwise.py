@@ -13,7 +13,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 
-from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe
+from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp, describe
 from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, value_shape
 from ge.ge_dialects.ge.types import (
@@ -313,6 +313,159 @@ class EqualOp(BinaryElementwiseOp):
         return [None, None]
 
 
+def _selected_gradients(
+    g: GradBuilder, op: BinaryElementwiseOp, dz: SSAValue, picks_a: type[GeOp]
+) -> tuple[SSAValue | None, SSAValue | None]:
+    """(da, db) of a max or min: dz goes to `a` where `picks_a(a, b)` holds (ties included), else
+    to `b`, each summed back to its operand's shape."""
+    from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+    takes_a = g.value(picks_a, {"a": op.a, "b": op.b})
+    zero = g.scalar(0.0, dz)
+    da = g.value(WhereOp, {"condition": takes_a, "X": dz, "Y": zero})
+    db = g.value(WhereOp, {"condition": takes_a, "X": zero, "Y": dz})
+    return g.sum_to(da, value_shape(op.a)), g.sum_to(db, value_shape(op.b))
+
+
+@irdl_op_definition
+class MaximumOp(BinaryElementwiseOp):
+    """GE's Maximum (ONNX Max of two inputs); at a tie the gradient goes to `a`."""
+
+    name = "ge.maximum"
+
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        from ge.ge_dialects.ge.logic import GreaterEqualOp
+
+        return _selected_gradients(g, self, dz, GreaterEqualOp)
+
+
+@irdl_op_definition
+class MinimumOp(BinaryElementwiseOp):
+    """GE's Minimum (ONNX Min of two inputs); at a tie the gradient goes to `a`."""
+
+    name = "ge.minimum"
+
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        from ge.ge_dialects.ge.logic import LessEqualOp
+
+        return _selected_gradients(g, self, dz, LessEqualOp)
+
+
+@irdl_op_definition
+class ModOp(BinaryElementwiseOp):
+    """ONNX Mod: the remainder of a / b. `fmod` 0 gives it the divisor's sign (Python's %), 1 the
+    dividend's (C's fmod)."""
+
+    name = "ge.mod"
+    fmod = opt_prop_def(IntProp)
+    traits = traits_def(Transcendental())
+    DEFAULTS: ClassVar = {"fmod": 0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        if a.prop("fmod") not in (0, 1):
+            raise a.fail(f"fmod must be 0 or 1, got {a.prop('fmod')}")
+        return super().infer(a)
+
+    def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
+        """z = a - q b with q = trunc(a / b) (fmod 1) or floor(a / b) (fmod 0), constant between
+        its jumps: da = dz, db = -dz q = -dz (a - z) / b."""
+        db = g.neg(g.mul(dz, g.div(g.sub(self.a, self.z), self.b)))
+        return g.sum_to(dz, value_shape(self.a)), g.sum_to(db, value_shape(self.b))
+
+
+@irdl_op_definition
+class AbsOp(UnaryElementwiseOp):
+    name = "ge.abs"
+    ALLOWED: ClassVar = NUMERIC_TYPES
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.mul(dy, g.value(SignOp, {"x": self.x}))  # 0 at 0, as PyTorch's
+
+
+@irdl_op_definition
+class NegOp(UnaryElementwiseOp):
+    name = "ge.neg"
+    ALLOWED: ClassVar = SIGNED_NUMERIC
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.neg(dy)
+
+
+@irdl_op_definition
+class SignOp(UnaryElementwiseOp):
+    """-1, 0 or 1 by the sign of x (0 for NaN's sign is NaN, as numpy's)."""
+
+    name = "ge.sign"
+    ALLOWED: ClassVar = NUMERIC_TYPES
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """None: piecewise constant, its derivative is zero wherever it exists."""
+        return [None]
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryElementwiseOp):
+    name = "ge.reciprocal"
+    traits = traits_def(Transcendental())
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        return g.neg(g.mul(dy, g.mul(self.y, self.y)))  # -dy / x^2
+
+
+class RoundingOp(UnaryElementwiseOp):
+    """Floor, Ceil: piecewise constant, no gradient (zero wherever it exists)."""
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        return [None]
+
+
+@irdl_op_definition
+class FloorOp(RoundingOp):
+    name = "ge.floor"
+
+
+@irdl_op_definition
+class CeilOp(RoundingOp):
+    name = "ge.ceil"
+
+
+@irdl_op_definition
+class HardSigmoidOp(UnaryElementwiseOp):
+    """ONNX HardSigmoid: max(0, min(1, alpha x + beta))."""
+
+    name = "ge.hard_sigmoid"
+    alpha = opt_prop_def(FloatProp)
+    beta = opt_prop_def(FloatProp)
+    DEFAULTS: ClassVar = {"alpha": 0.2, "beta": 0.5}
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        """alpha dy where 0 < y < 1, else 0."""
+        from ge.ge_dialects.ge.logic import GreaterOp, LessOp, LogicalAndOp
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        above = g.value(GreaterOp, {"a": self.y, "b": g.scalar(0.0, self.y)})
+        below = g.value(LessOp, {"a": self.y, "b": g.scalar(1.0, self.y)})
+        inside = g.value(LogicalAndOp, {"a": above, "b": below})
+        return g.value(WhereOp, {"condition": inside, "X": g.scale(dy, self.p("alpha")), "Y": g.scalar(0.0, dy)})
+
+
+@irdl_op_definition
+class LeakyReluOp(UnaryElementwiseOp):
+    """ONNX LeakyRelu: x for x >= 0, alpha x below."""
+
+    name = "ge.leaky_relu"
+    alpha = opt_prop_def(FloatProp)
+    DEFAULTS: ClassVar = {"alpha": 0.01}
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        from ge.ge_dialects.ge.logic import GreaterEqualOp
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        kept = g.value(GreaterEqualOp, {"a": self.x, "b": g.scalar(0.0, self.x)})
+        return g.value(WhereOp, {"condition": kept, "X": dy, "Y": g.scale(dy, self.p("alpha"))})
+
+
 def _show_shape(shape: Shape) -> str:
     """(4, ?) for a shape with an unknown dim, (5,) for rank 1."""
     dims = ", ".join("?" if d is None else str(d) for d in shape)
@@ -391,6 +544,17 @@ ELEMENTWISE_OPS = [
     DivOp,
     PowOp,
     EqualOp,
+    MaximumOp,
+    MinimumOp,
+    ModOp,
+    AbsOp,
+    NegOp,
+    SignOp,
+    ReciprocalOp,
+    FloorOp,
+    CeilOp,
+    HardSigmoidOp,
+    LeakyReluOp,
     ReluGradOp,
     GeluGradOp,
 ]

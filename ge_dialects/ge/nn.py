@@ -691,6 +691,37 @@ class SoftmaxOp(GeOp):
         return [g.value(SoftmaxGradOp, {"y": self.output, "dy": dy}, {"axis": self.p("axis")})]
 
 
+@irdl_op_definition
+class LrnOp(GeOp):
+    """ONNX LRN (GE's LRN): each element divided by (bias + alpha / size * the sum of squares over
+    `size` neighbouring channels) ** beta; the window is [c - (size-1)//2, c + size//2], clipped.
+    No gradient yet (GE's LRNGrad)."""
+
+    name = "ge.lrn"
+    X = operand_def(TensorType)
+    Y = result_def(TensorType)
+    size = opt_prop_def(IntProp)
+    alpha = opt_prop_def(FloatProp)
+    beta = opt_prop_def(FloatProp)
+    bias = opt_prop_def(FloatProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
+    DEFAULTS: ClassVar = {"alpha": 1e-4, "beta": 0.75, "bias": 1.0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("X", FLOAT_TYPES)
+        if a.prop("size") is None or a.prop("size") < 1:
+            raise a.fail(f"size must be a positive channel count, got {a.prop('size')}")
+        if a.rank("X") < 3:
+            raise a.fail(f"X must be N x C x D1 ... (rank 3 or more), got rank {a.rank('X')}")
+        return [tensor(dtype, a.shape("X"), a.fmt("X"))]
+
+    def vector_elements(self) -> int:
+        """The squares and the window sums: `size` lane-operations per element (the power is
+        `transcendental_elements`)."""
+        return self.p("size") * elements(self.Y)
+
+
 # -- matrix products ---------------------------------------------------------------------------
 
 
@@ -800,6 +831,7 @@ NN_OPS = [
     DropoutOp,
     ClipOp,
     SoftmaxOp,
+    LrnOp,
     GemmOp,
     MatMulOp,
 ]
@@ -814,6 +846,7 @@ __all__ = [
     "DropoutOp",
     "ClipOp",
     "SoftmaxOp",
+    "LrnOp",
     "GemmOp",
     "MatMulOp",
     "NN_OPS",

@@ -214,6 +214,49 @@ def div(op, ins):
     return np.divide(a, b)
 
 
+def mod(op, ins):
+    """ONNX Mod: fmod 1 is C's fmod (the dividend's sign), 0 Python's % (the divisor's); integer
+    division by zero is undefined in ONNX and left to numpy (0, with a warning silenced)."""
+    a, b = ins["a"], ins["b"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmod(a, b) if op.p("fmod") == 1 else np.mod(a, b)
+
+
+def reciprocal(op, ins):
+    x = ins["x"]
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.reciprocal(_wide(x)), dtype=x.dtype)
+
+
+def hard_sigmoid(op, ins):
+    x = ins["x"]
+    wide = _wide(x)
+    alpha, beta = np.float32(op.p("alpha")), np.float32(op.p("beta"))
+    return np.asarray(np.clip(wide * alpha + beta, 0, 1), dtype=x.dtype)
+
+
+def leaky_relu(op, ins):
+    x = ins["x"]
+    return np.where(x >= 0, x, x * x.dtype.type(op.p("alpha")))
+
+
+def _unary(fn):
+    """fn(x) in x's own type (exact in every type: abs, neg, sign, floor, ceil, not)."""
+
+    def run(op, ins):
+        x = ins["x"]
+        return np.asarray(fn(x), dtype=x.dtype)
+
+    return run
+
+
+def _compare(ufunc):
+    def run(op, ins):
+        return ufunc(ins["a"], ins["b"])
+
+    return run
+
+
 def power(op, ins):
     a, b = ins["a"], ins["b"]
     if a.dtype.kind in "iu":
@@ -246,3 +289,22 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_equal = impl(ge.EqualOp)(kernel_impl(equal))
     run_div = impl(ge.DivOp)(kernel_impl(div))
     run_pow = impl(ge.PowOp)(kernel_impl(power))
+    run_maximum = impl(ge.MaximumOp)(kernel_impl(_binary(np.maximum)))
+    run_minimum = impl(ge.MinimumOp)(kernel_impl(_binary(np.minimum)))
+    run_mod = impl(ge.ModOp)(kernel_impl(mod))
+    run_abs = impl(ge.AbsOp)(kernel_impl(_unary(np.abs)))
+    run_neg = impl(ge.NegOp)(kernel_impl(_unary(np.negative)))
+    run_sign = impl(ge.SignOp)(kernel_impl(_unary(np.sign)))
+    run_floor = impl(ge.FloorOp)(kernel_impl(_unary(np.floor)))
+    run_ceil = impl(ge.CeilOp)(kernel_impl(_unary(np.ceil)))
+    run_reciprocal = impl(ge.ReciprocalOp)(kernel_impl(reciprocal))
+    run_hard_sigmoid = impl(ge.HardSigmoidOp)(kernel_impl(hard_sigmoid))
+    run_leaky_relu = impl(ge.LeakyReluOp)(kernel_impl(leaky_relu))
+    run_greater = impl(ge.GreaterOp)(kernel_impl(_compare(np.greater)))
+    run_less = impl(ge.LessOp)(kernel_impl(_compare(np.less)))
+    run_greater_equal = impl(ge.GreaterEqualOp)(kernel_impl(_compare(np.greater_equal)))
+    run_less_equal = impl(ge.LessEqualOp)(kernel_impl(_compare(np.less_equal)))
+    run_logical_and = impl(ge.LogicalAndOp)(kernel_impl(_compare(np.logical_and)))
+    run_logical_or = impl(ge.LogicalOrOp)(kernel_impl(_compare(np.logical_or)))
+    run_logical_xor = impl(ge.LogicalXorOp)(kernel_impl(_compare(np.logical_xor)))
+    run_logical_not = impl(ge.LogicalNotOp)(kernel_impl(_unary(np.logical_not)))

@@ -381,6 +381,19 @@ def clip(op, ins):
     return y.copy() if y is ins["input"] else y
 
 
+def lrn(op, ins):
+    """x / (bias + alpha / size * window sum of x^2 over channels) ** beta, in f32 for narrow floats."""
+    x = ins["X"]
+    wide = _compute(x)
+    size = op.p("size")
+    before = (size - 1) // 2
+    squares = np.pad(wide * wide, [(0, 0), (before, size - 1 - before)] + [(0, 0)] * (x.ndim - 2))
+    channels = x.shape[1]
+    window = sum(squares[:, k : k + channels] for k in range(size))
+    scale = np.float32(op.p("alpha")) / size
+    return (wide / (np.float32(op.p("bias")) + scale * window) ** np.float32(op.p("beta"))).astype(x.dtype)
+
+
 def softmax(op, ins):
     """exp(x - max) / sum over `axis`, in f32 for narrow floats; over the last axis, blocks of rows on
     the run's threads."""
@@ -449,5 +462,6 @@ class NnFunctions(InterpreterFunctions):
     run_dropout = impl(ge.DropoutOp)(kernel_impl(dropout))
     run_clip = impl(ge.ClipOp)(kernel_impl(clip))
     run_softmax = impl(ge.SoftmaxOp)(kernel_impl(softmax))
+    run_lrn = impl(ge.LrnOp)(kernel_impl(lrn))
     run_gemm = impl(ge.GemmOp)(kernel_impl(gemm))
     run_matmul = impl(ge.MatMulOp)(kernel_impl(matmul))

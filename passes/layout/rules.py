@@ -241,8 +241,8 @@ BACKWARD_ANCHORS: tuple[Rule, ...] = (
 """The backward ops' anchors (a table apart: the elementwise gradients, ReluGrad and GeluGrad, are
 followers below, as the forward elementwise ops are)."""
 
-_UNARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.UnaryElementwiseOp))
-_BINARY = tuple(op for op in ge.ELEMENTWISE_OPS if issubclass(op, ge.BinaryElementwiseOp))
+_UNARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.UnaryElementwiseOp))
+_BINARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.BinaryElementwiseOp))
 _ANY = (NC1HWC0, FRACTAL_NZ)
 
 FOLLOWERS: tuple[Rule, ...] = (

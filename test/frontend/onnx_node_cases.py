@@ -27,12 +27,12 @@ from onnx import numpy_helper
 from onnx_oracle import assert_output_matches
 
 from ge.frontend.onnx_importer import import_model, load_onnx
-from ge.frontend.onnx_ops import MIN_OPSET, ONNX_DTYPES, ONNX_TO_GE, OnnxImportError
+from ge.frontend.onnx_ops import MIN_OPSET, OLDEST_OPSET, ONNX_DTYPES, SUPPORTED_TYPES, OnnxImportError
 from ge.interpreter.runner import run
 
 #: The operators the foundation issue lists; a case counts for the op its single node runs,
 #: or for "(expanded)" when it is a function body made only of supported operators.
-LISTED_OPS = set(ONNX_TO_GE) | {"Constant"}
+LISTED_OPS = set(SUPPORTED_TYPES)
 
 #: Keyed by the listed operators too: a cache written before an operator was added lacks its cases.
 _LISTED_KEY = hashlib.sha256(",".join(sorted(LISTED_OPS)).encode()).hexdigest()[:12]
@@ -49,10 +49,10 @@ class NodeCase:
 
     def unsupported_dtype(self) -> str | None:
         """Why the case is outside ge's scope, if it is: a data type ge does not have, or an
-        opset older than 13 (ge supports opsets 13 and newer)."""
+        opset older than 7 (ge reads 13 and newer, and upgrades 7 to 12 at import)."""
         model = onnx.load(self.folder / "model.onnx")
         opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET)
-        if opset < MIN_OPSET:
+        if opset < OLDEST_OPSET:
             return f"opset {opset}"
         for vi in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
             if not vi.type.HasField("tensor_type"):

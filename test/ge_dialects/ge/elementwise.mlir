@@ -58,3 +58,32 @@ func.func @binary(%a: tensor<4x1x3xf16, #ge.fmt<ND>>, %b: tensor<5x1xf16>, %e: t
   %5 = ge.equal %4, %0 : (tensor<4x5x3xf16>, tensor<4x5x3xf16>) -> tensor<4x5x3xi1>
   func.return %5 : tensor<4x5x3xi1>
 }
+
+// CHECK-LABEL: func.func @max_min_mod_and_unary
+func.func @max_min_mod_and_unary(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<4xi32>) -> tensor<2x3xf32> {
+  // CHECK: ge.maximum %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = ge.maximum %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.minimum
+  %1 = ge.minimum %0, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.mod %{{.*}}, %{{.*}} {fmod = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %2 = ge.mod %1, %b {fmod = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.mod %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = ge.mod %i, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  // CHECK: ge.abs %{{.*}} : (tensor<4xi32>) -> tensor<4xi32>
+  %4 = ge.abs %3 : (tensor<4xi32>) -> tensor<4xi32>
+  // CHECK: ge.neg
+  %5 = ge.neg %2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.sign
+  %6 = ge.sign %5 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.reciprocal
+  %7 = ge.reciprocal %6 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.floor
+  %8 = ge.floor %7 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.ceil
+  %9 = ge.ceil %8 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.hard_sigmoid %{{.*}} {alpha = 2.500000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %10 = ge.hard_sigmoid %9 {alpha = 0.25 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: ge.leaky_relu
+  %11 = ge.leaky_relu %10 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %11 : tensor<2x3xf32>
+}

@@ -133,3 +133,27 @@ func.func @gelu_grad_shapes(%dy: tensor<2x4xf32>, %x: tensor<4xf32>) -> tensor<2
   %0 = ge.gelu_grad %dy, %x : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   func.return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @mod_fmod(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: ge.mod: fmod must be 0 or 1, got 2
+  %0 = ge.mod %a, %a {fmod = 2 : i64} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @neg_unsigned(%a: tensor<3xui8>) -> tensor<3xui8> {
+  // CHECK: ge.neg: operand 'x' has element type ui8; expected one of f32, f16, bf16, f64, i64, i32, i16, i8
+  %0 = ge.neg %a : (tensor<3xui8>) -> tensor<3xui8>
+  func.return %0 : tensor<3xui8>
+}
+
+// -----
+
+func.func @reciprocal_integer(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // CHECK: ge.reciprocal: operand 'x' has element type i32; expected one of f32, f16, bf16, f64
+  %0 = ge.reciprocal %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}

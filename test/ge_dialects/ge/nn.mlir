@@ -64,3 +64,10 @@ func.func @products(%a: tensor<4x3xf32>, %b: tensor<5x4xf32>, %c: tensor<5xf32>,
   %2 = ge.matmul %v, %m : (tensor<4xi32>, tensor<2x4x3xi32>) -> tensor<2x3xi32>
   func.return %0, %1, %2 : tensor<3x5xf32>, tensor<2x?x3x6xf32>, tensor<2x3xi32>
 }
+
+// CHECK-LABEL: func.func @lrn
+func.func @lrn(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // CHECK: ge.lrn %{{.*}} {size = 5 : i64, alpha = 2.000000e-04 : f32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %0 = ge.lrn %x {size = 5 : i64, alpha = 2.0e-04 : f32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %0 : tensor<1x8x4x4xf32>
+}

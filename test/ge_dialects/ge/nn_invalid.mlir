@@ -351,3 +351,27 @@ func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<4xf32>) -> tensor<f32> {
   %0 = ge.matmul %a, %b : (tensor<f32>, tensor<4xf32>) -> tensor<f32>
   func.return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @lrn_size(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // CHECK: ge.lrn: size must be a positive channel count, got 0
+  %0 = ge.lrn %x {size = 0 : i64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @lrn_without_size(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // CHECK: ge.lrn: size must be a positive channel count, got None
+  %0 = ge.lrn %x : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @lrn_rank(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // CHECK: ge.lrn: X must be N x C x D1 ... (rank 3 or more), got rank 2
+  %0 = ge.lrn %x {size = 3 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  func.return %0 : tensor<8x4xf32>
+}

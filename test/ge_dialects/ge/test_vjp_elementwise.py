@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import vjp_check
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from vjp_check import check_vjp
 from xdsl.dialects import func
@@ -89,6 +89,11 @@ UNARY_INPUTS = {
     ge.SigmoidOp: lambda x: 2 * x,
     ge.IdentityOp: lambda x: x,
     ge.HardSwishOp: lambda x: away_from(3 * x, (-3.0, 3.0), 0.05),  # both sides of the band, not its edges
+    ge.AbsOp: lambda x: away_from(x, (0.0,), 0.05),
+    ge.NegOp: lambda x: x,
+    ge.ReciprocalOp: lambda x: away_from(x, (0.0,), 0.4),
+    ge.HardSigmoidOp: lambda x: away_from(4 * x, (-2.5, 2.5), 0.05),  # alpha x + beta leaves [0, 1] at +-2.5
+    ge.LeakyReluOp: lambda x: away_from(x, (0.0,), 0.05),
 }
 
 shapes = st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple)
@@ -138,6 +143,42 @@ def test_pow_vjp_integer_exponent(shapes, seed):
     a = away_from(rng.standard_normal(shapes[0]), (0.0,), 0.3)
     b = rng.integers(-2, 4, size=shapes[1])
     check_vjp(ge.PowOp, {"a": np.asarray(a), "b": np.asarray(b, dtype=np.int64)}, seed=seed)
+
+
+@pytest.mark.parametrize("op_cls", [ge.MaximumOp, ge.MinimumOp])
+@settings(max_examples=15, deadline=None)
+@given(shapes=broadcast_pair(), seed=st.integers(0, 2**16))
+def test_max_min_vjp_send_the_gradient_to_the_selected_operand(op_cls, shapes, seed):
+    """Away from ties (where the choice of operand is a convention: `a`)."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    assume(np.abs(np.subtract(a, b)).min(initial=1.0) > 0.05)
+    check_vjp(op_cls, {"a": np.asarray(a), "b": np.asarray(b)}, seed=seed)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@settings(max_examples=15, deadline=None)
+@given(shapes=broadcast_pair(), seed=st.integers(0, 2**16))
+def test_mod_vjp_between_its_jumps(fmod, shapes, seed):
+    """da = dz, db = -dz q (q the quotient, constant between the jumps where a / b is an integer)."""
+    rng = np.random.default_rng(seed)
+    b = away_from(rng.standard_normal(shapes[1]), (0.0,), 0.5)
+    a = 3 * rng.standard_normal(shapes[0])
+    quotient = np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)) / b
+    assume(np.all(np.abs(quotient - np.round(quotient)) > 0.05))
+    check_vjp(ge.ModOp, {"a": np.asarray(a), "b": np.asarray(b)}, {"fmod": fmod}, seed=seed)
+
+
+@pytest.mark.parametrize("op_cls", [ge.GreaterOp, ge.LessOp, ge.GreaterEqualOp, ge.LessEqualOp], ids=lambda c: c.name)
+def test_comparisons_pass_no_gradient(op_cls):
+    t = tensor(f32, (4,))
+    assert list(vjp_of(op_cls, {"a": t, "b": t}, cotangent=False)) == [None, None]
+    assert {"a", "b"} == op_cls.NOT_DIFFERENTIABLE
+
+
+@pytest.mark.parametrize("op_cls", [ge.SignOp, ge.FloorOp, ge.CeilOp], ids=lambda c: c.name)
+def test_piecewise_constant_ops_pass_no_gradient(op_cls):
+    assert list(vjp_of(op_cls, {"x": tensor(f32, (4,))})) == [None]
 
 
 def vjp_of(op_cls, operand_types: dict, props=None, cotangent: bool = True):
@@ -236,3 +277,15 @@ def test_a_wrong_sign_in_the_divisor_gradient_is_caught(monkeypatch):
     monkeypatch.setattr(ge.DivOp, "grad_ab", flipped)
     with pytest.raises(AssertionError, match="ge.div operand 'b'"):
         check_vjp(ge.DivOp, {"a": X, "b": X[:1] + 3})
+
+
+def test_a_gradient_sent_to_the_unselected_operand_is_caught(monkeypatch):
+    """Mutation: Maximum's gradient goes to `a` where `a` is the smaller one."""
+    from ge.ge_dialects.ge import elementwise
+
+    monkeypatch.setattr(
+        ge.MaximumOp, "grad_ab", lambda self, g, dz: elementwise._selected_gradients(g, self, dz, ge.LessEqualOp)
+    )
+    b = np.random.default_rng(2).standard_normal((3, 4))
+    with pytest.raises(AssertionError, match="ge.maximum operand 'a'"):
+        check_vjp(ge.MaximumOp, {"a": X, "b": b + np.where(np.abs(X - b) < 0.05, 0.2, 0.0)})

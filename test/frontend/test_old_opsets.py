@@ -1,0 +1,100 @@
+"""Models at opset 7 to 12 are upgraded at import (frontend/onnx_upgrade.py): the onnx wheel's own
+model-zoo graphs (opset 9) import and give their shipped outputs; a model the converter cannot
+upgrade is refused in one line naming the node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import MIN_OPSET, OnnxImportError
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import run
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.tools import ge_translate
+from ge.tools.common import make_context
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+ZOO = sorted(p.stem.removeprefix("light_") for p in LIGHT.glob("light_*.onnx"))
+
+
+def zoo_inputs(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """The inputs onnx's backend runner feeds these graphs (`generate_dummy_data`, random=False):
+    0, 1/n, 2/n, ... in the input's shape, unknown dims taken as 1."""
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name not in initializers:
+            shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in vi.type.tensor_type.shape.dim)
+            n = int(np.prod(shape))
+            feeds[vi.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    return feeds
+
+
+def test_the_zoo_is_there():
+    """The onnx wheel ships these nine (AlexNet, DenseNet-121, Inception v1/v2, ResNet-50, ShuffleNet,
+    SqueezeNet, VGG-19, ZFNet-512), all at opset 9: if a new onnx drops them, this says so."""
+    assert len(ZOO) == 9, ZOO
+    assert {onnx.load(LIGHT / f"light_{name}.onnx").opset_import[0].version for name in ZOO} == {9}
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_a_zoo_graph_gives_its_shipped_outputs_before_and_after_o3(name):
+    model = onnx.load(LIGHT / f"light_{name}.onnx")
+    want = numpy_helper.to_array(onnx.load_tensor(LIGHT / f"light_{name}_output_0.pb"))
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    inputs = zoo_inputs(model)
+    (got,) = run(module, inputs).values()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    GeOptimizePass(level=3).apply(make_context(), module)
+    (optimized,) = run(module, inputs).values()
+    assert relative_error(got, optimized) <= 1e-4
+
+
+def relu_at(opset: int) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="/relu")], "g", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [7, 9, 12])
+def test_an_old_opset_imports_as_the_upgraded_model(opset):
+    old, _ = import_model(relu_at(opset))
+    new, _ = import_model(relu_at(MIN_OPSET))
+    assert str(old) == str(new)
+
+
+def test_the_upgrade_is_a_note_with_v_and_silent_without(tmp_path, run_main):
+    onnx.save(relu_at(9), tmp_path / "m.onnx")
+    argv = ["--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir"]
+    code, _, err = run_main(ge_translate.main, argv)
+    assert code == 0 and err == ""
+    code, _, err = run_main(ge_translate.main, [*argv, "-v"])
+    assert code == 0
+    assert err == f"ge-translate: note: the model was upgraded from opset 9 to {MIN_OPSET} (onnx.version_converter)\n"
+
+
+def test_a_model_the_converter_cannot_upgrade_is_one_line_naming_the_node(tmp_path, run_main):
+    """onnx has no adapter for Scan from opset 7 (its inputs changed at 8)."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])
+    scan = helper.make_node("Scan", ["x"], ["y"], name="/loop/Scan", num_scan_inputs=1)
+    model = helper.make_model(helper.make_graph([scan], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)])
+    with pytest.raises(OnnxImportError) as e:
+        import_model(model)
+    assert str(e.value) == (
+        f"node '/loop/Scan' (Scan, opset 7): onnx's version converter cannot upgrade it to opset {MIN_OPSET} "
+        f"(export the model at opset {MIN_OPSET} or newer)"
+    )
+    onnx.save(model, tmp_path / "m.onnx")
+    code, out, err = run_main(ge_translate.main, ["--import-onnx", tmp_path / "m.onnx", "-o", tmp_path / "m.mlir"])
+    assert code == 1 and out == "" and len(err.splitlines()) == 1 and "'/loop/Scan'" in err
+    assert not (tmp_path / "m.mlir").exists()
