@@ -101,7 +101,7 @@ def test_errors_are_one_line_geerrors(tmp_path, cache):
 
 
 def test_resnet50_compile_save_load_run_and_the_cache(tmp_path, cache, capsys):
-    """The built-in ResNet-50 (its small size: every layer and weight at a 64x64 image): the loaded
+    """The built-in ResNet-50 (its small size: every layer, narrower, at a 64x64 image): the loaded
     artifact runs like a fresh compile; a recompile is a cache hit. The figures go to the terminal
     (pytest -s) for the report."""
     model = models.small("resnet50", batch=1)

@@ -94,7 +94,8 @@ def test_the_interface_block_on_resnet50(resnet, tmp_path, monkeypatch):
 
     # compiling, saving, loading
     compiled = ge.GraphCompiler().compile(g1, target="npu", optimization_level=3)
-    assert compiled.binary_size > 90 * 2**20  # the weights (f32 ResNet-50: 97.7 MiB)
+    weight_bytes = sum(len(t.raw_data) for t in onnx.load(folder / "resnet50.onnx").graph.initializer)
+    assert compiled.binary_size > weight_bytes  # the weights are in the artifact
     assert compiled.compilation_time > 0 and 40 <= compiled.num_operators < 200
     compiled.save(tmp_path / "resnet50_compiled.ge")
     loaded = ge.GraphCompiler.load(tmp_path / "resnet50_compiled.ge")

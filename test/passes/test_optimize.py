@@ -130,3 +130,33 @@ def test_o3_in_reduced_precision_stays_within_tolerance(name, mode, references):
     outputs = run(module, inputs)
     worst = max(relative_error(reference[k], outputs[k]) for k in reference)
     assert 0 < worst <= PRECISION_TOLERANCE[mode], (name, mode, worst)
+
+
+def program(module) -> list[tuple[str, ...]]:
+    """The O3 program as kernels in order: a group's rule and member ops, or an op's name, each with
+    the storage formats of its results (what the layout passes chose)."""
+    from xdsl.dialects import func
+
+    from ge.ge_dialects.ge.layout import storage_of
+
+    (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    kernels = []
+    for op in fn.body.block.ops:
+        if op.name in ("ge.constant", "func.return"):
+            continue
+        what = (op.rule.data, *(m.name for m in op.body.block.ops)) if isinstance(op, fused.GroupOp) else (op.name,)
+        kernels.append((*what, *(storage_of(r.type) for r in op.results)))
+    return kernels
+
+
+@pytest.mark.parametrize("name", FULL_SIZE)
+def test_the_small_model_has_the_full_ones_program_structure(name, references):
+    """What `models.SMALL` promises: at O3 the small model has every op, fusion pattern and storage
+    format of the full one. The CNNs have all their layers, so their programs are the same kernel for
+    kernel; the transformers have two of their layers, so every kernel of theirs appears in the full
+    program and the other way round."""
+    small, full = program(references.module(name, level=3)), program(references.module(name, "full", level=3))
+    if name in ("resnet50", "mobilenet_v2"):
+        assert small == full
+    else:
+        assert set(small) == set(full)

@@ -43,7 +43,7 @@ def compile_with_hash_seed(model: Path, out: Path, seed: int) -> dict[str, str]:
 
 def test_resnet50_at_o3_on_streams_is_byte_identical_across_hash_seeds(tmp_path):
     model = tmp_path / "resnet50.onnx"
-    onnx.save(models.small("resnet50"), model)  # every layer and weight; the image size is not compiled
+    onnx.save(models.small("resnet50"), model)  # every layer and op: the order a hash seed could change
     first = compile_with_hash_seed(model, tmp_path / "a", 0)
     second = compile_with_hash_seed(model, tmp_path / "b", 4242)
     assert {"imported.mlir", "imported.safetensors", "compiled.mlir", "compiled.safetensors"} <= set(first)
