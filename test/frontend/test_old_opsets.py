@@ -13,12 +13,8 @@ from onnx import helper, numpy_helper
 
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import MIN_OPSET, OnnxImportError
-from ge.ge_dialects.ge.weights import attach_weights
-from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
-from ge.passes.ge_optimize import GeOptimizePass
 from ge.tools import ge_translate
-from ge.tools.common import make_context
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 ZOO = sorted(p.stem.removeprefix("light_") for p in LIGHT.glob("light_*.onnx"))
@@ -45,17 +41,14 @@ def test_the_zoo_is_there():
 
 
 @pytest.mark.parametrize("name", ZOO)
-def test_a_zoo_graph_gives_its_shipped_outputs_before_and_after_o3(name):
+def test_a_zoo_graph_gives_its_shipped_outputs(name):
+    """(Their weights are ConstantOfShape fills, so most logits tie: the outputs check the import, not
+    the passes; the corpus of random-weight architectures checks O3 against onnxruntime.)"""
     model = onnx.load(LIGHT / f"light_{name}.onnx")
     want = numpy_helper.to_array(onnx.load_tensor(LIGHT / f"light_{name}_output_0.pb"))
     module, weights = import_model(model)
-    attach_weights(module, weights)
-    inputs = zoo_inputs(model)
-    (got,) = run(module, inputs).values()
+    (got,) = run(module, zoo_inputs(model), weights).values()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-    GeOptimizePass(level=3).apply(make_context(), module)
-    (optimized,) = run(module, inputs).values()
-    assert relative_error(got, optimized) <= 1e-4
 
 
 def relu_at(opset: int) -> onnx.ModelProto:
