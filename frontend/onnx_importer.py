@@ -32,6 +32,7 @@ from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
 from ge.frontend.onnx_ops import (
+    DEFAULT_DOMAINS,
     ONNX_DTYPES,
     VARIADIC,
     OnnxImportError,
@@ -444,7 +445,7 @@ def import_model(
     the sidecar however small; scalars and integer initializers stay inline."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
-    if any(not onnx.defs.has(n.op_type) for n in model.graph.node if n.domain in ("", "ai.onnx")):
+    if any(not onnx.defs.has(n.op_type) for n in model.graph.node if n.domain in DEFAULT_DOMAINS):
         _refuse_unsupported(model, opset)  # the version converter would stop at the first of them
     model, opset = upgraded(model, opset)
     _refuse_unsupported(model, opset)

@@ -12,7 +12,7 @@ import re
 import onnx
 from onnx import version_converter
 
-from ge.frontend.onnx_ops import MIN_OPSET, OnnxImportError
+from ge.frontend.onnx_ops import DEFAULT_DOMAINS, MIN_OPSET, OnnxImportError, node_name
 
 log = logging.getLogger(__name__)
 """Notes of the `ge` logger (the tools print them with -v)."""
@@ -23,7 +23,7 @@ _STOPPED_AT = re.compile(r"\bfor ([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 def upgraded(model: onnx.ModelProto, opset: int) -> tuple[onnx.ModelProto, int]:
     """(model, opset) at MIN_OPSET or newer: `model` itself when it is already there, else the
-    version converter's copy (a note on the `ge.frontend` log says so)."""
+    version converter's copy (a note on this module's logger says so)."""
     if opset >= MIN_OPSET:
         return model, opset
     try:
@@ -41,10 +41,9 @@ def _failure(model: onnx.ModelProto, opset: int, message: str) -> str:
     match = _STOPPED_AT.search(reason)
     op_type = match.group(1) if match else None
     for index, node in enumerate(model.graph.node):
-        if node.op_type == op_type and node.domain in ("", "ai.onnx"):
-            name = node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+        if node.op_type == op_type and node.domain in DEFAULT_DOMAINS:
             return (
-                f"node '{name}' ({node.op_type}, opset {opset}): onnx's version converter cannot upgrade it "
-                f"to opset {MIN_OPSET} (export the model at opset {MIN_OPSET} or newer)"
+                f"node '{node_name(node, index)}' ({node.op_type}, opset {opset}): onnx's version converter "
+                f"cannot upgrade it to opset {MIN_OPSET} (export the model at opset {MIN_OPSET} or newer)"
             )
     return f"onnx's version converter cannot upgrade the model from opset {opset} to {MIN_OPSET}: {reason}"
