@@ -199,3 +199,15 @@ def test_conv_marked_vector_changes_lowering_and_cost(monkeypatch):
         test_conv_kernel_runs_on_the_cube()
     engine, _, macs, vector = _conv_relu_kernel()
     assert engine == "vector" and macs == 0 and vector == 2 * 32 * 36
+
+
+def test_lrn_work_is_its_window_per_element():
+    """LRN squares and sums `size` channels per element on the Vector unit, then one power."""
+    from xdsl.dialects.builtin import f32
+    from xdsl.ir import Block
+
+    from ge.ge_dialects.ge.types import tensor
+
+    block = Block(arg_types=[tensor(f32, (1, 8, 4, 4))])
+    lrn = ge.LrnOp.create({"X": block.args[0]}, {"size": 5}, name="/lrn")
+    assert (lrn.vector_elements(), lrn.transcendental_elements(), lrn.macs()) == (5 * 128, 128, 0)
