@@ -290,3 +290,16 @@ def test_program_order_sweeps_again_until_nothing_changes():
     assert "ge.cast" not in text
     said, text = _remarks(_TWO_SWEEPS, casts.RULES, walk="single-pass")
     assert len(said) == 1 and text.count("ge.cast") == 2
+
+
+def test_a_replacement_that_does_not_verify_is_rejected_and_the_graph_kept():
+    """A rule whose build makes an op its verifier refuses (here a softmax over an axis the tensor
+    lacks) is a `rejected` remark saying why; nothing of the replacement stays behind."""
+
+    def bad_softmax(m, b):
+        return b.op(ge.SoftmaxOp, {"input": m["x"]}, {"axis": 5}).results[0]
+
+    rule = Rule("bad", Op(ge.ReluOp, "x"), bad_softmax)
+    said, text = _remarks(_RELUS, [rule])
+    assert said and all("rejected bad" in r and "the replacement does not verify" in r for r in said), said
+    assert text.count("ge.relu") == 2 and "ge.softmax" not in text
