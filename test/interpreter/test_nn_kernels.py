@@ -189,3 +189,20 @@ def test_dropout_training_scales_kept_values():
     np.testing.assert_array_equal(mask, again["out1"])
     np.testing.assert_allclose(y, np.where(mask, x / 0.75, 0), rtol=1e-6)
     assert 0.15 < 1 - mask.mean() < 0.35
+
+
+@pytest.mark.parametrize("size", [1, 3, 5])
+def test_lrn_against_onnxruntime_where_alpha_matters(size):
+    """Large alpha and bias: the node tests' alpha 2e-4 leaves the result within their tolerance of
+    x / bias^beta, so a wrong alpha / size passed them."""
+    x = np.random.default_rng(size).standard_normal((2, 7, 3, 3)).astype(np.float32)
+    compare("LRN", {"X": x}, size=size, alpha=0.9, beta=0.75, bias=1.5)
+
+
+def test_lrn_even_window_follows_the_spec():
+    """An even size (onnxruntime refuses it) sums [c - floor((size-1)/2), c + ceil((size-1)/2)]."""
+    x = np.random.default_rng(4).standard_normal((2, 7, 3, 3)).astype(np.float32)
+    square_sum = np.stack([(x[:, max(0, c - 1) : c + 3] ** 2).sum(1) for c in range(7)], axis=1)
+    want = x / (1.5 + 0.9 / 4 * square_sum) ** 0.75
+    module, weights = import_model(node_model("LRN", {"X": x}, 1, size=4, alpha=0.9, beta=0.75, bias=1.5))
+    np.testing.assert_allclose(run(module, {"X": x}, weights)["out0"], want, rtol=1e-5, atol=1e-6)

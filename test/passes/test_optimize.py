@@ -160,3 +160,10 @@ def test_the_small_model_has_the_full_ones_program_structure(name, references):
         assert small == full
     else:
         assert set(small) == set(full)
+
+
+def test_a_small_size_that_changes_the_program_is_caught(references):
+    """Mutation: a BERT too narrow for the matmul layouts (hidden 8, one head) compiles to other
+    kernels than the full one, and the comparison above sees it."""
+    narrow = program(references.module("bert_base", level=3, hidden=8, heads=1, intermediate=16))
+    assert set(narrow) != set(program(references.module("bert_base", "full", level=3)))
