@@ -202,10 +202,6 @@ def _binary(ufunc):
     return run
 
 
-def equal(op, ins):
-    return np.equal(ins["a"], ins["b"])
-
-
 def div(op, ins):
     a, b = ins["a"], ins["b"]
     if a.dtype.kind in "iu":
@@ -286,7 +282,7 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_add = impl(ge.AddOp)(kernel_impl(_binary(np.add)))
     run_sub = impl(ge.SubOp)(kernel_impl(_binary(np.subtract)))
     run_mul = impl(ge.MulOp)(kernel_impl(_binary(np.multiply)))
-    run_equal = impl(ge.EqualOp)(kernel_impl(equal))
+    run_equal = impl(ge.EqualOp)(kernel_impl(_compare(np.equal)))
     run_div = impl(ge.DivOp)(kernel_impl(div))
     run_pow = impl(ge.PowOp)(kernel_impl(power))
     run_maximum = impl(ge.MaximumOp)(kernel_impl(_binary(np.maximum)))
