@@ -31,6 +31,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
+from ge.frontend.onnx_functions import MAX_EXPANDED_NODES, FunctionBodies
 from ge.frontend.onnx_ops import (
     DEFAULT_DOMAINS,
     ONNX_DTYPES,
@@ -38,6 +39,7 @@ from ge.frontend.onnx_ops import (
     OnnxImportError,
     adapt_node,
     ge_op_for,
+    is_native,
     node_name,
     unsupported_operators,
 )
@@ -155,6 +157,8 @@ class _Importer:
     """Evaluates the nodes whose inputs are all constants (`try_fold`)."""
     training_opset: int | None = None
     """The version of ai.onnx.preview.training the model imports (its update ops), if any."""
+    functions: FunctionBodies = field(default_factory=lambda: FunctionBodies({}))
+    """The function bodies operators without a ge op expand to."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
         """A constant; `key` is an initializer's name: a float initializer is the parameter of that
@@ -254,6 +258,9 @@ class _Importer:
         for i, input_name in enumerate(node.input):
             if input_name and input_name not in self.values:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
+        if not is_native(node):
+            self.expand(node, name, where)
+            return
         inputs = [self.values[n] if n else None for n in node.input]
         attrs = {a.name: self.attribute_value(a, where) for a in node.attribute}
         outputs = list(node.output)
@@ -270,6 +277,27 @@ class _Importer:
         for out_name, value in zip(outputs, produced):
             if out_name:
                 self.values[out_name] = value
+
+    def expand(self, node: onnx.NodeProto, name: str, where: str) -> None:
+        """The node as its function body's nodes (`onnx_functions`), imported in its place at the
+        body's opset; every operator of the body must import."""
+        types = [_type_proto(self.values[v].type) if v else onnx.TypeProto() for v in node.input]
+        fn, opset, local = self.functions.body(node, self.opset, types, where)
+        body = self.functions.instantiate(node, self.opset, fn, name, where)
+        missing = unsupported_operators(body, opset, lambda n: self.functions.is_supported(n, opset))
+        if missing is not None:
+            raise OnnxImportError(f"{where}: its function body cannot be imported: {missing}")
+        self.functions.enter(node.op_type, local, where)
+        caller_opset, self.opset = self.opset, opset
+        try:
+            for index, inner in enumerate(body):
+                self.node(inner, index)
+        finally:
+            self.opset = caller_opset
+            self.functions.leave()
+        for out in node.output:
+            if out and out not in self.values:
+                raise OnnxImportError(f"{where}: its function body does not produce output '{out}'")
 
     def emit(self, op_cls: type[ge.GeOp], operands, attrs, num_results: int, name: str, where: str) -> list[SSAValue]:
         """The op typed by its shape function, its results' sizes checked, folded when its inputs
@@ -393,6 +421,14 @@ class _Importer:
         return value
 
 
+_ONNX_TYPE_OF = {dtype: code for code, dtype in ONNX_DTYPES.items()}
+
+
+def _type_proto(t) -> onnx.TypeProto:
+    """A ge tensor type as ONNX's (context-dependent function bodies are built from input types)."""
+    return onnx.helper.make_tensor_type_proto(_ONNX_TYPE_OF[numpy_dtype(t.element_type)], list(shape_of(t)))
+
+
 def _static_shape(op) -> list[np.ndarray] | None:
     """Shape of a tensor with a static shape is a constant, whatever the tensor's value."""
     dims = shape_of(op.operands[0].type)
@@ -435,6 +471,7 @@ def import_model(
     inline_limit: int = ge.ConstantOp.INLINE_LIMIT,
     max_tensor_bytes: int = MAX_TENSOR_BYTES,
     training: bool = False,
+    max_expanded_nodes: int = MAX_EXPANDED_NODES,
 ) -> tuple[ModuleOp, Mapping[str, np.ndarray]]:
     """The model as a ge module, and the weights its `#ge.weight` constants refer to.
 
@@ -442,7 +479,8 @@ def import_model(
     the importer allocate may exceed `max_tensor_bytes`. Every float initializer is a parameter
     (`ge.constant parameter`, keyed by its name), whatever its size: inline up to `inline_limit`
     elements, else in the sidecar. With `training`, every float initializer of rank >= 1 goes to
-    the sidecar however small; scalars and integer initializers stay inline."""
+    the sidecar however small; scalars and integer initializers stay inline. Operators without a
+    ge op expand to their function bodies, adding at most `max_expanded_nodes` nodes."""
     opset = model_opset(model)
     validate_model(model, max_tensor_bytes)
     if any(not onnx.defs.has(n.op_type) for n in model.graph.node if n.domain in DEFAULT_DOMAINS):
@@ -450,6 +488,7 @@ def import_model(
     model, opset = upgraded(model, opset)
     _refuse_unsupported(model, opset)
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)
+    importer.functions = FunctionBodies.of(model, max_expanded_nodes)
     importer.training_opset = next((o.version for o in model.opset_import if o.domain == TRAINING_DOMAIN), None)
     module = importer.run(model.graph)
     try:
@@ -461,6 +500,9 @@ def import_model(
 
 def _refuse_unsupported(model: onnx.ModelProto, opset: int) -> None:
     """Every operator the importer lacks, named in one line before any node is imported."""
-    message = unsupported_operators(model.graph, opset, other_domains=(TRAINING_DOMAIN,))
+    functions = FunctionBodies.of(model)
+    message = unsupported_operators(
+        model.graph.node, opset, lambda n: n.domain == TRAINING_DOMAIN or functions.is_supported(n, opset)
+    )
     if message is not None:
         raise OnnxImportError(message)

@@ -3,7 +3,7 @@ and the adapters that bring older opsets' forms to the one form each ge op has."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import ml_dtypes
@@ -161,21 +161,21 @@ def node_name(node: onnx.NodeProto, index: int) -> str:
     return node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
 
 
-def is_supported(node: onnx.NodeProto, other_domains: tuple[str, ...] = ()) -> bool:
-    """Whether the importer has a ge op (or a reading) for the node's operator; `other_domains` are
-    domains the caller imports itself (the training operators)."""
-    if node.domain in other_domains:
-        return True
+def is_native(node: onnx.NodeProto) -> bool:
+    """Whether the importer reads the node's operator itself (a ge op, or a reading of its own)."""
     return node.domain in DEFAULT_DOMAINS and node.op_type in SUPPORTED_TYPES
 
 
-def unsupported_operators(graph: onnx.GraphProto, opset: int, other_domains: tuple[str, ...] = ()) -> str | None:
-    """One line naming every operator of the graph the importer lacks, with its node count and a
-    node, in the order they first occur: "2 operators are not supported at opset 13: LRN (3 nodes,
-    e.g. 'conv1/norm'), com.acme.Fused (1 node: 'f')". None when every operator is supported."""
+def unsupported_operators(
+    nodes: Iterable[onnx.NodeProto], opset: int, supported: Callable[[onnx.NodeProto], bool]
+) -> str | None:
+    """One line naming every operator among `nodes` (a graph's or a function body's) that is not
+    `supported`, with its node count and a node, in the order they first occur: "2 operators are
+    not supported at opset 13: LRN (3 nodes, e.g. 'conv1/norm'), com.acme.Fused (1 node: 'f')".
+    None when every operator is supported."""
     found: dict[str, list[str]] = {}
-    for index, node in enumerate(graph.node):
-        if not is_supported(node, other_domains):
+    for index, node in enumerate(nodes):
+        if not supported(node):
             op = node.op_type if node.domain in DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
             found.setdefault(op, []).append(node_name(node, index))
     if not found:
