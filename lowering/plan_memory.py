@@ -40,8 +40,9 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects import stream, task
+from ge.ge_dialects import ge, stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.facts import Elementwise
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
@@ -55,24 +56,10 @@ from ge.lowering.memory.state import find_state_aliases, state_bytes, write_alia
 from ge.target import Target
 
 INPLACE_PATTERNS = frozenset(
-    {
-        "elementwise_chain",
-        "relu",
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "sigmoid",
-        "tanh",
-        "erf",
-        "sqrt",
-        "gelu",
-        "clip",
-        "hard_swish",
-        "cast",
-    }
+    {"elementwise_chain"} | {op.name.removeprefix("ge.") for op in ge.ALL_OPS if op.has_trait(Elementwise)}
 )
-"""Tasks that read each element once and write it once, so they may write over a dying input."""
+"""Tasks that read each element once and write it once, so they may write over a dying input: the
+kernels of single Elementwise ops (their task pattern is the op's name) and elementwise chains."""
 
 
 def same_storage(a: SSAValue, b: SSAValue) -> bool:

@@ -1,7 +1,7 @@
 """`mixed-precision{mode=...}`: GE's `precision_mode` (`ge.exec.precision_mode`) as a graph pass.
 
-Each float op gets a compute type from the mode and the op lists (passes/precision_lists.toml,
-or a user file with `lists="file.toml"`); the op is rebuilt with its data operands in that type,
+Each float op gets a compute type from the mode and the op lists (each op's `PRECISION`, changed
+by a user file with `lists="file.toml"`); the op is rebuilt with its data operands in that type,
 and `ge.cast`s are inserted where a value's type changes. Graph inputs and outputs keep their
 types. Constants feeding a converted op are converted at compile time (in the weights sidecar
 when large). Integer and bool tensors, and operands that are not data (shapes, axes, pads,
@@ -38,7 +38,6 @@ from xdsl.irdl import AttrSizedOperandSegments, AttrSizedResultSegments, VarOper
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects import ge
 from ge.ge_dialects.ge import ALL_OPS
 from ge.ge_dialects.ge.base import GeOp, location_name, name_after
 from ge.ge_dialects.ge.constant import ConstantOp
@@ -50,7 +49,6 @@ from ge.passes.cancel_casts import ONNX_NUMBER, cancel_casts, elem
 from ge.passes.tensor_values import tensor_type
 
 PASS = "mixed-precision"
-DEFAULT_LISTS = Path(__file__).with_name("precision_lists.toml")
 
 
 # -- modes ---------------------------------------------------------------------------------------
@@ -78,55 +76,10 @@ MODES: dict[str, Mode] = {
 }
 DEFAULT_MODE = "allow_mix_precision"
 
-#: Per op, the operands that hold the data the op computes on: they take the op's compute type.
-#: Every other operand (shapes, axes, pads, indices, conditions, statistics) keeps its type.
-DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {
-    **{op: ("x",) for op in ALL_OPS if issubclass(op, ge.UnaryElementwiseOp)},
-    **{op: ("a", "b") for op in ALL_OPS if issubclass(op, ge.BinaryElementwiseOp)},
-    ge.PowOp: ("a",),  # the exponent may keep its own type
-    ge.ReluGradOp: ("dy", "y"),
-    ge.GeluGradOp: ("dy", "x"),
-    ge.ConvOp: ("X", "W", "B"),
-    ge.GemmOp: ("A", "B", "C"),
-    ge.MatMulOp: ("A", "B"),
-    ge.MaxPoolOp: ("X",),
-    ge.AvgPoolOp: ("X",),
-    ge.GlobalAvgPoolOp: ("X",),
-    ge.LrnOp: ("X",),
-    ge.ConvBackpropInputOp: ("dy", "W"),
-    ge.ConvBackpropFilterOp: ("x", "dy"),
-    ge.MaxPoolGradOp: ("x", "dy"),
-    ge.AvgPoolGradOp: ("dy",),
-    ge.BatchNormOp: ("X",),  # scale, bias, mean and variance stay f32 (GE's BNInference)
-    ge.LayerNormOp: ("X", "Scale", "B"),  # statistics stay in stash_type
-    ge.DropoutOp: ("data",),
-    ge.ClipOp: ("input", "min", "max"),
-    ge.SoftmaxOp: ("input",),
-    ge.BatchNormGradOp: ("dy", "x"),  # scale and the statistics stay f32, as the forward's do
-    ge.LayerNormGradOp: ("dy", "x", "scale"),
-    ge.SoftmaxGradOp: ("y", "dy"),
-    ge.TransposeOp: ("data",),
-    ge.ReshapeOp: ("data",),
-    ge.FlattenOp: ("input",),
-    ge.ConcatOp: ("inputs",),
-    ge.SplitOp: ("input",),
-    ge.SliceOp: ("data",),
-    ge.GatherOp: ("data",),
-    ge.GatherGradOp: ("dy",),
-    ge.UnsqueezeOp: ("data",),
-    ge.SqueezeOp: ("data",),
-    ge.ReduceMeanOp: ("data",),
-    ge.ReduceSumOp: ("data",),
-    ge.WhereOp: ("X", "Y"),
-    ge.ExpandOp: ("input",),
-    ge.PadOp: ("data", "constant_value"),
-    ge.ResizeOp: ("X",),
-    ge.AttentionOp: ("q", "k", "v", "mask"),  # an additive (float) mask; a boolean one stays i1
-    ge.SoftmaxCrossEntropyLossOp: ("scores", "weights"),  # labels stay integers
-    ge.NllLossOp: ("input", "weight"),
-    ge.SoftmaxCrossEntropyLossGradOp: ("dy", "scores", "weights"),
-    ge.NllLossGradOp: ("dy", "weight"),
-}
+DATA_OPERANDS: dict[type[GeOp], tuple[str, ...]] = {op: op.DATA_OPERANDS for op in ALL_OPS if op.DATA_OPERANDS}
+"""Per op, the operands that hold the data the op computes on (its `DATA_OPERANDS`): they take the
+op's compute type. Every other operand (shapes, axes, pads, indices, conditions, statistics) keeps
+its type; an op without data operands is never changed."""
 
 KEEP_DTYPE = "ge.keep_dtype"
 """The unit attribute of an op that keeps its types whatever the mode and the lists say."""
@@ -175,7 +128,7 @@ def cube_ops() -> frozenset[type[GeOp]]:
 @dataclass(frozen=True)
 class PrecisionLists:
     kind: dict[type[GeOp], str]
-    """op class -> white / black / gray / keep (an op in no list is gray, as in GE)."""
+    """op class -> white / black / gray / keep."""
     cube: frozenset[type[GeOp]]
     fp16_only: frozenset[type[GeOp]]
 
@@ -203,27 +156,32 @@ def _op_classes(path: Path, key: str, value) -> list[type[GeOp]]:
     return classes
 
 
+def default_lists() -> PrecisionLists:
+    """The lists the ops declare: each op's `PRECISION` and `FP16_ONLY`, and the Cube ops."""
+    return PrecisionLists(
+        {op: op.PRECISION for op in ALL_OPS}, cube_ops(), frozenset(op for op in ALL_OPS if op.FP16_ONLY)
+    )
+
+
 def load_lists(user: str | Path | None = None) -> PrecisionLists:
-    """The default lists, with a user file's changes: ops it names in white / black / gray /
+    """The ops' own lists, with a user file's changes: ops it names in white / black / gray /
     keep move there; its cube / fp16_only replace the default sets."""
-    kind: dict[type[GeOp], str] = {}
-    sets: dict[str, frozenset[type[GeOp]]] = {"cube": cube_ops(), "fp16_only": frozenset()}
-    for path in [DEFAULT_LISTS] + ([Path(user)] if user else []):
-        data = _read_toml(path)
-        for key in data:
-            if key not in LIST_KINDS + SET_KEYS:
-                raise _error(f"op lists {path}: unknown key '{key}' (keys: {', '.join(LIST_KINDS + SET_KEYS)})")
-        seen: dict[type[GeOp], str] = {}
-        for key in LIST_KINDS:
-            for op in _op_classes(path, key, data.get(key, [])):
-                if seen.get(op, key) != key:
-                    raise _error(f"op lists {path}: {op.name} is in both '{seen[op]}' and '{key}'")
-                seen[op] = key
-        kind.update(seen)
-        for key in SET_KEYS:
-            if key in data:
-                sets[key] = frozenset(_op_classes(path, key, data[key]))
-    return PrecisionLists(kind, sets["cube"], sets["fp16_only"])
+    lists = default_lists()
+    if user is None:
+        return lists
+    path = Path(user)
+    data = _read_toml(path)
+    for key in data:
+        if key not in LIST_KINDS + SET_KEYS:
+            raise _error(f"op lists {path}: unknown key '{key}' (keys: {', '.join(LIST_KINDS + SET_KEYS)})")
+    seen: dict[type[GeOp], str] = {}
+    for key in LIST_KINDS:
+        for op in _op_classes(path, key, data.get(key, [])):
+            if seen.get(op, key) != key:
+                raise _error(f"op lists {path}: {op.name} is in both '{seen[op]}' and '{key}'")
+            seen[op] = key
+    sets = {key: frozenset(_op_classes(path, key, data[key])) for key in SET_KEYS if key in data}
+    return PrecisionLists({**lists.kind, **seen}, sets.get("cube", lists.cube), sets.get("fp16_only", lists.fp16_only))
 
 
 # -- the rewrite ---------------------------------------------------------------------------------
@@ -357,22 +315,21 @@ class _Converter:
             if cube:
                 return low, "cube", f"Cube op: {type_name(low)} inputs, f32 accumulation"
             return None, "vector", "has an f32 kernel: keeps f32"
-        unlisted = "" if type(op) in self.lists.kind else " (in no list)"
         if kind == "white":
             return low, "white-list", f"computes in {type_name(low)}"
         if kind == "black":
             return None, "black-list", "precision-sensitive: keeps f32"
         live = [(n, v) for n, v in floats if not isinstance(v.owner, ConstantOp)]
         if not live:
-            return None, "gray-list", f"follows its inputs{unlisted}; all are constants: keeps f32"
+            return None, "gray-list", "follows its inputs; all are constants: keeps f32"
         for name, v in live:
             t = elem(self.native(v))
             if t != low:
-                return None, "gray-list", f"follows its inputs{unlisted}; '{name}' is {type_name(t)}: keeps f32"
-        return low, "gray-list", f"follows its inputs{unlisted}, which are {type_name(low)}"
+                return None, "gray-list", f"follows its inputs; '{name}' is {type_name(t)}: keeps f32"
+        return low, "gray-list", f"follows its inputs, which are {type_name(low)}"
 
     def visit(self, op: GeOp) -> None:
-        kind = self.lists.kind.get(type(op), "gray")
+        kind = self.lists.kind.get(type(op), type(op).PRECISION)
         if type(op) not in DATA_OPERANDS or kind == "keep":
             return
         floats = self._data_values(op)
@@ -462,7 +419,7 @@ class MixedPrecisionPass(ModulePass):
     precision_mode: str | None = None
     """GE's name of the option (`ge.exec.precision_mode`); an alias of `mode`."""
     lists: str | None = None
-    """A TOML file that changes the op lists (see passes/precision_lists.toml)."""
+    """A TOML file that changes the op lists (docs/mixed_precision.md)."""
     keep_dtype: str | None = None
     """Comma-separated node names (op locations) whose ops keep their types (`ge.keep_dtype`)."""
 

@@ -65,6 +65,8 @@ def _agree(a: InferArgs, what: str, x: int | None, y: int | None) -> None:
 @irdl_op_definition
 class AttentionOp(GeOp):
     name = "ge.attention"
+    PRECISION: ClassVar = "white"  # FlashAttentionScore / PromptFlashAttention: true
+    DATA_OPERANDS: ClassVar = ("q", "k", "v", "mask")  # an additive (float) mask; a boolean one stays i1
     q = operand_def(TensorType)
     k = operand_def(TensorType)
     v = operand_def(TensorType)

@@ -341,6 +341,18 @@ class GeOp(IRDLOperation):
 
     DEFAULTS: ClassVar[dict[str, Any]] = {}
     """ONNX default of each property; a property left out of the IR has its default."""
+    PRECISION: ClassVar[str] = "gray"
+    """The op's list in the `mixed-precision` pass: "white" computes in f16 (bf16), "black" keeps
+    f32, "gray" follows its inputs, "keep" is never changed (its result type is what it means).
+    GE's policy, the `precision_reduce` flag of the op's ops-info entry: true = white, false =
+    black, unset = gray; the GE op type and its flag are noted beside each declaration."""
+    DATA_OPERANDS: ClassVar[tuple[str, ...]] = ()
+    """The operands that hold the data the op computes on: under mixed precision they take the
+    op's compute type, the others (shapes, axes, indices, statistics) keep theirs. Empty exactly
+    for the "keep" ops."""
+    FP16_ONLY: ClassVar[bool] = False
+    """The device has no f32 kernel for the op: it computes in f16 in every mode that may change
+    dtypes."""
 
     # -- properties -----------------------------------------------------------------------------
     def p(self, name: str) -> Any:
@@ -454,11 +466,15 @@ class GeOp(IRDLOperation):
     GRADIENT_NEEDS_ALL_RESULTS: ClassVar[bool] = False
     """The gradient reads optional results (dropout's mask): autodiff asks the forward for them."""
 
+    NO_GRADIENT: ClassVar[str | None] = None
+    """Why the op has no `vjp` (every op has one or says why not; a test holds them to it)."""
+
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         """The gradient: from the cotangents of the results (None for a result the loss does not
         depend on), the cotangents of `self.operands` in order (None for an operand that gets none),
         built as ge ops with `g` (ge_dialects/ge/grad.py). An op without one is not differentiable."""
-        raise NotDifferentiable(f"{describe(self)} has no gradient")
+        reason = f": {self.NO_GRADIENT}" if self.NO_GRADIENT else ""
+        raise NotDifferentiable(f"{describe(self)} has no gradient{reason}")
 
     @classmethod
     def get_trait(cls, trait):  # type: ignore[override]

@@ -62,6 +62,8 @@ def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 @irdl_op_definition
 class ConstantOp(GeOp):
     name = "ge.constant"
+    NO_GRADIENT: ClassVar = "no operands"
+    PRECISION: ClassVar = "keep"
 
     value = prop_def(BaseAttr(DenseIntOrFPElementsAttr) | BaseAttr(WeightRefAttr))
     parameter = opt_prop_def(StringAttr)

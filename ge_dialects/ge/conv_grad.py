@@ -111,6 +111,9 @@ class ConvBackpropInputOp(_ConvGradOp):
     shape. dx is the transposed convolution of dy with W."""
 
     name = "ge.conv_backprop_input"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    PRECISION: ClassVar = "white"  # Conv2DBackpropInput: true (Cube work like the forward conv)
+    DATA_OPERANDS: ClassVar = ("dy", "W")
     dy = operand_def(TensorType)
     W = operand_def(TensorType)
     dx = result_def(TensorType)
@@ -142,6 +145,9 @@ class ConvBackpropFilterOp(_ConvGradOp):
     (M, C/group, K...). dW is the correlation of x with dy, summed over the batch."""
 
     name = "ge.conv_backprop_filter"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    PRECISION: ClassVar = "white"  # Conv2DBackpropFilter: true
+    DATA_OPERANDS: ClassVar = ("x", "dy")
     x = operand_def(TensorType)
     dy = operand_def(TensorType)
     dW = result_def(TensorType)
@@ -189,6 +195,8 @@ class MaxPoolGradOp(_PoolGradOp):
     ge.max_pool's Indices name). Windows that overlap add up."""
 
     name = "ge.max_pool_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("x", "dy")
     x = operand_def(TensorType)
     dy = operand_def(TensorType)
     dx = result_def(TensorType)
@@ -210,6 +218,8 @@ class AvgPoolGradOp(_PoolGradOp):
     window's positions inside the input. `input_shape` is X's shape."""
 
     name = "ge.avg_pool_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("dy",)
     dy = operand_def(TensorType)
     dx = result_def(TensorType)
     count_include_pad = opt_prop_def(IntProp)

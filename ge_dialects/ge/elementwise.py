@@ -14,7 +14,15 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def,
 from xdsl.traits import Commutative, Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp, describe
-from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, LayoutAgnostic, RunsOn, Transcendental
+from ge.ge_dialects.ge.facts import (
+    Broadcasting,
+    Elementwise,
+    Engine,
+    LayoutAgnostic,
+    PreservesZero,
+    RunsOn,
+    Transcendental,
+)
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, value_shape
 from ge.ge_dialects.ge.types import (
     ALL_TYPES,
@@ -66,6 +74,7 @@ class UnaryElementwiseOp(GeOp):
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
+    DATA_OPERANDS: ClassVar[tuple[str, ...]] = ("x",)
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -91,6 +100,7 @@ class BinaryElementwiseOp(GeOp):
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = NUMERIC_TYPES
     RESULT_IS_BOOL: ClassVar[bool] = False
+    DATA_OPERANDS: ClassVar[tuple[str, ...]] = ("a", "b")
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -124,6 +134,7 @@ def float_cotangent(op: GeOp, cotangents: Sequence[SSAValue | None]) -> SSAValue
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
     name = "ge.relu"
+    traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = SIGNED_NUMERIC
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -217,6 +228,9 @@ class LogOp(UnaryElementwiseOp):
     """ONNX Log (GE's Log): the natural logarithm."""
 
     name = "ge.log"
+    # Log: flag not found in GE's stub; f32 because log's absolute error near 1 is the input's rounding error over x,
+    # and log feeds losses
+    PRECISION: ClassVar = "black"
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -245,7 +259,7 @@ class GeluOp(UnaryElementwiseOp):
 @irdl_op_definition
 class AddOp(BinaryElementwiseOp):
     name = "ge.add"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         return g.sum_to(dz, value_shape(self.a)), g.sum_to(dz, value_shape(self.b))
@@ -254,6 +268,7 @@ class AddOp(BinaryElementwiseOp):
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
     name = "ge.sub"
+    traits = traits_def(PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         return g.sum_to(dz, value_shape(self.a)), g.sum_to(g.neg(dz), value_shape(self.b))
@@ -262,7 +277,7 @@ class SubOp(BinaryElementwiseOp):
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
     name = "ge.mul"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         return g.sum_to(g.mul(dz, self.b), value_shape(self.a)), g.sum_to(g.mul(dz, self.a), value_shape(self.b))
@@ -284,6 +299,8 @@ class PowOp(BinaryElementwiseOp):
     """Pow: the exponent may have another numeric type than the base; the result has the base's."""
 
     name = "ge.pow"
+    PRECISION: ClassVar = "black"  # Pow / Power: false (x^y amplifies the input's relative error by y)
+    DATA_OPERANDS: ClassVar = ("a",)  # the exponent may keep its own type
     traits = traits_def(Transcendental())
     SAME_DTYPE: ClassVar = False
 
@@ -332,6 +349,7 @@ class MaximumOp(BinaryElementwiseOp):
     """GE's Maximum (ONNX Max of two inputs); at a tie the gradient goes to `a`."""
 
     name = "ge.maximum"
+    traits = traits_def(PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         from ge.ge_dialects.ge.logic import GreaterEqualOp
@@ -344,6 +362,7 @@ class MinimumOp(BinaryElementwiseOp):
     """GE's Minimum (ONNX Min of two inputs); at a tie the gradient goes to `a`."""
 
     name = "ge.minimum"
+    traits = traits_def(PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
         from ge.ge_dialects.ge.logic import LessEqualOp
@@ -357,6 +376,8 @@ class ModOp(BinaryElementwiseOp):
     dividend's (C's fmod)."""
 
     name = "ge.mod"
+    # FloorMod / Mod: kept f32 like a long division (the remainder of a large quotient keeps none of f16's 11 bits)
+    PRECISION: ClassVar = "black"
     fmod = opt_prop_def(IntProp)
     traits = traits_def(Transcendental())
     DEFAULTS: ClassVar = {"fmod": 0}
@@ -377,6 +398,7 @@ class ModOp(BinaryElementwiseOp):
 @irdl_op_definition
 class AbsOp(UnaryElementwiseOp):
     name = "ge.abs"
+    traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = NUMERIC_TYPES
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -386,6 +408,7 @@ class AbsOp(UnaryElementwiseOp):
 @irdl_op_definition
 class NegOp(UnaryElementwiseOp):
     name = "ge.neg"
+    traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = SIGNED_NUMERIC
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -455,6 +478,7 @@ class LeakyReluOp(UnaryElementwiseOp):
     """ONNX LeakyRelu: x for x >= 0, alpha x below."""
 
     name = "ge.leaky_relu"
+    traits = traits_def(PreservesZero())
     alpha = opt_prop_def(FloatProp)
     DEFAULTS: ClassVar = {"alpha": 0.01}
 
@@ -479,6 +503,7 @@ class ActivationGradOp(GeOp):
 
     dx = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
 
     SAVED: ClassVar[str]
 
@@ -503,6 +528,7 @@ class ReluGradOp(ActivationGradOp):
     its incoming gradient, one pass instead of a compare, a cast and a multiply)."""
 
     name = "ge.relu_grad"
+    DATA_OPERANDS: ClassVar = ("dy", "y")
     dy = operand_def(TensorType)
     y = operand_def(TensorType)
     SAVED: ClassVar = "y"
@@ -513,6 +539,7 @@ class GeluGradOp(ActivationGradOp):
     """GE's GeluGrad: dy * gelu'(x) for the erf form ("none") or the tanh form of the forward."""
 
     name = "ge.gelu_grad"
+    DATA_OPERANDS: ClassVar = ("dy", "x")
     dy = operand_def(TensorType)
     x = operand_def(TensorType)
     approximate = opt_prop_def(StrProp)

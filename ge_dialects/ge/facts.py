@@ -8,6 +8,8 @@ declared once on the op class instead of as name sets in each consumer.
 - `Reduction`: the op reduces over whole axes (a kernel tile must hold the reduced row).
 - `LayoutAgnostic`: the op computes the same on any storage format, so a format flows through it
   (GE propagates NC1HWC0 / FRACTAL_NZ through these ops).
+- `PreservesZero`: an elementwise op with f(0, ..., 0) = 0, so zero padding stays zero and it may
+  compute on a blocked, padded storage array directly (the interpreter runs it on storage).
 - `Transcendental`: each result element costs the target's `transcendental_cost` vector
   lane-cycles instead of one (exp, erf, tanh, division, square root ...).
 
@@ -71,8 +73,22 @@ class LayoutAgnostic(OpTrait):
 
 
 @dataclass(frozen=True)
+class PreservesZero(OpTrait):
+    """An elementwise op with f(0, ..., 0) = 0: on padded storage the padding stays zero."""
+
+
+@dataclass(frozen=True)
 class Transcendental(OpTrait):
     """Each result element costs `[vector] transcendental_cost` lane-cycles instead of one."""
 
 
-__all__ = ["Engine", "RunsOn", "Elementwise", "Broadcasting", "Reduction", "LayoutAgnostic", "Transcendental"]
+__all__ = [
+    "Engine",
+    "RunsOn",
+    "Elementwise",
+    "Broadcasting",
+    "Reduction",
+    "LayoutAgnostic",
+    "PreservesZero",
+    "Transcendental",
+]

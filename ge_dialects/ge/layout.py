@@ -218,6 +218,9 @@ class TransDataOp(GeOp):
     NCHW). Both formats must be layouts the tensor can have (`unsupported`)."""
 
     name = "ge.trans_data"
+    NO_GRADIENT: ClassVar = "layouts are assigned after autodiff"
+    # precision is decided before layouts (as in GE, before TransData insertion), and C0 depends on the element type
+    PRECISION: ClassVar = "keep"
     src = operand_def(TensorType)
     dst = result_def(TensorType)
     src_format = prop_def(StrProp)

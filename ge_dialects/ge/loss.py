@@ -106,6 +106,9 @@ class SoftmaxCrossEntropyLossOp(LossOp):
     log-likelihood of the labels; `log_prob` (optional) is the log_softmax."""
 
     name = "ge.softmax_cross_entropy_loss"
+    # SoftmaxCrossEntropyWithLogits: GE keeps a loss and its softmax f32 (a log of a small probability, a long sum)
+    PRECISION: ClassVar = "black"
+    DATA_OPERANDS: ClassVar = ("scores", "weights")  # labels stay integers
     scores = operand_def(TensorType)
     labels = operand_def(TensorType)
     weights = opt_operand_def(TensorType)
@@ -150,6 +153,8 @@ class NllLossOp(LossOp):
     """ONNX NegativeLogLikelihoodLoss: -input[n, target[n, d], d] weighted and reduced."""
 
     name = "ge.nll_loss"
+    PRECISION: ClassVar = "black"  # NLLLoss: a loss stays f32
+    DATA_OPERANDS: ClassVar = ("input", "weight")
     input = operand_def(TensorType)
     target = operand_def(TensorType)
     weight = opt_operand_def(TensorType)
@@ -186,6 +191,9 @@ class SoftmaxCrossEntropyLossGradOp(LossOp):
     mean, else 1), zero at ignored positions."""
 
     name = "ge.softmax_cross_entropy_loss_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    PRECISION: ClassVar = "black"  # the loss's gradient stays f32 like the loss
+    DATA_OPERANDS: ClassVar = ("dy", "scores", "weights")
     dy = operand_def(TensorType)
     scores = operand_def(TensorType)
     labels = operand_def(TensorType)
@@ -214,6 +222,9 @@ class NllLossGradOp(LossOp):
     `input_shape` (the log-probabilities are not needed, only their shape)."""
 
     name = "ge.nll_loss_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    PRECISION: ClassVar = "black"  # NLLLossGrad: the loss's gradient stays f32 like the loss
+    DATA_OPERANDS: ClassVar = ("dy", "weight")
     dy = operand_def(TensorType)
     target = operand_def(TensorType)
     weight = opt_operand_def(TensorType)

@@ -200,6 +200,8 @@ class ConvOp(GeOp):
     """ONNX Conv: N-d convolution with groups, dilations, strides and (auto) padding."""
 
     name = "ge.conv"
+    PRECISION: ClassVar = "white"  # Conv2D: true
+    DATA_OPERANDS: ClassVar = ("X", "W", "B")
     X = operand_def(TensorType)
     W = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -310,6 +312,8 @@ class MaxPoolOp(PoolOp):
     over the spatial dims with storage_order=1)."""
 
     name = "ge.max_pool"
+    PRECISION: ClassVar = "white"  # MaxPool / MaxPoolV3: true (a max is exact in any precision)
+    DATA_OPERANDS: ClassVar = ("X",)
     Y = result_def(TensorType)  # restated so that Y comes before the optional Indices
     Indices = opt_result_def(TensorType)
     storage_order = opt_prop_def(IntProp)
@@ -342,6 +346,8 @@ class AvgPoolOp(PoolOp):
     """ONNX AveragePool; count_include_pad decides whether padding counts in the divisor."""
 
     name = "ge.avg_pool"
+    DATA_OPERANDS: ClassVar = ("X",)
+    FP16_ONLY: ClassVar = True  # AvgPool / AvgPoolV2 take float16 and int8 only
     count_include_pad = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "count_include_pad": 0}
 
@@ -369,6 +375,7 @@ class GlobalAvgPoolOp(GeOp):
     """ONNX GlobalAveragePool: the mean over all spatial dims, kept as size-1 dims."""
 
     name = "ge.global_avg_pool"
+    DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
@@ -404,6 +411,7 @@ class BatchNormOp(GeOp):
     (training_mode=1) with batch statistics and updated running_mean / running_var outputs."""
 
     name = "ge.batch_norm"
+    DATA_OPERANDS: ClassVar = ("X",)  # scale, bias, mean and variance stay f32 (GE's BNInference)
     X = operand_def(TensorType)
     scale = operand_def(TensorType)
     B = operand_def(TensorType)
@@ -471,6 +479,7 @@ class LayerNormOp(GeOp):
     shifts; Mean and InvStdDev keep the leading dims and have size 1 from axis on."""
 
     name = "ge.layer_norm"
+    DATA_OPERANDS: ClassVar = ("X", "Scale", "B")  # statistics stay in stash_type
     X = operand_def(TensorType)
     Scale = operand_def(TensorType)
     B = opt_operand_def(TensorType)
@@ -551,6 +560,7 @@ class DropoutOp(GeOp):
     """ONNX Dropout: identity (mask all true) unless training_mode is true and ratio nonzero."""
 
     name = "ge.dropout"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     ratio = opt_operand_def(TensorType)
     training_mode = opt_operand_def(TensorType)
@@ -631,6 +641,7 @@ class ClipOp(GeOp):
     """ONNX Clip: min(max(input, min), max); absent bounds do not clip."""
 
     name = "ge.clip"
+    DATA_OPERANDS: ClassVar = ("input", "min", "max")
     input = operand_def(TensorType)
     min = opt_operand_def(TensorType)
     max = opt_operand_def(TensorType)
@@ -666,6 +677,7 @@ class SoftmaxOp(GeOp):
     """ONNX Softmax (opset 13): normalized exponentials along one axis."""
 
     name = "ge.softmax"
+    DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
@@ -698,6 +710,8 @@ class LrnOp(GeOp):
     No gradient yet (GE's LRNGrad)."""
 
     name = "ge.lrn"
+    NO_GRADIENT: ClassVar = "not built yet"
+    DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
     size = opt_prop_def(IntProp)
@@ -735,6 +749,8 @@ class GemmOp(GeOp):
     """ONNX Gemm: alpha * A' @ B' + beta * C, C broadcast to (M, N)."""
 
     name = "ge.gemm"
+    PRECISION: ClassVar = "white"  # GemmV2 (or MatMulV2 + bias): true
+    DATA_OPERANDS: ClassVar = ("A", "B", "C")
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     C = opt_operand_def(TensorType)
@@ -789,6 +805,8 @@ class MatMulOp(GeOp):
     """ONNX MatMul: numpy matmul (1-D operands promoted, batch dims broadcast)."""
 
     name = "ge.matmul"
+    PRECISION: ClassVar = "white"  # MatMul / MatMulV2 / BatchMatMul / BatchMatMulV2: true
+    DATA_OPERANDS: ClassVar = ("A", "B")
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     Y = result_def(TensorType)

@@ -40,6 +40,8 @@ class BatchNormGradOp(GeOp):
     sqrt(var + epsilon). dscale = sum(dy * x_hat), dbias = sum(dy) per channel in both modes."""
 
     name = "ge.batch_norm_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("dy", "x")  # scale and the statistics stay f32, as the forward's do
     dy = operand_def(TensorType)
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -76,6 +78,8 @@ class LayerNormGradOp(GeOp):
     from x; dscale and dbias are summed back to the shape of `scale` (which broadcasts to x)."""
 
     name = "ge.layer_norm_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("dy", "x", "scale")
     dy = operand_def(TensorType)
     x = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -108,6 +112,8 @@ class SoftmaxGradOp(GeOp):
     `ge.softmax` through its output y."""
 
     name = "ge.softmax_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("y", "dy")
     y = operand_def(TensorType)
     dy = operand_def(TensorType)
     dx = result_def(TensorType)

@@ -48,6 +48,8 @@ class VariableOp(GeOp):
     """GE's Variable: the current value of the state named `key` (a parameter or an optimizer slot)."""
 
     name = "ge.variable"
+    NO_GRADIENT: ClassVar = "training state and its update come after the gradients"
+    PRECISION: ClassVar = "keep"  # training state keeps its dtype (f32 master weights) under every mode
 
     key = prop_def(StringAttr)
     output = result_def(TensorType)
@@ -122,6 +124,8 @@ class ApplyGradientDescentOp(GeOp):
     """GE's ApplyGradientDescent: var' = var - alpha * grad."""
 
     name = "ge.apply_gradient_descent"
+    NO_GRADIENT: ClassVar = "training state and its update come after the gradients"
+    PRECISION: ClassVar = "keep"  # the optimizer's state keeps its dtype under every mode
     var = operand_def(TensorType)
     grad = operand_def(TensorType)
     var_out = result_def(TensorType)
@@ -142,6 +146,8 @@ class ApplyMomentumOp(GeOp):
     use_nesterov var' = var - lr * grad - lr * momentum * accum'."""
 
     name = "ge.apply_momentum"
+    NO_GRADIENT: ClassVar = "training state and its update come after the gradients"
+    PRECISION: ClassVar = "keep"  # the optimizer's state keeps its dtype under every mode
     var = operand_def(TensorType)
     accum = operand_def(TensorType)
     grad = operand_def(TensorType)
@@ -170,6 +176,8 @@ class ApplyAdamOp(GeOp):
     scaled by 1 - lr wd); with decoupled=0 it is L2 regularisation (g += wd var)."""
 
     name = "ge.apply_adam"
+    NO_GRADIENT: ClassVar = "training state and its update come after the gradients"
+    PRECISION: ClassVar = "keep"  # the optimizer's state keeps its dtype under every mode
     var = operand_def(TensorType)
     m = operand_def(TensorType)
     v = operand_def(TensorType)
@@ -216,6 +224,8 @@ class ApplyAdagradOp(GeOp):
     (ai.onnx.preview.training) imports onto it: its decayed rate R / (1 + T decay) is `lr`."""
 
     name = "ge.apply_adagrad"
+    NO_GRADIENT: ClassVar = "training state and its update come after the gradients"
+    PRECISION: ClassVar = "keep"  # the optimizer's state keeps its dtype under every mode
     var = operand_def(TensorType)
     accum = operand_def(TensorType)
     grad = operand_def(TensorType)
@@ -243,6 +253,8 @@ class AllFiniteOp(GeOp):
     select on, so that an overflowing step leaves the state as it was."""
 
     name = "ge.all_finite"
+    NO_GRADIENT: ClassVar = "loss scaling's overflow check, after the gradients"
+    PRECISION: ClassVar = "keep"  # dynamic loss scaling: a flag
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
@@ -267,6 +279,8 @@ class LossScaleUpdateOp(GeOp):
     good' = 0. The scale and the count of good steps are f32 scalars (state, as optimizer.step)."""
 
     name = "ge.loss_scale_update"
+    NO_GRADIENT: ClassVar = "loss scaling's bookkeeping, after the gradients"
+    PRECISION: ClassVar = "keep"  # dynamic loss scaling: f32 state
     scale = operand_def(TensorType)
     good_steps = operand_def(TensorType)
     finite = operand_def(TensorType)

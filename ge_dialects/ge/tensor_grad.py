@@ -40,6 +40,11 @@ class GatherGradOp(GeOp):
     Gather's do); rows that several indices pick get the sum."""
 
     name = "ge.gather_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    # UnsortedSegmentSum / EmbeddingDenseGrad: black like reduce_sum, because it sums rows from the whole batch, and
+    # small per-row gradients added in f16 round away
+    PRECISION: ClassVar = "black"
+    DATA_OPERANDS: ClassVar = ("dy",)
     dy = operand_def(TensorType)
     indices = operand_def(TensorType)
     d_data = result_def(TensorType)

@@ -394,6 +394,7 @@ class TransposeOp(GeOp):
     """Permutes the axes; `perm` defaults to reversing them."""
 
     name = "ge.transpose"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
     perm = opt_prop_def(IntsProp)
@@ -425,6 +426,7 @@ class ReshapeOp(GeOp):
     """Reshape to the `shape` operand: 0 copies the input dim unless allowzero=1, -1 is inferred."""
 
     name = "ge.reshape"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
@@ -452,6 +454,7 @@ class FlattenOp(GeOp):
     """Flattens to 2-D: the dims before `axis` and the dims from `axis` on."""
 
     name = "ge.flatten"
+    DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
@@ -474,6 +477,7 @@ class ConcatOp(GeOp):
     """Joins its inputs along `axis`; all other dims must agree."""
 
     name = "ge.concat"
+    DATA_OPERANDS: ClassVar = ("inputs",)
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = opt_prop_def(IntProp)
@@ -518,6 +522,7 @@ class SplitOp(GeOp):
     """Splits along `axis` into as many results as the op has (sizes from `split` or `num_outputs`)."""
 
     name = "ge.split"
+    DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     split = opt_operand_def(TensorType)
     outputs = var_result_def(TensorType)
@@ -570,6 +575,7 @@ class SliceOp(GeOp):
     """numpy-style slicing with `starts`, `ends`, optional `axes` and `steps` operands."""
 
     name = "ge.slice"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     starts = operand_def(TensorType)
     ends = operand_def(TensorType)
@@ -624,6 +630,7 @@ class GatherOp(GeOp):
     """Takes entries of `data` along `axis` at `indices` (negative indices count from the end)."""
 
     name = "ge.gather"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)
@@ -658,6 +665,7 @@ class UnsqueezeOp(GeOp):
     """Inserts size-1 dims at `axes` (positions in the result)."""
 
     name = "ge.unsqueeze"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     axes = operand_def(TensorType)
     expanded = result_def(TensorType)
@@ -685,6 +693,7 @@ class SqueezeOp(GeOp):
     """Removes size-1 dims: those at `axes`, or all of them when `axes` is absent."""
 
     name = "ge.squeeze"
+    DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
@@ -742,6 +751,8 @@ class ReduceMeanOp(ReduceOp):
     """Mean over `axes`."""
 
     name = "ge.reduce_mean"
+    PRECISION: ClassVar = "black"  # ReduceMeanD: false (a long sum)
+    DATA_OPERANDS: ClassVar = ("data",)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
@@ -757,6 +768,8 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`; the backward graph's reduction (a broadcast operand's gradient, a bias's)."""
 
     name = "ge.reduce_sum"
+    PRECISION: ClassVar = "black"  # ReduceSumD: false (a long sum)
+    DATA_OPERANDS: ClassVar = ("data",)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
@@ -778,6 +791,7 @@ class CastOp(GeOp):
     """
 
     name = "ge.cast"
+    PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)
     to = opt_prop_def(IntProp)
@@ -812,6 +826,7 @@ class WhereOp(GeOp):
     """Picks X where `condition` holds, else Y; all three broadcast."""
 
     name = "ge.where"
+    DATA_OPERANDS: ClassVar = ("X", "Y")
     condition = operand_def(TensorType)
     X = operand_def(TensorType)
     Y = operand_def(TensorType)
@@ -843,6 +858,7 @@ class ExpandOp(GeOp):
     """Broadcasts `input` with the `shape` operand (bidirectionally, like numpy)."""
 
     name = "ge.expand"
+    DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
     output = result_def(TensorType)
@@ -874,6 +890,7 @@ class ShapeOp(GeOp):
     """The input's dims [start, end) as a 1-D i64 tensor."""
 
     name = "ge.shape"
+    PRECISION: ClassVar = "keep"
     data = operand_def(TensorType)
     shape = result_def(TensorType)
     start = opt_prop_def(IntProp)
@@ -897,6 +914,7 @@ class ConstantOfShapeOp(GeOp):
     """A tensor of the shape given by `input`, filled with the one-element `value` (float32 0)."""
 
     name = "ge.constant_of_shape"
+    PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)
     value = opt_prop_def(DenseIntOrFPElementsAttr)
@@ -944,6 +962,7 @@ class PadOp(GeOp):
     """Pads (or, with negative pads, crops) `data`; modes constant, reflect, edge and wrap."""
 
     name = "ge.pad"
+    DATA_OPERANDS: ClassVar = ("data", "constant_value")
     data = operand_def(TensorType)
     pads = operand_def(TensorType)
     constant_value = opt_operand_def(TensorType)
@@ -1017,6 +1036,7 @@ class RangeOp(GeOp):
     """[start, start + delta, ...) up to `limit` (exclusive); length max(ceil((limit - start) / delta), 0)."""
 
     name = "ge.range"
+    PRECISION: ClassVar = "keep"
     start = operand_def(TensorType)
     limit = operand_def(TensorType)
     delta = operand_def(TensorType)

@@ -22,6 +22,7 @@ from xdsl.irdl import OperandDef, OptOperandDef, VarOperandDef
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value, describe
+from ge.ge_dialects.ge.facts import PreservesZero
 from ge.ge_dialects.ge.layout import LayoutError, is_stored_logically, storage_shape
 from ge.ge_dialects.ge.tensor_ops import ShapeError
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
@@ -55,8 +56,8 @@ def kernel_impl(fn: Kernel):
     return run
 
 
-LAYOUT_FREE: tuple[type[Operation], ...] = (ge.ReluOp, ge.AddOp, ge.SubOp, ge.MulOp)
-"""Elementwise ops with f(0, ..., 0) = 0. When every operand and result has the same type, they
+LAYOUT_FREE: tuple[type[Operation], ...] = tuple(op for op in ge.ALL_OPS if op.has_trait(PreservesZero))
+"""Elementwise ops with f(0, ..., 0) = 0 (`PreservesZero`). When every operand and result has the same type, they
 compute on the stored arrays (blocked, padded: NC1HWC0, FRACTAL_NZ) what they compute on the logical
 ones, element for element, and keep zero padding zero: so they run on the stored arrays, without the
 two layout conversions per op (on ResNet-50 at O3, Relu and Add took 61 ms of a 315 ms run with the

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
 from ge.ge_dialects.ge.elementwise import ActivationGradOp
-from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.facts import Elementwise, Engine
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, is_one_of, ops
 from ge.passes.tensor_values import tensor_type
@@ -31,12 +31,8 @@ EPILOGUE_BINARY = ops(ge.AddOp, ge.SubOp, ge.MulOp, ge.DivOp)
 ACTIVATIONS = ops(ge.ReluOp, ge.GeluOp, ge.ClipOp, ge.SigmoidOp, ge.TanhOp, ge.HardSwishOp)
 ACTIVATION_GRADS = ops(ge.ReluGradOp, ge.GeluGradOp)
 """The backward's fused activation gradients: elementwise, they chain like their forwards."""
-ELEMENTWISE = (
-    EPILOGUE_BINARY
-    | ACTIVATIONS
-    | ACTIVATION_GRADS
-    | ops(ge.SqrtOp, ge.ErfOp, ge.PowOp, ge.CastOp, ge.WhereOp, ge.ExpOp, ge.LogOp)
-)
+ELEMENTWISE = ops(*(op for op in ge.ALL_OPS if op.has_trait(Elementwise)))
+"""The ops whose `Elementwise` trait says element i of a result reads element i of the operands only."""
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
 

@@ -227,12 +227,34 @@ def test_precision_mode_alias():
         MixedPrecisionPass(mode="force_fp32", precision_mode="force_fp16")
 
 
-def test_default_lists_partition_the_ops():
+def test_every_op_declares_its_list_and_its_data_operands():
+    """Each op's PRECISION is a list; it is keep exactly when the op has no data operands, and
+    every data operand it names is one of its operands."""
     lists = load_lists()
-    assert set(lists.kind) == set(ALL_OPS)  # every ge op is in exactly one list
+    assert set(lists.kind) == set(ALL_OPS)
     for op, kind in lists.kind.items():
+        assert kind in ("white", "black", "gray", "keep"), op.name
         assert (kind == "keep") == (op not in DATA_OPERANDS), op.name
+        operands = {name for name, _ in op.get_irdl_definition().operands}
+        assert set(op.DATA_OPERANDS) <= operands, op.name
     assert lists.cube <= {op for op, k in lists.kind.items() if k == "white"}
+
+
+def test_default_white_and_black_lists_are_ges_policy():
+    """GE's precision_reduce flags (true = white, false = black) as the ops declare them."""
+    lists = load_lists()
+
+    def listed(kind):
+        return {op.name.removeprefix("ge.") for op, k in lists.kind.items() if k == kind}
+
+    assert listed("white") == {
+        "conv", "conv_backprop_input", "conv_backprop_filter", "matmul", "gemm", "max_pool", "attention"
+    }  # fmt: skip
+    assert listed("black") == {
+        "pow", "gather_grad", "reduce_mean", "reduce_sum", "mod", "log", "softmax_cross_entropy_loss",
+        "nll_loss", "softmax_cross_entropy_loss_grad", "nll_loss_grad",
+    }  # fmt: skip
+    assert {op.name for op in lists.fp16_only} == {"ge.avg_pool"}
 
 
 def test_default_cube_set_is_the_engine_trait():

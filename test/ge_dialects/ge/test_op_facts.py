@@ -4,22 +4,30 @@ model charges. The mutation tests break a fact and show the lowering or the cost
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from xdsl.dialects.builtin import f32
+from xdsl.ir import Block
 from xdsl.ir.core import OpTraits
 from xdsl.traits import Pure
 
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import (
     Broadcasting,
     Elementwise,
     Engine,
     LayoutAgnostic,
+    PreservesZero,
     Reduction,
     RunsOn,
     Transcendental,
 )
+from ge.ge_dialects.ge.types import tensor
 from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.interpreter.device.ir_work import ops_work
+from ge.interpreter.ge import folding_interpreter
+from ge.interpreter.kernels import checked
 from ge.passes.fusion import rules as fusion_rules
 from ge.passes.layout import rules as layout_rules
 from ge.target import load_target
@@ -60,6 +68,12 @@ def _with_traits(monkeypatch, op_cls, *traits):
 def test_every_op_declares_one_engine(op_cls):
     assert len(op_cls.get_traits_of_type(RunsOn)) == 1
     assert isinstance(op_cls.engine_class(), Engine)
+
+
+@pytest.mark.parametrize("op_cls", ge.ALL_OPS, ids=lambda c: c.name)
+def test_every_op_has_a_gradient_or_says_why_not(op_cls):
+    has_vjp = op_cls.vjp is not GeOp.vjp
+    assert has_vjp != bool(op_cls.NO_GRADIENT), f"{op_cls.name}: a vjp, or NO_GRADIENT with the reason (not both)"
 
 
 def test_an_op_without_an_engine_is_refused(monkeypatch):
@@ -135,8 +149,21 @@ def test_known_traits():
 def test_fusion_rule_sets_agree_with_the_traits():
     """What the fusion rules call elementwise, reductions and Cube ops must be what the ops say they are."""
     assert {op for op in ge.ALL_OPS if op.engine_class() is Engine.CUBE} == fusion_rules.CUBE
-    assert all(op.has_trait(Elementwise) for op in fusion_rules.ELEMENTWISE)
+    assert {op for op in ge.ALL_OPS if op.has_trait(Elementwise)} == fusion_rules.ELEMENTWISE
     assert all(op.has_trait(Reduction) for op in fusion_rules.REDUCTIONS)
+
+
+def test_preserves_zero_holds_for_each_op_that_declares_it():
+    """Each PreservesZero op's kernel maps zeros to zeros (the trait lets it run on padded storage)."""
+    zero = np.zeros((2, 3), np.float32)
+    for op_cls in (op for op in ge.ALL_OPS if op.has_trait(PreservesZero)):
+        defs = op_cls.get_irdl_definition().operands
+        types = {name: tensor(f32, [2, 3]) for name, _ in defs}
+        block = Block(arg_types=list(types.values()))
+        op = op_cls.create(dict(zip(types, block.args)), {})
+        (out,) = folding_interpreter().run_op(op, tuple(zero for _ in defs))
+        assert not np.asarray(out).any(), op_cls.name
+    assert {op.name for op in checked.LAYOUT_FREE} == {op.name for op in ge.ALL_OPS if op.has_trait(PreservesZero)}
 
 
 def test_layout_followers_are_the_layout_agnostic_ops():
@@ -189,6 +216,13 @@ def test_conv_kernel_runs_on_the_cube():
     engine, block_dim, macs, vector = _conv_relu_kernel()
     assert engine == "cube" and block_dim > 1
     assert macs == 32 * 6 * 6 * 16 * 3 * 3 and vector == 32 * 36
+
+
+def test_mutation_sigmoid_marked_zero_preserving_is_caught(monkeypatch):
+    """sigmoid(0) = 0.5: a PreservesZero trait on it would pad blocked tensors with 0.5s."""
+    _with_traits(monkeypatch, ge.SigmoidOp, *ge.SigmoidOp.traits, PreservesZero())
+    with pytest.raises(AssertionError, match="ge.sigmoid"):
+        test_preserves_zero_holds_for_each_op_that_declares_it()
 
 
 def test_conv_marked_vector_changes_lowering_and_cost(monkeypatch):
