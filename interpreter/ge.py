@@ -38,9 +38,11 @@ from ge.interpreter.kernels.optimizer import OptimizerFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 from ge.interpreter.kernels.tensor_grad import TensorGradFunctions
+from ge.interpreter.kernels.unary_math import UnaryMathFunctions
 
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
+    UnaryMathFunctions,
     NnFunctions,
     ConvGradFunctions,
     NormGradFunctions,

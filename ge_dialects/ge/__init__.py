@@ -10,6 +10,8 @@ from ge.ge_dialects.ge.attention import *  # noqa: F403
 from ge.ge_dialects.ge.attention import ATTENTION_OPS
 from ge.ge_dialects.ge.base import GeOp as GeOp
 from ge.ge_dialects.ge.base import InferArgs as InferArgs
+from ge.ge_dialects.ge.bitwise import *  # noqa: F403
+from ge.ge_dialects.ge.bitwise import BITWISE_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
@@ -36,11 +38,15 @@ from ge.ge_dialects.ge.tensor_ops import *  # noqa: F403
 from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS
 from ge.ge_dialects.ge.types import FormatAttr as FormatAttr
 from ge.ge_dialects.ge.types import WeightRefAttr as WeightRefAttr
+from ge.ge_dialects.ge.unary_math import *  # noqa: F403
+from ge.ge_dialects.ge.unary_math import UNARY_MATH_OPS
 
 ALL_OPS: list[type[GeOp]] = [
     ConstantOp,
     *ELEMENTWISE_OPS,
+    *UNARY_MATH_OPS,
     *LOGIC_OPS,
+    *BITWISE_OPS,
     *NN_OPS,
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,

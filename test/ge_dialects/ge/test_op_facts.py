@@ -128,6 +128,8 @@ def test_known_traits():
         "ge.softmax_cross_entropy_loss_grad",
         "ge.apply_adam",
         "ge.apply_adagrad",
+        *(f"ge.{f}" for f in ("sin", "cos", "tan", "asin", "acos", "atan")),
+        *(f"ge.{f}" for f in ("sinh", "cosh", "asinh", "acosh", "atanh")),
     }
     assert having(Reduction) == {
         "ge.softmax",

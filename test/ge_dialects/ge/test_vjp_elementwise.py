@@ -94,6 +94,17 @@ UNARY_INPUTS = {
     ge.ReciprocalOp: lambda x: away_from(x, (0.0,), 0.4),
     ge.HardSigmoidOp: lambda x: away_from(4 * x, (-2.5, 2.5), 0.05),  # alpha x + beta leaves [0, 1] at +-2.5
     ge.LeakyReluOp: lambda x: away_from(x, (0.0,), 0.05),
+    ge.SinOp: lambda x: 2 * x,
+    ge.CosOp: lambda x: 2 * x,
+    ge.TanOp: lambda x: np.clip(x, -1.2, 1.2),  # inside (-pi/2, pi/2)
+    ge.AsinOp: lambda x: 0.9 * np.tanh(x),  # inside (-1, 1), away from the ends
+    ge.AcosOp: lambda x: 0.9 * np.tanh(x),
+    ge.AtanOp: lambda x: 2 * x,
+    ge.SinhOp: lambda x: x,
+    ge.CoshOp: lambda x: x,
+    ge.AsinhOp: lambda x: 2 * x,
+    ge.AcoshOp: lambda x: positive(x) + 1,  # above 1
+    ge.AtanhOp: lambda x: 0.9 * np.tanh(x),
 }
 
 shapes = st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple)
@@ -176,9 +187,17 @@ def test_comparisons_pass_no_gradient(op_cls):
     assert {"a", "b"} == op_cls.NOT_DIFFERENTIABLE
 
 
-@pytest.mark.parametrize("op_cls", [ge.SignOp, ge.FloorOp, ge.CeilOp], ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "op_cls", [ge.SignOp, ge.FloorOp, ge.CeilOp, ge.RoundOp, ge.IsNaNOp, ge.IsInfOp], ids=lambda c: c.name
+)
 def test_piecewise_constant_ops_pass_no_gradient(op_cls):
     assert list(vjp_of(op_cls, {"x": tensor(f32, (4,))})) == [None]
+
+
+@pytest.mark.parametrize("op_cls", [ge.BitwiseAndOp, ge.BitwiseOrOp, ge.BitwiseXorOp], ids=lambda c: c.name)
+def test_bitwise_ops_pass_no_gradient(op_cls):
+    t = tensor(i32, (4,))
+    assert list(vjp_of(op_cls, {"a": t, "b": t}, cotangent=False)) == [None, None]
 
 
 def vjp_of(op_cls, operand_types: dict, props=None, cotangent: bool = True):
