@@ -30,9 +30,15 @@ from ge.frontend.onnx_importer import import_model, load_onnx
 from ge.frontend.onnx_ops import MIN_OPSET, OLDEST_OPSET, ONNX_DTYPES, SUPPORTED_TYPES, OnnxImportError
 from ge.interpreter.runner import run
 
-#: The operators the foundation issue lists; a case counts for the op its single node runs,
-#: or for "(expanded)" when it is a function body made only of supported operators.
-LISTED_OPS = set(SUPPORTED_TYPES)
+#: The operators ge imports: natively, or through their ONNX function bodies (frontend/onnx_functions.py).
+#: A case counts for the op its single node runs, or for "(expanded)" when it is a function body
+#: made only of listed operators.
+FUNCTION_OPS = {
+    s.name
+    for s in onnx.defs.get_all_schemas()
+    if s.domain == "" and (s.has_function or s.has_context_dependent_function)  # type: ignore[attr-defined]
+} - set(SUPPORTED_TYPES)
+LISTED_OPS = set(SUPPORTED_TYPES) | FUNCTION_OPS
 
 #: Keyed by the listed operators too: a cache written before an operator was added lacks its cases.
 _LISTED_KEY = hashlib.sha256(",".join(sorted(LISTED_OPS)).encode()).hexdigest()[:12]
@@ -72,6 +78,9 @@ class NodeCase:
 def _write_case(case, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(case.model.SerializeToString())
+    graph = case.model.graph
+    if not all(vi.type.HasField("tensor_type") for vi in [*graph.input, *graph.output]):
+        return  # sequences and optionals: outside ge's scope, the model alone shows the refusal
     for i, (inputs, outputs) in enumerate(case.data_sets):
         data = folder / f"test_data_set_{i}"
         data.mkdir(exist_ok=True)
