@@ -33,9 +33,9 @@ def _matches(got, want, rtol: float, atol: float) -> bool:
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return False
-    if want.dtype.kind == "V":  # the narrow storage types (ml_dtypes' float8, float4, int4): bit for bit
-        return bool(np.array_equal(got.view(np.uint8), want.view(np.uint8)))
-    if want.dtype.kind not in "fc":
+    if want.dtype.kind == "V" and want.dtype.itemsize == 1:  # ml_dtypes' float8, float4, int4: bit for bit
+        return bool(np.array_equal(np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)))
+    if want.dtype.kind not in "fcV":
         return bool(np.array_equal(got, want))
     return bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
 

@@ -31,6 +31,7 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
+from ge.interpreter.kernels.linalg import LinalgFunctions
 from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
@@ -43,6 +44,7 @@ from ge.interpreter.kernels.unary_math import UnaryMathFunctions
 KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     UnaryMathFunctions,
+    LinalgFunctions,
     NnFunctions,
     ConvGradFunctions,
     NormGradFunctions,

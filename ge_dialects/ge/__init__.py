@@ -19,6 +19,8 @@ from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
+from ge.ge_dialects.ge.linalg import *  # noqa: F403
+from ge.ge_dialects.ge.linalg import LINALG_OPS
 from ge.ge_dialects.ge.logic import *  # noqa: F403
 from ge.ge_dialects.ge.logic import LOGIC_OPS
 from ge.ge_dialects.ge.loss import *  # noqa: F403
@@ -48,6 +50,7 @@ ALL_OPS: list[type[GeOp]] = [
     *LOGIC_OPS,
     *BITWISE_OPS,
     *NN_OPS,
+    *LINALG_OPS,
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,
     *TENSOR_OPS,

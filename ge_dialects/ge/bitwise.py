@@ -1,20 +1,24 @@
 """Bitwise operators on integers (GE's BitwiseAnd, BitwiseOr, BitwiseXor, Invert, LeftShift /
 RightShift): elementwise, with broadcasting for the binary ones. Integer arithmetic, so their
-instances run on the AI CPU (`engine()`); bits carry no gradient."""
+instances run on the AI CPU (`engine()`); bits carry no gradient. And BitCast (GE's Bitcast): the
+same bits read as another type of the same width."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, opt_prop_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 
-from ge.ge_dialects.ge.base import InferArgs, StrProp
+from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.elementwise import BinaryElementwiseOp, UnaryElementwiseOp
+from ge.ge_dialects.ge.facts import Elementwise, Engine, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder
-from ge.ge_dialects.ge.types import INT_TYPES
+from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES
+from ge.ge_dialects.ge.types import INT_TYPES, NARROW_INT_TYPES, f4E2M1FN, i2, numpy_dtype, tensor, ui2
 
 
 class BitwiseBinaryOp(BinaryElementwiseOp):
@@ -73,6 +77,39 @@ class BitwiseNotOp(UnaryElementwiseOp):
         return [None]
 
 
-BITWISE_OPS = [BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitShiftOp, BitwiseNotOp]
+def bit_width(dtype: Attribute) -> int:
+    """Bits per element as ONNX counts them (the 4- and 2-bit types are stored a byte each here)."""
+    if dtype in NARROW_INT_TYPES or dtype == f4E2M1FN:
+        return 2 if dtype in (i2, ui2) else 4
+    return numpy_dtype(dtype).itemsize * 8
 
-__all__ = ["BitwiseAndOp", "BitwiseOrOp", "BitwiseXorOp", "BitShiftOp", "BitwiseNotOp", "BITWISE_OPS"]
+
+@irdl_op_definition
+class BitCastOp(GeOp):
+    """ONNX BitCast: the input's bits as the element type `to` (an ONNX data type number) of the
+    same width, shape unchanged; no value is converted, so no gradient flows."""
+
+    name = "ge.bit_cast"
+    PRECISION: ClassVar = "keep"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    to = opt_prop_def(IntProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise())
+    NO_GRADIENT: ClassVar = "a reinterpretation of bits has no derivative"
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        to = a.prop("to")
+        if to not in ONNX_ELEMENT_TYPES:
+            raise a.fail(f"'to' must be an ONNX data type ge has, got {to}")
+        source, target = a.dtype("input"), ONNX_ELEMENT_TYPES[to]
+        if bit_width(source) != bit_width(target):
+            raise a.fail(
+                f"{source} has {bit_width(source)} bits and {target} {bit_width(target)}: BitCast needs equal widths"
+            )
+        return [tensor(target, a.shape("input"), a.fmt("input"))]
+
+
+BITWISE_OPS = [BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitShiftOp, BitwiseNotOp, BitCastOp]
+
+__all__ = ["BitwiseAndOp", "BitwiseOrOp", "BitwiseXorOp", "BitShiftOp", "BitwiseNotOp", "BitCastOp", "BITWISE_OPS"]

@@ -8,6 +8,7 @@ import numpy as np
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import numpy_dtype
 from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.kernels.elementwise import _binary, _float_op, _unary
 
@@ -46,6 +47,13 @@ def bit_shift(op, ins):
     return np.where(out_of_range, fill, shifted).astype(a.dtype)
 
 
+def bit_cast(op, ins):
+    """The same bytes viewed as the result type (the 4- and 2-bit types keep their bits in the low
+    bits of a byte each, so they view as one another too)."""
+    x = ins["input"]
+    return np.asarray(x, order="C").view(numpy_dtype(op.output.type.element_type))
+
+
 @register_impls
 class UnaryMathFunctions(InterpreterFunctions):
     """The one-float functions' and the bitwise ops' interpreter implementations."""
@@ -69,3 +77,4 @@ class UnaryMathFunctions(InterpreterFunctions):
     run_bitwise_xor = impl(ge.BitwiseXorOp)(kernel_impl(_binary(np.bitwise_xor)))
     run_bit_shift = impl(ge.BitShiftOp)(kernel_impl(bit_shift))
     run_bitwise_not = impl(ge.BitwiseNotOp)(kernel_impl(_unary(np.invert)))
+    run_bit_cast = impl(ge.BitCastOp)(kernel_impl(bit_cast))

@@ -91,9 +91,15 @@ def test_known_engines():
         "ge.gemm",
         "ge.conv_backprop_input",
         "ge.conv_backprop_filter",
+        "ge.einsum",
     }
     assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
-    assert {n for n, e in engine.items() if e is Engine.AICPU} == {"ge.shape", "ge.range", "ge.constant_of_shape"}
+    assert {n for n, e in engine.items() if e is Engine.AICPU} == {
+        "ge.shape",
+        "ge.range",
+        "ge.constant_of_shape",
+        "ge.det",
+    }
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
     assert engine["ge.all_finite"] is engine["ge.loss_scale_update"] is Engine.VECTOR

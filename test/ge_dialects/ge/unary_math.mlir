@@ -46,3 +46,11 @@ func.func @bitwise(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %u: tensor<3xui8>) ->
   %4 = ge.bit_shift %u, %u {direction = "LEFT"} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
   func.return %3, %4 : tensor<2x3xi32>, tensor<3xui8>
 }
+
+func.func @bit_cast(%x: tensor<2x3xf32>, %q: tensor<4xi4>) -> (tensor<2x3xi32>, tensor<4xui4>) {
+  // CHECK: ge.bit_cast %{{.*}} {to = 6 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %0 = ge.bit_cast %x {to = 6 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  // CHECK: ge.bit_cast %{{.*}} {to = 21 : i64} : (tensor<4xi4>) -> tensor<4xui4>
+  %1 = ge.bit_cast %q {to = 21 : i64} : (tensor<4xi4>) -> tensor<4xui4>
+  func.return %0, %1 : tensor<2x3xi32>, tensor<4xui4>
+}

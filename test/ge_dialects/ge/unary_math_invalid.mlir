@@ -37,3 +37,19 @@ func.func @shift_sideways(%a: tensor<3xui8>) -> tensor<3xui8> {
   %0 = ge.bit_shift %a, %a {direction = "UP"} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
   func.return %0 : tensor<3xui8>
 }
+
+// -----
+
+func.func @bit_cast_to_another_width(%a: tensor<3xf32>) -> tensor<3xf16> {
+  // CHECK: ge.bit_cast: f32 has 32 bits and f16 16: BitCast needs equal widths
+  %0 = ge.bit_cast %a {to = 10 : i64} : (tensor<3xf32>) -> tensor<3xf16>
+  func.return %0 : tensor<3xf16>
+}
+
+// -----
+
+func.func @bit_cast_to_nothing(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // CHECK: ge.bit_cast: 'to' must be an ONNX data type ge has, got None
+  %0 = ge.bit_cast %a : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}

@@ -1,0 +1,39 @@
+// RUN: ge-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+func.func @sizes_disagree(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // CHECK: ge.einsum: index 'j' has sizes 3 and 4
+  %0 = ge.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  func.return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @term_per_operand(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: ge.einsum: equation 'ij,jk->ik' has 2 operand terms, 1 operands given
+  %0 = ge.einsum %a {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @no_equation(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: ge.einsum: property 'equation' is required
+  %0 = ge.einsum %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @mixed_types(%a: tensor<2x3xf32>, %b: tensor<3xf16>) -> tensor<2xf32> {
+  // CHECK: ge.einsum: inputs 0 and 1 have element types f32 and f16
+  %0 = ge.einsum %a, %b {equation = "ij,j->i"} : (tensor<2x3xf32>, tensor<3xf16>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @det_of_a_rectangle(%a: tensor<2x3xf32>) -> tensor<f32> {
+  // CHECK: ge.det: needs square matrices, got 2x3
+  %0 = ge.det %a : (tensor<2x3xf32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
