@@ -3,7 +3,9 @@
 An operator with no ge op of its own comes in as its ONNX function body: the schema's function
 (Celu, ReduceL2, Swish, ...), the schema's context-dependent function, which onnx builds for the
 node's attributes and input types (CastLike, Attention, RMSNormalization, LogSoftmax, ...), or a
-function the model itself defines (`ModelProto.functions`). The body's nodes are imported in the
+function the model itself defines (`ModelProto.functions`), or, for an operator whose schema has
+none, a body ge builds itself (onnx_decompositions.py: the recurrent layers, LpNormalization). The
+body's nodes are imported in the
 node's place, recursively, at the opset the body imports; an operator that has a ge op is never
 expanded (`SUPPORTED_TYPES` comes first). Expansion is held to a node budget, and a model-local
 function that calls itself is refused: both would otherwise never end.
@@ -17,6 +19,7 @@ from typing import Any
 
 import onnx
 
+from ge.frontend.onnx_decompositions import DECOMPOSITIONS
 from ge.frontend.onnx_ops import DEFAULT_DOMAINS, OnnxImportError, is_native
 
 MAX_EXPANDED_NODES = 100_000
@@ -51,6 +54,8 @@ class FunctionBodies:
         """Whether the node's operator has a function body to expand (without building it)."""
         if (node.domain, node.op_type) in self.local:
             return True
+        if _decomposition(node) is not None:
+            return True
         schema = _schema(node, opset)
         if schema is None:
             return False
@@ -71,6 +76,8 @@ class FunctionBodies:
                 inner = _body_opset(fn, opset)
                 self.checked[key] = all(self.is_supported(n, inner, seen | {key}) for n in fn.node)
             return self.checked[key]
+        if _decomposition(node) is not None:
+            return True  # built at import for the input types, and its operators checked then
         schema = _schema(node, opset)
         if schema is None:
             return False
@@ -90,6 +97,10 @@ class FunctionBodies:
         if key in self.local:
             fn = self.local[key]
             return fn, _body_opset(fn, opset), f"{node.domain}.{node.op_type}"
+        decomposition = _decomposition(node)
+        if decomposition is not None:
+            fn = decomposition(node, input_types, where)
+            return fn, _body_opset(fn, opset), None
         schema = _schema(node, opset)
         assert schema is not None, where  # callers ask has_body first
         version = _version(schema.function_opset_versions, opset)
@@ -164,6 +175,11 @@ class FunctionBodies:
 
     def leave(self) -> None:
         self.active.pop()
+
+
+def _decomposition(node: onnx.NodeProto):
+    """ge's own body builder for the node's operator (onnx_decompositions), if it has one."""
+    return DECOMPOSITIONS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
 
 
 def _schema(node: onnx.NodeProto, opset: int) -> Any:
