@@ -148,6 +148,7 @@ ONNX_TO_GE: dict[str, str] = {
     "ConstantOfShape": "ConstantOfShapeOp",
     "Pad": "PadOp",
     "Resize": "ResizeOp",
+    "GridSample": "GridSampleOp",
     "Range": "RangeOp",
     "SoftmaxCrossEntropyLoss": "SoftmaxCrossEntropyLossOp",
     "NegativeLogLikelihoodLoss": "NllLossOp",
@@ -232,12 +233,19 @@ def _drop(*names: str):
     return adapt
 
 
+def _grid_sample_mode_names(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
+    """GridSample before opset 20 names its modes "bilinear" and "bicubic"."""
+    attrs["mode"] = {"bilinear": "linear", "bicubic": "cubic"}.get(attrs.get("mode", "bilinear"), attrs.get("mode"))
+    return inputs, attrs
+
+
 #: (ONNX operator, first opset where the adapter no longer applies) -> adapter.
 ADAPTERS: dict[tuple[str, int], Callable] = {
     ("ReduceMean", 18): _reduce_axes_to_input,
     ("ReduceSum", 13): _reduce_axes_to_input,
     # `spatial` left BatchNormalization in opset 9; `is_test`-style leftovers are ignored likewise.
     ("BatchNormalization", 14): _drop("spatial"),
+    ("GridSample", 20): _grid_sample_mode_names,
 }
 
 

@@ -30,6 +30,7 @@ from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
+from ge.interpreter.kernels.grid_sample import GridSampleFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.linalg import LinalgFunctions
 from ge.interpreter.kernels.loss import LossFunctions
@@ -53,6 +54,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,
+    GridSampleFunctions,
     LossFunctions,
     OptimizerFunctions,
 )

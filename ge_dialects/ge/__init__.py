@@ -17,6 +17,8 @@ from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
+from ge.ge_dialects.ge.grid_sample import *  # noqa: F403
+from ge.ge_dialects.ge.grid_sample import GRID_SAMPLE_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.linalg import *  # noqa: F403
@@ -56,6 +58,7 @@ ALL_OPS: list[type[GeOp]] = [
     *TENSOR_OPS,
     *TENSOR_GRAD_OPS,
     *RESIZE_OPS,
+    *GRID_SAMPLE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,
     *LOSS_OPS,

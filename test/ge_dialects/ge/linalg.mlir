@@ -1,5 +1,5 @@
 // RUN: ge-opt %s | ge-opt | filecheck %s
-// Einsum and Det print and parse back with their inferred types.
+// Einsum, Det and GridSample print and parse back with their inferred types.
 
 func.func @linalg(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %m: tensor<3x4x4xf32>) -> (tensor<2x3x5xf32>, tensor<4x3xf32>, tensor<3xf32>) {
   // CHECK: ge.einsum %{{.*}}, %{{.*}} {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
@@ -9,4 +9,10 @@ func.func @linalg(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %m: tensor<3x4x4
   // CHECK: ge.det %{{.*}} : (tensor<3x4x4xf32>) -> tensor<3xf32>
   %2 = ge.det %m : (tensor<3x4x4xf32>) -> tensor<3xf32>
   func.return %0, %1, %2 : tensor<2x3x5xf32>, tensor<4x3xf32>, tensor<3xf32>
+}
+
+func.func @grid_sample(%x: tensor<2x3x5x6xf32>, %g: tensor<2x4x7x2xf32>) -> tensor<2x3x4x7xf32> {
+  // CHECK: ge.grid_sample %{{.*}}, %{{.*}} {mode = "cubic", padding_mode = "border"} : (tensor<2x3x5x6xf32>, tensor<2x4x7x2xf32>) -> tensor<2x3x4x7xf32>
+  %0 = ge.grid_sample %x, %g {mode = "cubic", padding_mode = "border"} : (tensor<2x3x5x6xf32>, tensor<2x4x7x2xf32>) -> tensor<2x3x4x7xf32>
+  func.return %0 : tensor<2x3x4x7xf32>
 }

@@ -37,3 +37,19 @@ func.func @det_of_a_rectangle(%a: tensor<2x3xf32>) -> tensor<f32> {
   %0 = ge.det %a : (tensor<2x3xf32>) -> tensor<f32>
   func.return %0 : tensor<f32>
 }
+
+// -----
+
+func.func @grid_of_the_wrong_rank(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x2xf32>) -> tensor<1x2x3xf32> {
+  // CHECK: ge.grid_sample: grid [1, 3, 2] does not fit X [1, 2, 4, 4]: it must be [N, out..., 2]
+  %0 = ge.grid_sample %x, %g : (tensor<1x2x4x4xf32>, tensor<1x3x2xf32>) -> tensor<1x2x3xf32>
+  func.return %0 : tensor<1x2x3xf32>
+}
+
+// -----
+
+func.func @grid_sample_mode(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  // CHECK: ge.grid_sample: mode must be one of linear, nearest, cubic, got 'area'
+  %0 = ge.grid_sample %x, %g {mode = "area"} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+  func.return %0 : tensor<1x2x3x3xf32>
+}
