@@ -30,6 +30,7 @@ from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
+from ge.interpreter.kernels.indexing import IndexingFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
@@ -46,6 +47,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     NormGradFunctions,
     TensorFunctions,
     TensorGradFunctions,
+    IndexingFunctions,
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,

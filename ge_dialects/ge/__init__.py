@@ -1,6 +1,6 @@
 """The ge dialect: one op per graph operator, GE's tensor formats, weights by reference.
 
-The ops are split over modules by kind (elementwise, nn, tensor); this module gathers them into
+The ops are split over modules by kind (elementwise, nn, tensor, indexing); this module gathers them into
 one `Dialect` and re-exports every op class, so `from ge.ge_dialects import ge; ge.AddOp` works.
 """
 
@@ -15,6 +15,8 @@ from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
+from ge.ge_dialects.ge.indexing import *  # noqa: F403
+from ge.ge_dialects.ge.indexing import INDEXING_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.logic import *  # noqa: F403
@@ -46,6 +48,7 @@ ALL_OPS: list[type[GeOp]] = [
     *NORM_GRAD_OPS,
     *TENSOR_OPS,
     *TENSOR_GRAD_OPS,
+    *INDEXING_OPS,
     *RESIZE_OPS,
     *ATTENTION_OPS,
     *LAYOUT_OPS,
