@@ -456,9 +456,6 @@ class OneHotOp(GeOp):
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     DEFAULTS: ClassVar = {"axis": -1}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"indices", "depth"})
-    NO_GRADIENT: ClassVar = (
-        "its indices and depth are integers (or piecewise constant), and the gradient of its off/on values is not built"
-    )
 
     @classmethod
     @_reports_shape_errors
@@ -477,6 +474,23 @@ class OneHotOp(GeOp):
                 raise a.fail(f"depth {value} is not finite")
             count = int(value)  # a float depth is cast to i64, as ONNX says
         return [tensor(a.dtype("values"), one_hot_dims(a.shape("indices"), count, a.prop("axis")))]
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """values[1] gets the sum of dy where an index marks a position (a one-hot mask of 0s and
+        1s), values[0] the rest of dy's sum. Indices and depth get none: integers, or piecewise
+        constant. (A float initializer is a parameter, so OneHot's values usually are one.)"""
+        (dy,) = cotangents
+        if dy is None:
+            return [None, None, None]
+        unit = g.const(np.array([0, 1], dtype=numpy_dtype(tensor_type_of(dy).element_type)))
+        mask = g.value(
+            OneHotOp, {"indices": self.indices, "depth": self.depth, "values": unit}, {"axis": self.p("axis")}
+        )
+        everything = list(range(len(static_shape(dy))))
+        on = g.reduce_sum(g.mul(dy, mask), everything, keepdims=False)
+        off = g.sub(g.reduce_sum(dy, everything, keepdims=False), on)
+        d_values = g.value(ConcatOp, {"inputs": [g.reshape(off, (1,)), g.reshape(on, (1,))]}, {"axis": 0})
+        return [None, None, d_values]
 
 
 @irdl_op_definition

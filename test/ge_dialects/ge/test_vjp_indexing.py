@@ -1,6 +1,6 @@
 """The indexing ops' gradients against finite differences (float64, hypothesis-drawn shapes, axes
 and indices: repeated and negative indices, batch dims, tiles of one and of zero, triangles of
-any k), the ones refused or absent with their reasons, and mutations the check catches."""
+any k, one-hot values), the ones refused or absent with their reasons, and mutations the check catches."""
 
 from __future__ import annotations
 
@@ -111,10 +111,18 @@ def test_eye_like_passes_a_zero_gradient():
     check_vjp(ge.EyeLikeOp, {"input": np.ones((3, 4))}, {"k": 1}, no_gradient=["input"])
 
 
-def test_one_hot_says_why_it_has_no_gradient():
-    operands = {"indices": np.array([0, 2], np.int64), "depth": np.array(3, np.int64), "values": np.array([0.0, 1.0])}
-    with pytest.raises(NotDifferentiable, match="ge.one_hot '/op' has no gradient: its indices and depth are integers"):
-        check_vjp(ge.OneHotOp, operands)
+@pytest.mark.parametrize(
+    "indices, axis",
+    [
+        (np.array([[0, 2], [-1, 7]], np.int64), -1),
+        (np.array([1.7, -2.2, 0.4]), 0),
+        (np.array([[3, -4, 1]], np.int32), 1),
+    ],
+)
+def test_one_hot_values(indices, axis):
+    """The off and on values get their shares of dy; float indices get none (piecewise constant)."""
+    operands = {"indices": indices, "depth": np.array(4, np.int64), "values": np.array([-0.5, 2.0])}
+    check_vjp(ge.OneHotOp, operands, {"axis": axis}, no_gradient=["indices"])
 
 
 # -- mutations --------------------------------------------------------------------------------------
@@ -159,3 +167,24 @@ def test_a_tile_gradient_summing_the_wrong_tiles_is_caught(monkeypatch):
     operands = {"input": rand(np.random.default_rng(8), (3, 2)), "repeats": np.array([2, 1], np.int64)}
     with pytest.raises(AssertionError, match="ge.tile operand 'input'"):
         check_vjp(ge.TileOp, operands)
+
+
+def test_one_hot_values_swapped_are_caught(monkeypatch):
+    """Mutation: OneHot's gradient gives the on value's share to the off value and back."""
+    original = ge.OneHotOp.vjp
+
+    def swapped(self, g, cts):
+        *rest, d_values = original(self, g, cts)
+        backwards = g.value(
+            ge.SliceOp, {"data": d_values, "starts": g.ints([-1]), "ends": g.ints([-3]), "steps": g.ints([-1])}
+        )
+        return [*rest, backwards]
+
+    monkeypatch.setattr(ge.OneHotOp, "vjp", swapped)
+    operands = {
+        "indices": np.array([0, 2, 1], np.int64),
+        "depth": np.array(4, np.int64),
+        "values": np.array([-0.5, 2.0]),
+    }
+    with pytest.raises(AssertionError, match="ge.one_hot operand 'values'"):
+        check_vjp(ge.OneHotOp, operands)
