@@ -237,6 +237,8 @@ class GatherNDOp(GeOp):
         data = static_shape(self.data)
         indices = self.indices
         zeros = g.zeros(self.data)
+        if 0 in data or 0 in static_shape(dy):  # nothing was read (and reshapes would read 0 as "copy")
+            return [zeros, None]
         if batch == 0:
             return [
                 g.value(ScatterNDOp, {"data": zeros, "indices": indices, "updates": dy}, {"reduction": "add"}),
@@ -289,13 +291,13 @@ class _ScatterOp(GeOp):
         if dy is None:
             return [None, None, None]
         reduction = self.p("reduction")
-        d_updates = g.value(gather, {"data": dy, "indices": self.indices}, gather_props)
-        if reduction == "add":
-            return [dy, None, d_updates]
-        if reduction != "none":
+        if reduction not in ("none", "add"):
             raise NotDifferentiable(
                 f'{describe(self)}: the gradient of reduction "{reduction}" is not built ("none" and "add" only)'
             )
+        d_updates = g.value(gather, {"data": dy, "indices": self.indices}, gather_props)
+        if reduction == "add":
+            return [dy, None, d_updates]
         props = {k: v for k, v in self.properties.items() if k in self.property_kinds()}
         cleared = g.value(type(self), {"data": dy, "indices": self.indices, "updates": g.zeros(self.updates)}, props)
         return [cleared, None, d_updates]

@@ -63,6 +63,7 @@ def test_scatter_elements_none_and_add(shape, data):
         ((2, 3, 4), [[[1], [1], [-3]], [[0], [2], [2]]], 1),
         ((2, 3, 4), [[[1, 0], [-1, 3]], [[0, 0], [0, 0]]], 1),
         ((2, 3, 4), [[[[3], [0]], [[1], [1]], [[-1], [2]]], [[[0], [0]], [[2], [3]], [[1], [-4]]]], 2),
+        ((2, 3, 4), np.zeros((2, 0, 1)), 1),  # nothing read: a zero gradient
     ],
 )
 def test_gather_nd_with_batch_dims(data, indices, batch_dims):
