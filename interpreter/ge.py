@@ -31,6 +31,7 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.grid_sample import GridSampleFunctions
+from ge.interpreter.kernels.indexing import IndexingFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.linalg import LinalgFunctions
 from ge.interpreter.kernels.loss import LossFunctions
@@ -51,6 +52,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     NormGradFunctions,
     TensorFunctions,
     TensorGradFunctions,
+    IndexingFunctions,
     AttentionFunctions,
     LayoutFunctions,
     ResizeFunctions,

@@ -1,6 +1,6 @@
 """The ge dialect: one op per graph operator, GE's tensor formats, weights by reference.
 
-The ops are split over modules by kind (elementwise, nn, tensor); this module gathers them into
+The ops are split over modules by kind (elementwise, nn, tensor, indexing); this module gathers them into
 one `Dialect` and re-exports every op class, so `from ge.ge_dialects import ge; ge.AddOp` works.
 """
 
@@ -19,6 +19,8 @@ from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.grid_sample import *  # noqa: F403
 from ge.ge_dialects.ge.grid_sample import GRID_SAMPLE_OPS
+from ge.ge_dialects.ge.indexing import *  # noqa: F403
+from ge.ge_dialects.ge.indexing import INDEXING_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.linalg import *  # noqa: F403
@@ -57,6 +59,7 @@ ALL_OPS: list[type[GeOp]] = [
     *NORM_GRAD_OPS,
     *TENSOR_OPS,
     *TENSOR_GRAD_OPS,
+    *INDEXING_OPS,
     *RESIZE_OPS,
     *GRID_SAMPLE_OPS,
     *ATTENTION_OPS,

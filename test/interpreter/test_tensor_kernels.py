@@ -15,7 +15,7 @@ from onnx import TensorProto
 from onnx_oracle import compare_with_onnxruntime, node_model
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.tensor_ops import TENSOR_OPS, shape_like_operands
+from ge.ge_dialects.ge.tensor_ops import shape_like_operands
 from ge.ge_dialects.ge.types import shape_of
 
 ort = pytest.importorskip("onnxruntime")
@@ -145,6 +145,6 @@ def test_expand_where_and_friends():
 
 def test_shape_like_operands_name_real_operands():
     for op_type, names in shape_like_operands.items():
-        assert op_type in TENSOR_OPS
+        assert op_type in ge.ALL_OPS
         defined = {name for name, _ in op_type.get_irdl_definition().operands}
         assert set(names) <= defined, op_type.name

@@ -152,6 +152,11 @@ def test_known_traits():
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
     assert "ge.cast" not in having(LayoutAgnostic)  # a cast changes C0, so it is no format follower
+    # gathers, scatters, tiles and masks read elements by position, and no format flows through them
+    indexing = {op.name for op in ge.INDEXING_OPS}
+    assert len(indexing) == 8
+    assert not indexing & (having(Elementwise) | having(Broadcasting) | having(LayoutAgnostic) | having(PreservesZero))
+    assert {op.engine_class() for op in ge.INDEXING_OPS} == {Engine.VECTOR}
 
 
 def test_fusion_rule_sets_agree_with_the_traits():
@@ -253,3 +258,20 @@ def test_lrn_work_is_its_window_per_element():
     block = Block(arg_types=[tensor(f32, (1, 8, 4, 4))])
     lrn = ge.LrnOp.create({"X": block.args[0]}, {"size": 5}, name="/lrn")
     assert (lrn.vector_elements(), lrn.transcendental_elements(), lrn.macs()) == (5 * 128, 128, 0)
+
+
+def test_a_scatter_works_on_its_data_and_its_updates():
+    """A scatter copies the data, then writes (or combines) each update: one Vector lane-op per
+    element of both; a gather, a tile or a mask is one per result element."""
+    from xdsl.dialects.builtin import i64
+    from xdsl.ir import Block
+
+    from ge.ge_dialects.ge.types import tensor
+
+    block = Block(arg_types=[tensor(f32, (6, 4)), tensor(i64, (3, 1)), tensor(f32, (3, 4)), tensor(i64, (6, 4))])
+    data, indices, updates, elements = block.args
+    scatter = ge.ScatterNDOp.create({"data": data, "indices": indices, "updates": updates}, name="/s")
+    gather = ge.GatherNDOp.create({"data": data, "indices": indices}, name="/g")
+    assert (scatter.vector_elements(), scatter.transcendental_elements(), scatter.macs()) == (24 + 12, 0, 0)
+    assert gather.vector_elements() == 12
+    assert ge.GatherElementsOp.create({"data": data, "indices": elements}, name="/e").vector_elements() == 24
