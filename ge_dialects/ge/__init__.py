@@ -13,8 +13,12 @@ from ge.ge_dialects.ge.base import InferArgs as InferArgs
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
+from ge.ge_dialects.ge.conv_transpose import *  # noqa: F403
+from ge.ge_dialects.ge.conv_transpose import CONV_TRANSPOSE_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
+from ge.ge_dialects.ge.instance_norm import *  # noqa: F403
+from ge.ge_dialects.ge.instance_norm import INSTANCE_NORM_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.logic import *  # noqa: F403
@@ -27,6 +31,8 @@ from ge.ge_dialects.ge.norm_grad import *  # noqa: F403
 from ge.ge_dialects.ge.norm_grad import NORM_GRAD_OPS
 from ge.ge_dialects.ge.optimizer import *  # noqa: F403
 from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
+from ge.ge_dialects.ge.pooling import *  # noqa: F403
+from ge.ge_dialects.ge.pooling import POOLING_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -42,6 +48,9 @@ ALL_OPS: list[type[GeOp]] = [
     *ELEMENTWISE_OPS,
     *LOGIC_OPS,
     *NN_OPS,
+    *CONV_TRANSPOSE_OPS,
+    *POOLING_OPS,
+    *INSTANCE_NORM_OPS,
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,
     *TENSOR_OPS,
