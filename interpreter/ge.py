@@ -29,15 +29,18 @@ from ge.interpreter.kernels import vouch_for
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
+from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.grid_sample import GridSampleFunctions
 from ge.interpreter.kernels.indexing import IndexingFunctions
+from ge.interpreter.kernels.instance_norm import InstanceNormFunctions
 from ge.interpreter.kernels.layout import LayoutFunctions
 from ge.interpreter.kernels.linalg import LinalgFunctions
 from ge.interpreter.kernels.loss import LossFunctions
 from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.optimizer import OptimizerFunctions
+from ge.interpreter.kernels.pooling import PoolingFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
 from ge.interpreter.kernels.tensor_grad import TensorGradFunctions
@@ -48,6 +51,9 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     UnaryMathFunctions,
     LinalgFunctions,
     NnFunctions,
+    ConvTransposeFunctions,
+    PoolingFunctions,
+    InstanceNormFunctions,
     ConvGradFunctions,
     NormGradFunctions,
     TensorFunctions,

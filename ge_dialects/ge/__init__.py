@@ -15,12 +15,16 @@ from ge.ge_dialects.ge.bitwise import BITWISE_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
+from ge.ge_dialects.ge.conv_transpose import *  # noqa: F403
+from ge.ge_dialects.ge.conv_transpose import CONV_TRANSPOSE_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.grid_sample import *  # noqa: F403
 from ge.ge_dialects.ge.grid_sample import GRID_SAMPLE_OPS
 from ge.ge_dialects.ge.indexing import *  # noqa: F403
 from ge.ge_dialects.ge.indexing import INDEXING_OPS
+from ge.ge_dialects.ge.instance_norm import *  # noqa: F403
+from ge.ge_dialects.ge.instance_norm import INSTANCE_NORM_OPS
 from ge.ge_dialects.ge.layout import LAYOUT_OPS
 from ge.ge_dialects.ge.layout import TransDataOp as TransDataOp
 from ge.ge_dialects.ge.linalg import *  # noqa: F403
@@ -35,6 +39,8 @@ from ge.ge_dialects.ge.norm_grad import *  # noqa: F403
 from ge.ge_dialects.ge.norm_grad import NORM_GRAD_OPS
 from ge.ge_dialects.ge.optimizer import *  # noqa: F403
 from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
+from ge.ge_dialects.ge.pooling import *  # noqa: F403
+from ge.ge_dialects.ge.pooling import POOLING_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -55,6 +61,9 @@ ALL_OPS: list[type[GeOp]] = [
     *BITWISE_OPS,
     *NN_OPS,
     *LINALG_OPS,
+    *CONV_TRANSPOSE_OPS,
+    *POOLING_OPS,
+    *INSTANCE_NORM_OPS,
     *CONV_GRAD_OPS,
     *NORM_GRAD_OPS,
     *TENSOR_OPS,

@@ -37,11 +37,17 @@ def _padded_zeros(
 
 
 def conv_backprop_input(op, ins):
-    """dx: per group, W^T @ dy gives every window's input-patch gradient (col2im's columns),
-    which then adds into the input at each kernel position."""
+    """dx of ge.conv, the transposed convolution of dy with W."""
     dy, w = _compute(ins["dy"]), _compute(ins["W"])
-    shape, groups = op.p("input_shape"), op.p("group")
     window = Window.of(op.p, w.shape[2:])
+    return transposed_conv(dy, w, op.p("input_shape"), window, op.p("group")).astype(ins["dy"].dtype)
+
+
+def transposed_conv(dy: np.ndarray, w: np.ndarray, shape: Sequence[int], window: Window, groups: int) -> np.ndarray:
+    """The input (of `shape`) gradient of a conv with `window`, from dy (N, M, O...) and W
+    (M, C/group, K...), in dy's type: per group, W^T @ dy gives every window's input-patch
+    gradient (col2im's columns), which then adds into the input at each kernel position.
+    ge.conv_backprop_input and ge.conv_transpose both compute this."""
     n, m = dy.shape[:2]
     out = list(dy.shape[2:])
     weights = w.reshape(groups, m // groups, -1).transpose(0, 2, 1)  # (G, Cg * K, Mg)
@@ -51,7 +57,7 @@ def conv_backprop_input(op, ins):
     for offsets in _kernel_positions(window):
         view = _slice_at(dxp, window, offsets, out)
         view += cols[(slice(None), slice(None), *offsets)]
-    return dxp[region].astype(ins["dy"].dtype)
+    return dxp[region]
 
 
 def conv_backprop_filter(op, ins):

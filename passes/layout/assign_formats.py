@@ -4,9 +4,9 @@ The rules are data (`rules.py`, made by the constructors of `planning.py`); the 
 applies them in one sweep in program order, with a `Planner` that keeps the storage format planned
 for each value (initially the one its type has):
 
-1. anchor rules: an op that wants a format (Conv: NC1HWC0 activations and FRACTAL_Z weights;
-   pools and BatchNorm: NC1HWC0; MatMul/Gemm: FRACTAL_NZ where the benefit rule holds) asks for it
-   on the listed operands and results, when every check of the rule passes;
+1. anchor rules: an op that wants a format (Conv, ConvTranspose: NC1HWC0 activations and
+   FRACTAL_Z weights; pools and BatchNorm: NC1HWC0; MatMul/Gemm: FRACTAL_NZ where the benefit rule
+   holds) asks for it on the listed operands and results, when every check of the rule passes;
 2. follow rules: a format-agnostic op (elementwise, Clip, Dropout; Softmax and LayerNorm over the
    last axis for FRACTAL_NZ) whose full-shape operand arrives in a format the rule carries computes
    in that format: its full-shape operands and its results take it, so the format flows along the

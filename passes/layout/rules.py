@@ -189,6 +189,17 @@ ANCHORS: tuple[Rule, ...] = (
         (),
         (is_weight("W"), _UNGROUPED),
     ),
+    # GE's Conv2DTranspose computes as Conv2DBackpropInput (its arithmetic): NC1HWC0 activations,
+    # a FRACTAL_Z filter
+    anchor("conv-transpose-nc1hwc0", (ge.ConvTransposeOp,), NC1HWC0, ("X",), ("Y",)),
+    anchor(
+        "conv-transpose-weight-fractal-z",
+        (ge.ConvTransposeOp,),
+        FRACTAL_Z,
+        ("W",),
+        (),
+        (is_weight("W"), _UNGROUPED),
+    ),
     anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
     anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
     anchor(

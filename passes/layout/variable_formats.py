@@ -2,17 +2,19 @@
 
 A training step (`apply-optimizer`) reads each weight with `ge.variable "key"`, updates it with a
 `ge.apply_*` op and returns the new values as outputs marked `{ge.state = "key"}` (GE's Assign).
-A conv weight is read by the Cube in FRACTAL_Z (the forward conv and Conv2DBackpropInput) and its
-gradient is produced in FRACTAL_Z (Conv2DBackpropFilter); kept ND, every step would convert the
-weight to FRACTAL_Z and the gradient back to ND. GE instead stores such a variable, and the
-optimizer slots updated with it, in FRACTAL_Z on the device for good: the update runs in FRACTAL_Z
-(elementwise, so any layout computes the same numbers) and writes back into the stored variable.
+A conv weight is read by the Cube in FRACTAL_Z (the forward conv and Conv2DBackpropInput, or
+Conv2DTranspose and the conv of its input gradient) and its gradient is produced in FRACTAL_Z
+(Conv2DBackpropFilter); kept ND, every step would convert the weight to FRACTAL_Z and the gradient
+back to ND. GE instead stores such a variable, and the optimizer slots updated with it, in
+FRACTAL_Z on the device for good: the update runs in FRACTAL_Z (elementwise, so any layout computes
+the same numbers) and writes back into the stored variable.
 
 `plan_variables` chooses these groups before the rule sweep: a `ge.variable` that is the `var` of
-an update op and that a group-1 conv or conv_backprop_input reads directly as W (same element type:
-under mixed precision the Cube reads an f16 cast, whose C0 differs, so nothing is gained and the
-variable stays ND). The variable, the update's slot variables (accum, m, v), its gradient and its
-results are planned in FRACTAL_Z; the anchor rules then find the weight already there.
+an update op and that a group-1 conv, conv_backprop_input or conv_transpose reads directly as W
+(same element type: under mixed precision the Cube reads an f16 cast, whose C0 differs, so nothing
+is gained and the variable stays ND). The variable, the update's slot variables (accum, m, v), its
+gradient and its results are planned in FRACTAL_Z; the anchor rules then find the weight already
+there.
 `keep_state_stored` runs after insert-trans-data: a state output that returns such a result through
 a TransData back to the logical layout returns the stored value instead (the output's declared type
 becomes the storage type), so no TransData runs at the step's end either.
@@ -49,7 +51,7 @@ SLOTS: dict[type[GeOp], tuple[str, ...]] = {
 }
 """The state operands each update op keeps beside `var` (its optimizer slots; the same type as var)."""
 
-_CUBE_READERS: dict[type[GeOp], str] = {ge.ConvOp: "W", ge.ConvBackpropInputOp: "W"}
+_CUBE_READERS: dict[type[GeOp], str] = {ge.ConvOp: "W", ge.ConvBackpropInputOp: "W", ge.ConvTransposeOp: "W"}
 """The ops that read a weight in FRACTAL_Z, and the operand they read it as."""
 
 
@@ -62,7 +64,7 @@ class Group:
 
 
 def _conv_reader(value: SSAValue) -> GeOp | None:
-    """The first group-1 conv (or conv_backprop_input) reading `value` as its weight."""
+    """The first group-1 conv (conv_backprop_input, conv_transpose) reading `value` as its weight."""
     for use in value.uses:
         op = use.operation
         name = _CUBE_READERS.get(type(op))

@@ -248,7 +248,8 @@ def test_default_white_and_black_lists_are_ges_policy():
         return {op.name.removeprefix("ge.") for op, k in lists.kind.items() if k == kind}
 
     assert listed("white") == {
-        "conv", "conv_backprop_input", "conv_backprop_filter", "matmul", "gemm", "max_pool", "attention", "einsum"
+        "conv", "conv_transpose", "conv_backprop_input", "conv_backprop_filter", "matmul", "gemm", "max_pool",
+        "attention", "einsum",
     }  # fmt: skip
     assert listed("black") == {
         "pow", "gather_grad", "reduce_mean", "reduce_sum", "mod", "log", "softmax_cross_entropy_loss",
@@ -267,6 +268,7 @@ def test_default_cube_set_is_the_engine_trait():
         "ge.conv_backprop_input",
         "ge.conv_backprop_filter",
         "ge.einsum",
+        "ge.conv_transpose",
     }
 
 

@@ -92,6 +92,7 @@ def test_known_engines():
         "ge.conv_backprop_input",
         "ge.conv_backprop_filter",
         "ge.einsum",
+        "ge.conv_transpose",
     }
     assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
     assert {n for n, e in engine.items() if e is Engine.AICPU} == {
@@ -136,6 +137,8 @@ def test_known_traits():
         "ge.apply_adagrad",
         *(f"ge.{f}" for f in ("sin", "cos", "tan", "asin", "acos", "atan")),
         *(f"ge.{f}" for f in ("sinh", "cosh", "asinh", "acosh", "atanh")),
+        "ge.lp_pool",
+        "ge.global_lp_pool",
     }
     assert having(Reduction) == {
         "ge.softmax",
@@ -143,6 +146,9 @@ def test_known_traits():
         "ge.reduce_mean",
         "ge.reduce_sum",
         "ge.global_avg_pool",
+        "ge.global_max_pool",
+        "ge.global_lp_pool",
+        "ge.instance_norm",
         "ge.layer_norm_grad",
         "ge.softmax_grad",
         "ge.softmax_cross_entropy_loss",
@@ -275,3 +281,41 @@ def test_a_scatter_works_on_its_data_and_its_updates():
     assert (scatter.vector_elements(), scatter.transcendental_elements(), scatter.macs()) == (24 + 12, 0, 0)
     assert gather.vector_elements() == 12
     assert ge.GatherElementsOp.create({"data": data, "indices": elements}, name="/e").vector_elements() == 24
+
+
+def test_conv_transpose_macs_are_its_input_gradient_convs():
+    """A transposed conv does the MACs of the conv it is the input gradient of: one per input
+    element and weight element of an input channel (not per output element, which would count the
+    stride's holes): here 1 x 4 x 3 x 3 inputs times 3 x 3 x 3 weights, and conv_backprop_input of
+    the same operands agrees."""
+    block = Block(arg_types=[tensor(f32, (1, 4, 3, 3)), tensor(f32, (4, 3, 3, 3))])
+    x, w = block.args
+    props = {"strides": [2, 2], "group": 2}
+    transposed = ge.ConvTransposeOp.create({"X": x, "W": w}, props)
+    backprop = ge.ConvBackpropInputOp.create({"dy": x, "W": w}, {**props, "input_shape": [1, 6, 7, 7]})
+    assert transposed.macs() == backprop.macs() == 36 * 27
+    assert transposed.vector_elements() == 0 and transposed.engine() is Engine.CUBE
+
+
+def test_pool_and_instance_norm_work():
+    """The reductions of pooling.py and instance_norm.py: their rows are the image, their lane
+    work one pass (or a kernel's worth) per element, the roots transcendental."""
+    block = Block(arg_types=[tensor(f32, (2, 3, 4, 5)), tensor(f32, (3,))])
+    x, c = block.args
+    global_max = ge.GlobalMaxPoolOp.create({"X": x}, {})
+    global_lp = ge.GlobalLpPoolOp.create({"X": x}, {"p": 3})
+    lp = ge.LpPoolOp.create({"X": x}, {"kernel_shape": [2, 3]})  # 2 x 3 x 3 x 3 results
+    norm = ge.InstanceNormOp.create({"input": x, "scale": c, "B": c}, {})
+    assert [op.reduced_row_elements() for op in (global_max, global_lp, lp, norm)] == [20, 20, 1, 20]
+    assert (global_max.vector_elements(), global_max.transcendental_elements()) == (120, 0)
+    assert (global_lp.vector_elements(), global_lp.transcendental_elements()) == (120, 6)
+    assert (lp.vector_elements(), lp.transcendental_elements()) == (6 * 54, 54)
+    assert (norm.vector_elements(), norm.transcendental_elements()) == (3 * 120, 0)
+
+
+def test_mutation_conv_transpose_macs_per_output_are_caught(monkeypatch):
+    """Mutation: conv_transpose counted as a conv over its result (per output element), which
+    charges the stride's holes; the MAC check above fails."""
+    monkeypatch.setattr(ge.ConvTransposeOp, "macs", lambda self: ge.ConvOp.macs(self))
+    with pytest.raises(AssertionError):
+        test_conv_transpose_macs_are_its_input_gradient_convs()

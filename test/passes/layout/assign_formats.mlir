@@ -70,6 +70,38 @@ func.func @conv_weights_kept(%x: tensor<1x4x8x8xf32, #ge.fmt<NCHW>>, %w: tensor<
 
 // -----
 
+// conv-transpose-nc1hwc0 and conv-transpose-weight-fractal-z (positive): a conv / conv_transpose
+// upsampling chain stays in NC1HWC0, the constant filter in FRACTAL_Z; negative: a grouped
+// transposed conv's weight stays ND, and a 1-D one stays in its layout.
+
+// CHECK-LABEL: func.func @conv_transpose_chain
+// CHECK:         %c = ge.conv %0, %1 {{.*}} -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %2 = ge.trans_data %t {src_format = "ND", dst_format = "FRACTAL_Z"} : (tensor<8x6x4x4xf32>) -> tensor<8x6x4x4xf32, #ge.fmt<NCHW, FRACTAL_Z>>
+// CHECK-NEXT:    %u = ge.conv_transpose %c, %2 {{.*}} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<8x6x4x4xf32, #ge.fmt<NCHW, FRACTAL_Z>>) -> tensor<1x6x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %r = ge.relu %u : {{.*}} -> tensor<1x6x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %v = ge.conv_transpose %r, %g {{.*}} : (tensor<1x6x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<6x2x3x3xf32>) -> tensor<1x4x15x15xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %k = ge.conv_transpose %y, %l : (tensor<1x2x5xf32>, tensor<2x3x3xf32>) -> tensor<1x3x7xf32>
+// CHECK-NEXT:    %3 = ge.trans_data %v {src_format = "NC1HWC0", dst_format = "NCHW"}
+// REMARK: applied conv-transpose-nc1hwc0 on [/up]: ge.conv_transpose '/up': X, Y in NC1HWC0
+// REMARK: applied conv-transpose-weight-fractal-z on [/up]: ge.conv_transpose '/up': W in FRACTAL_Z
+// REMARK: applied conv-transpose-nc1hwc0 on [/up_grouped]: ge.conv_transpose '/up_grouped': X, Y in NC1HWC0
+// REMARK: rejected conv-transpose-weight-fractal-z on [/up_grouped]: ge.conv_transpose '/up_grouped': W not in FRACTAL_Z: group = 2: grouped conv weights need FRACTAL_Z with group packing (not modeled)
+// REMARK: rejected conv-transpose-nc1hwc0 on [/up1d]: ge.conv_transpose '/up1d': X, Y not in NC1HWC0: 'X': NC1HWC0 needs a 4-D NCHW or NHWC tensor, got origin ND of rank 3
+func.func @conv_transpose_chain(%x: tensor<1x3x8x8xf32>, %y: tensor<1x2x5xf32>) -> (tensor<1x4x15x15xf32, #ge.fmt<NCHW>>, tensor<1x3x7xf32>) {
+  %w = ge.constant dense<0.5> : tensor<8x3x3x3xf32>
+  %t = ge.constant dense<0.25> : tensor<8x6x4x4xf32>
+  %g = ge.constant dense<0.125> : tensor<6x2x3x3xf32>
+  %l = ge.constant dense<0.5> : tensor<2x3x3xf32>
+  %c = ge.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
+  %u = ge.conv_transpose %c, %t {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<8x6x4x4xf32>) -> tensor<1x6x8x8xf32, #ge.fmt<NCHW>> loc("/up")
+  %r = ge.relu %u : (tensor<1x6x8x8xf32, #ge.fmt<NCHW>>) -> tensor<1x6x8x8xf32, #ge.fmt<NCHW>> loc("/relu")
+  %v = ge.conv_transpose %r, %g {group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x6x8x8xf32, #ge.fmt<NCHW>>, tensor<6x2x3x3xf32>) -> tensor<1x4x15x15xf32, #ge.fmt<NCHW>> loc("/up_grouped")
+  %k = ge.conv_transpose %y, %l : (tensor<1x2x5xf32>, tensor<2x3x3xf32>) -> tensor<1x3x7xf32> loc("/up1d")
+  func.return %v, %k : tensor<1x4x15x15xf32, #ge.fmt<NCHW>>, tensor<1x3x7xf32>
+}
+
+// -----
+
 // conv-nc1hwc0, negative: a 1-D conv (rank 3), an f64 conv (no C0), dynamic channels.
 
 // CHECK-LABEL: func.func @conv_activations_kept
