@@ -61,112 +61,20 @@ ONNX_DTYPES: dict[int, np.dtype] = {
     onnx.TensorProto.UINT2: np.dtype(ml_dtypes.uint2),
 }
 
-#: ONNX operator -> name of the ge op class (looked up lazily in `ge.ge_dialects.ge`).
-ONNX_TO_GE: dict[str, str] = {
-    "Add": "AddOp",
-    "Sub": "SubOp",
-    "Mul": "MulOp",
-    "Div": "DivOp",
-    "Pow": "PowOp",
-    "Equal": "EqualOp",
-    "Greater": "GreaterOp",
-    "Less": "LessOp",
-    "GreaterOrEqual": "GreaterEqualOp",
-    "LessOrEqual": "LessEqualOp",
-    "And": "LogicalAndOp",
-    "Or": "LogicalOrOp",
-    "Xor": "LogicalXorOp",
-    "Not": "LogicalNotOp",
-    "Mod": "ModOp",
-    "Abs": "AbsOp",
-    "Neg": "NegOp",
-    "Sign": "SignOp",
-    "Reciprocal": "ReciprocalOp",
-    "Floor": "FloorOp",
-    "Round": "RoundOp",
-    "Sin": "SinOp",
-    "Cos": "CosOp",
-    "Tan": "TanOp",
-    "Asin": "AsinOp",
-    "Acos": "AcosOp",
-    "Atan": "AtanOp",
-    "Sinh": "SinhOp",
-    "Cosh": "CoshOp",
-    "Asinh": "AsinhOp",
-    "Acosh": "AcoshOp",
-    "Atanh": "AtanhOp",
-    "IsNaN": "IsNaNOp",
-    "IsInf": "IsInfOp",
-    "BitwiseAnd": "BitwiseAndOp",
-    "BitwiseOr": "BitwiseOrOp",
-    "BitwiseXor": "BitwiseXorOp",
-    "BitwiseNot": "BitwiseNotOp",
-    "BitShift": "BitShiftOp",
-    "BitCast": "BitCastOp",
-    "Ceil": "CeilOp",
-    "HardSigmoid": "HardSigmoidOp",
-    "LeakyRelu": "LeakyReluOp",
-    "Relu": "ReluOp",
-    "Sqrt": "SqrtOp",
-    "Erf": "ErfOp",
-    "Tanh": "TanhOp",
-    "Sigmoid": "SigmoidOp",
-    "HardSwish": "HardSwishOp",
-    "Identity": "IdentityOp",
-    "Gelu": "GeluOp",
-    "Exp": "ExpOp",
-    "Log": "LogOp",
-    "Conv": "ConvOp",
-    "ConvTranspose": "ConvTransposeOp",
-    "BatchNormalization": "BatchNormOp",
-    "Clip": "ClipOp",
-    "MaxPool": "MaxPoolOp",
-    "AveragePool": "AvgPoolOp",
-    "GlobalAveragePool": "GlobalAvgPoolOp",
-    "GlobalMaxPool": "GlobalMaxPoolOp",
-    "LpPool": "LpPoolOp",
-    "GlobalLpPool": "GlobalLpPoolOp",
-    "MaxUnpool": "MaxUnpoolOp",
-    "Gemm": "GemmOp",
-    "MatMul": "MatMulOp",
-    "Einsum": "EinsumOp",
-    "Det": "DetOp",
-    "Softmax": "SoftmaxOp",
-    "LRN": "LrnOp",
-    "LayerNormalization": "LayerNormOp",
-    "InstanceNormalization": "InstanceNormOp",
-    "Dropout": "DropoutOp",
-    "Transpose": "TransposeOp",
-    "Reshape": "ReshapeOp",
-    "Flatten": "FlattenOp",
-    "Concat": "ConcatOp",
-    "Split": "SplitOp",
-    "Slice": "SliceOp",
-    "Gather": "GatherOp",
-    "GatherElements": "GatherElementsOp",
-    "GatherND": "GatherNDOp",
-    "ScatterElements": "ScatterElementsOp",
-    "ScatterND": "ScatterNDOp",
-    "Tile": "TileOp",
-    "Trilu": "TriluOp",
-    "OneHot": "OneHotOp",
-    "EyeLike": "EyeLikeOp",
-    "Unsqueeze": "UnsqueezeOp",
-    "Squeeze": "SqueezeOp",
-    "ReduceMean": "ReduceMeanOp",
-    "ReduceSum": "ReduceSumOp",
-    "Cast": "CastOp",
-    "Where": "WhereOp",
-    "Expand": "ExpandOp",
-    "Shape": "ShapeOp",
-    "ConstantOfShape": "ConstantOfShapeOp",
-    "Pad": "PadOp",
-    "Resize": "ResizeOp",
-    "GridSample": "GridSampleOp",
-    "Range": "RangeOp",
-    "SoftmaxCrossEntropyLoss": "SoftmaxCrossEntropyLossOp",
-    "NegativeLogLikelihoodLoss": "NllLossOp",
-}
+
+def _onnx_to_ge() -> dict[str, type[ge.GeOp]]:
+    """Each op's `ONNX` names, gathered; a name claimed by two ops is a bug in the dialect."""
+    table: dict[str, type[ge.GeOp]] = {}
+    for op in ge.ALL_OPS:
+        for onnx_type in vars(op).get("ONNX", ()):
+            if onnx_type in table:
+                raise AssertionError(f"ONNX {onnx_type} is claimed by {table[onnx_type].__name__} and {op.__name__}")
+            table[onnx_type] = op
+    return table
+
+
+ONNX_TO_GE: dict[str, type[ge.GeOp]] = _onnx_to_ge()
+"""ONNX operator -> the ge op it imports as (each op's `ONNX`)."""
 
 
 VARIADIC: dict[str, tuple[str, bool]] = {
@@ -180,8 +88,7 @@ by n): Sum(a, b, c) is (a + b) + c, left to right as onnxruntime adds; one input
 
 
 def ge_op_for(op_type: str) -> type[ge.GeOp] | None:
-    name = ONNX_TO_GE.get(op_type)
-    return getattr(ge, name, None) if name else None
+    return ONNX_TO_GE.get(op_type)
 
 
 DEFAULT_DOMAINS = ("", "ai.onnx")

@@ -341,6 +341,10 @@ class GeOp(IRDLOperation):
 
     DEFAULTS: ClassVar[dict[str, Any]] = {}
     """ONNX default of each property; a property left out of the IR has its default."""
+    ONNX: ClassVar[tuple[str, ...]] = ()
+    """The default-domain ONNX operators that import as this op (their inputs and attributes are
+    its operands and properties, after the opset adapters of frontend/onnx_ops.py); the importer's
+    and the exporter's tables are derived from it. Declared on the op itself, never inherited."""
     PRECISION: ClassVar[str] = "gray"
     """The op's list in the `mixed-precision` pass: "white" computes in f16 (bf16), "black" keeps
     f32, "gray" follows its inputs, "keep" is never changed (its result type is what it means).

@@ -34,18 +34,21 @@ class BitwiseBinaryOp(BinaryElementwiseOp):
 @irdl_op_definition
 class BitwiseAndOp(BitwiseBinaryOp):
     name = "ge.bitwise_and"
+    ONNX: ClassVar = ("BitwiseAnd",)
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class BitwiseOrOp(BitwiseBinaryOp):
     name = "ge.bitwise_or"
+    ONNX: ClassVar = ("BitwiseOr",)
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class BitwiseXorOp(BitwiseBinaryOp):
     name = "ge.bitwise_xor"
+    ONNX: ClassVar = ("BitwiseXor",)
     traits = traits_def(Pure(), Commutative())
 
 
@@ -56,6 +59,7 @@ class BitShiftOp(BitwiseBinaryOp):
     the width are lost, and a count below 0 or of the width or more leaves only the sign fill."""
 
     name = "ge.bit_shift"
+    ONNX: ClassVar = ("BitShift",)
     direction = opt_prop_def(StrProp)
     DIRECTIONS: ClassVar = ("LEFT", "RIGHT")
 
@@ -70,6 +74,7 @@ class BitShiftOp(BitwiseBinaryOp):
 @irdl_op_definition
 class BitwiseNotOp(UnaryElementwiseOp):
     name = "ge.bitwise_not"
+    ONNX: ClassVar = ("BitwiseNot",)
     ALLOWED: ClassVar[tuple[Attribute, ...]] = INT_TYPES
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"x"})
 
@@ -90,6 +95,7 @@ class BitCastOp(GeOp):
     same width, shape unchanged; no value is converted, so no gradient flows."""
 
     name = "ge.bit_cast"
+    ONNX: ClassVar = ("BitCast",)
     PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)

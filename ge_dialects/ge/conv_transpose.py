@@ -147,6 +147,7 @@ class ConvTransposeOp(GeOp):
     (N, M, O...); the bias B has M values. The input gradient of a convolution with W."""
 
     name = "ge.conv_transpose"
+    ONNX: ClassVar = ("ConvTranspose",)
     PRECISION: ClassVar = "white"  # Conv2DTranspose: true
     DATA_OPERANDS: ClassVar = ("X", "W", "B")
     X = operand_def(TensorType)

@@ -134,6 +134,7 @@ def float_cotangent(op: GeOp, cotangents: Sequence[SSAValue | None]) -> SSAValue
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
     name = "ge.relu"
+    ONNX: ClassVar = ("Relu",)
     traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = SIGNED_NUMERIC
 
@@ -144,6 +145,7 @@ class ReluOp(UnaryElementwiseOp):
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
     name = "ge.sqrt"
+    ONNX: ClassVar = ("Sqrt",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -153,6 +155,7 @@ class SqrtOp(UnaryElementwiseOp):
 @irdl_op_definition
 class ErfOp(UnaryElementwiseOp):
     name = "ge.erf"
+    ONNX: ClassVar = ("Erf",)
     traits = traits_def(Transcendental())
     ALLOWED: ClassVar = NUMERIC_TYPES
 
@@ -164,6 +167,7 @@ class ErfOp(UnaryElementwiseOp):
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
     name = "ge.tanh"
+    ONNX: ClassVar = ("Tanh",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -173,6 +177,7 @@ class TanhOp(UnaryElementwiseOp):
 @irdl_op_definition
 class SigmoidOp(UnaryElementwiseOp):
     name = "ge.sigmoid"
+    ONNX: ClassVar = ("Sigmoid",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -184,6 +189,7 @@ class HardSwishOp(UnaryElementwiseOp):
     """x * clip(x/6 + 1/2, 0, 1)."""
 
     name = "ge.hard_swish"
+    ONNX: ClassVar = ("HardSwish",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -206,6 +212,7 @@ class HardSwishOp(UnaryElementwiseOp):
 @irdl_op_definition
 class IdentityOp(UnaryElementwiseOp):
     name = "ge.identity"
+    ONNX: ClassVar = ("Identity",)
     ALLOWED: ClassVar = ALL_TYPES
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -217,6 +224,7 @@ class ExpOp(UnaryElementwiseOp):
     """ONNX Exp (GE's Exp)."""
 
     name = "ge.exp"
+    ONNX: ClassVar = ("Exp",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -228,6 +236,7 @@ class LogOp(UnaryElementwiseOp):
     """ONNX Log (GE's Log): the natural logarithm."""
 
     name = "ge.log"
+    ONNX: ClassVar = ("Log",)
     # Log: flag not found in GE's stub; f32 because log's absolute error near 1 is the input's rounding error over x,
     # and log feeds losses
     PRECISION: ClassVar = "black"
@@ -242,6 +251,7 @@ class GeluOp(UnaryElementwiseOp):
     """GELU; `approximate` is "none" (erf form) or "tanh"."""
 
     name = "ge.gelu"
+    ONNX: ClassVar = ("Gelu",)
     traits = traits_def(Transcendental())
     approximate = opt_prop_def(StrProp)
     DEFAULTS: ClassVar = {"approximate": "none"}
@@ -259,6 +269,7 @@ class GeluOp(UnaryElementwiseOp):
 @irdl_op_definition
 class AddOp(BinaryElementwiseOp):
     name = "ge.add"
+    ONNX: ClassVar = ("Add",)
     traits = traits_def(Pure(), Commutative(), PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
@@ -268,6 +279,7 @@ class AddOp(BinaryElementwiseOp):
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
     name = "ge.sub"
+    ONNX: ClassVar = ("Sub",)
     traits = traits_def(PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
@@ -277,6 +289,7 @@ class SubOp(BinaryElementwiseOp):
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
     name = "ge.mul"
+    ONNX: ClassVar = ("Mul",)
     traits = traits_def(Pure(), Commutative(), PreservesZero())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
@@ -286,6 +299,7 @@ class MulOp(BinaryElementwiseOp):
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
     name = "ge.div"
+    ONNX: ClassVar = ("Div",)
     traits = traits_def(Transcendental())
 
     def grad_ab(self, g: GradBuilder, dz: SSAValue) -> tuple[SSAValue | None, SSAValue | None]:
@@ -299,6 +313,7 @@ class PowOp(BinaryElementwiseOp):
     """Pow: the exponent may have another numeric type than the base; the result has the base's."""
 
     name = "ge.pow"
+    ONNX: ClassVar = ("Pow",)
     PRECISION: ClassVar = "black"  # Pow / Power: false (x^y amplifies the input's relative error by y)
     DATA_OPERANDS: ClassVar = ("a",)  # the exponent may keep its own type
     traits = traits_def(Transcendental())
@@ -319,6 +334,7 @@ class PowOp(BinaryElementwiseOp):
 @irdl_op_definition
 class EqualOp(BinaryElementwiseOp):
     name = "ge.equal"
+    ONNX: ClassVar = ("Equal",)
     traits = traits_def(Pure(), Commutative())
     ALLOWED: ClassVar = ALL_TYPES
     RESULT_IS_BOOL: ClassVar = True
@@ -376,6 +392,7 @@ class ModOp(BinaryElementwiseOp):
     dividend's (C's fmod)."""
 
     name = "ge.mod"
+    ONNX: ClassVar = ("Mod",)
     # FloorMod / Mod: kept f32 like a long division (the remainder of a large quotient keeps none of f16's 11 bits)
     PRECISION: ClassVar = "black"
     fmod = opt_prop_def(IntProp)
@@ -398,6 +415,7 @@ class ModOp(BinaryElementwiseOp):
 @irdl_op_definition
 class AbsOp(UnaryElementwiseOp):
     name = "ge.abs"
+    ONNX: ClassVar = ("Abs",)
     traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = NUMERIC_TYPES
 
@@ -408,6 +426,7 @@ class AbsOp(UnaryElementwiseOp):
 @irdl_op_definition
 class NegOp(UnaryElementwiseOp):
     name = "ge.neg"
+    ONNX: ClassVar = ("Neg",)
     traits = traits_def(PreservesZero())
     ALLOWED: ClassVar = SIGNED_NUMERIC
 
@@ -420,6 +439,7 @@ class SignOp(UnaryElementwiseOp):
     """-1, 0 or 1 by the sign of x (0 for NaN's sign is NaN, as numpy's)."""
 
     name = "ge.sign"
+    ONNX: ClassVar = ("Sign",)
     ALLOWED: ClassVar = NUMERIC_TYPES
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
@@ -430,6 +450,7 @@ class SignOp(UnaryElementwiseOp):
 @irdl_op_definition
 class ReciprocalOp(UnaryElementwiseOp):
     name = "ge.reciprocal"
+    ONNX: ClassVar = ("Reciprocal",)
     traits = traits_def(Transcendental())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -446,11 +467,13 @@ class RoundingOp(UnaryElementwiseOp):
 @irdl_op_definition
 class FloorOp(RoundingOp):
     name = "ge.floor"
+    ONNX: ClassVar = ("Floor",)
 
 
 @irdl_op_definition
 class CeilOp(RoundingOp):
     name = "ge.ceil"
+    ONNX: ClassVar = ("Ceil",)
 
 
 @irdl_op_definition
@@ -458,6 +481,7 @@ class HardSigmoidOp(UnaryElementwiseOp):
     """ONNX HardSigmoid: max(0, min(1, alpha x + beta))."""
 
     name = "ge.hard_sigmoid"
+    ONNX: ClassVar = ("HardSigmoid",)
     alpha = opt_prop_def(FloatProp)
     beta = opt_prop_def(FloatProp)
     DEFAULTS: ClassVar = {"alpha": 0.2, "beta": 0.5}
@@ -478,6 +502,7 @@ class LeakyReluOp(UnaryElementwiseOp):
     """ONNX LeakyRelu: x for x >= 0, alpha x below."""
 
     name = "ge.leaky_relu"
+    ONNX: ClassVar = ("LeakyRelu",)
     traits = traits_def(PreservesZero())
     alpha = opt_prop_def(FloatProp)
     DEFAULTS: ClassVar = {"alpha": 0.01}

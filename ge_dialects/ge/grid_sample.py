@@ -25,6 +25,7 @@ class GridSampleOp(GeOp):
     what lies outside."""
 
     name = "ge.grid_sample"
+    ONNX: ClassVar = ("GridSample",)
     DATA_OPERANDS: ClassVar = ("X", "grid")
     X = operand_def(TensorType)
     grid = operand_def(TensorType)

@@ -169,6 +169,7 @@ class GatherElementsOp(GeOp):
     any `axis`: the result has the indices' shape."""
 
     name = "ge.gather_elements"
+    ONNX: ClassVar = ("GatherElements",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -208,6 +209,7 @@ class GatherNDOp(GeOp):
     both are a batch that index tuples stay within."""
 
     name = "ge.gather_nd"
+    ONNX: ClassVar = ("GatherND",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -310,6 +312,7 @@ class ScatterElementsOp(_ScatterOp):
     combines it with the value there instead, in the order of the updates."""
 
     name = "ge.scatter_elements"
+    ONNX: ClassVar = ("ScatterElements",)
     axis = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"axis": 0, "reduction": "none"}
 
@@ -340,6 +343,7 @@ class ScatterNDOp(_ScatterOp):
     "max" or "min" combines them with the values there instead, in the order of the updates."""
 
     name = "ge.scatter_nd"
+    ONNX: ClassVar = ("ScatterND",)
     DEFAULTS: ClassVar = {"reduction": "none"}
 
     @classmethod
@@ -365,6 +369,7 @@ class TileOp(GeOp):
     """`input` repeated `repeats[i]` times along each axis i (`repeats`: 1-D i64, one per axis)."""
 
     name = "ge.tile"
+    ONNX: ClassVar = ("Tile",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     repeats = operand_def(TensorType)
@@ -410,6 +415,7 @@ class TriluOp(GeOp):
     or above (below) diagonal `k` are kept (k > 0 is above the main diagonal)."""
 
     name = "ge.trilu"
+    ONNX: ClassVar = ("Trilu",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     k = opt_operand_def(TensorType)
@@ -449,6 +455,7 @@ class OneHotOp(GeOp):
     position). The result has the values' type; `depth` must be a constant for its size to be known."""
 
     name = "ge.one_hot"
+    ONNX: ClassVar = ("OneHot",)
     DATA_OPERANDS: ClassVar = ("values",)
     indices = operand_def(TensorType)
     depth = operand_def(TensorType)
@@ -501,6 +508,7 @@ class EyeLikeOp(GeOp):
     zeros elsewhere, of element type `dtype` (an ONNX data type number; the input's when absent)."""
 
     name = "ge.eye_like"
+    ONNX: ClassVar = ("EyeLike",)
     PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)

@@ -30,6 +30,7 @@ class InstanceNormOp(GeOp):
     (input - mean) / sqrt(var + epsilon) + B with the mean and (biased) variance over D..."""
 
     name = "ge.instance_norm"
+    ONNX: ClassVar = ("InstanceNormalization",)
     DATA_OPERANDS: ClassVar = ("input", "scale", "B")
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

@@ -98,6 +98,7 @@ class EinsumOp(GeOp):
     """ONNX Einsum: `equation` over the `Inputs`, ellipses and the implicit form included."""
 
     name = "ge.einsum"
+    ONNX: ClassVar = ("Einsum",)
     PRECISION: ClassVar = "white"  # a Cube contraction, as BatchMatMul (true); Einsum's own flag not found
     DATA_OPERANDS: ClassVar = ("Inputs",)
     Inputs = var_operand_def(TensorType)
@@ -180,6 +181,7 @@ class DetOp(GeOp):
     """ONNX Det: the determinants of the [*, M, M] input's matrices, of shape [*]."""
 
     name = "ge.det"
+    ONNX: ClassVar = ("Det",)
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)

@@ -32,21 +32,25 @@ class ComparisonOp(BinaryElementwiseOp):
 @irdl_op_definition
 class GreaterOp(ComparisonOp):
     name = "ge.greater"
+    ONNX: ClassVar = ("Greater",)
 
 
 @irdl_op_definition
 class LessOp(ComparisonOp):
     name = "ge.less"
+    ONNX: ClassVar = ("Less",)
 
 
 @irdl_op_definition
 class GreaterEqualOp(ComparisonOp):
     name = "ge.greater_equal"
+    ONNX: ClassVar = ("GreaterOrEqual",)
 
 
 @irdl_op_definition
 class LessEqualOp(ComparisonOp):
     name = "ge.less_equal"
+    ONNX: ClassVar = ("LessOrEqual",)
 
 
 class ConnectiveOp(ComparisonOp):
@@ -59,21 +63,25 @@ class ConnectiveOp(ComparisonOp):
 @irdl_op_definition
 class LogicalAndOp(ConnectiveOp):
     name = "ge.logical_and"
+    ONNX: ClassVar = ("And",)
 
 
 @irdl_op_definition
 class LogicalOrOp(ConnectiveOp):
     name = "ge.logical_or"
+    ONNX: ClassVar = ("Or",)
 
 
 @irdl_op_definition
 class LogicalXorOp(ConnectiveOp):
     name = "ge.logical_xor"
+    ONNX: ClassVar = ("Xor",)
 
 
 @irdl_op_definition
 class LogicalNotOp(UnaryElementwiseOp):
     name = "ge.logical_not"
+    ONNX: ClassVar = ("Not",)
     ALLOWED: ClassVar[tuple[Attribute, ...]] = (i1,)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"x"})
 

@@ -106,6 +106,7 @@ class SoftmaxCrossEntropyLossOp(LossOp):
     log-likelihood of the labels; `log_prob` (optional) is the log_softmax."""
 
     name = "ge.softmax_cross_entropy_loss"
+    ONNX: ClassVar = ("SoftmaxCrossEntropyLoss",)
     # SoftmaxCrossEntropyWithLogits: GE keeps a loss and its softmax f32 (a log of a small probability, a long sum)
     PRECISION: ClassVar = "black"
     DATA_OPERANDS: ClassVar = ("scores", "weights")  # labels stay integers
@@ -153,6 +154,7 @@ class NllLossOp(LossOp):
     """ONNX NegativeLogLikelihoodLoss: -input[n, target[n, d], d] weighted and reduced."""
 
     name = "ge.nll_loss"
+    ONNX: ClassVar = ("NegativeLogLikelihoodLoss",)
     PRECISION: ClassVar = "black"  # NLLLoss: a loss stays f32
     DATA_OPERANDS: ClassVar = ("input", "weight")
     input = operand_def(TensorType)

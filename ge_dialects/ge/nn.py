@@ -200,6 +200,7 @@ class ConvOp(GeOp):
     """ONNX Conv: N-d convolution with groups, dilations, strides and (auto) padding."""
 
     name = "ge.conv"
+    ONNX: ClassVar = ("Conv",)
     PRECISION: ClassVar = "white"  # Conv2D: true
     DATA_OPERANDS: ClassVar = ("X", "W", "B")
     X = operand_def(TensorType)
@@ -312,6 +313,7 @@ class MaxPoolOp(PoolOp):
     over the spatial dims with storage_order=1)."""
 
     name = "ge.max_pool"
+    ONNX: ClassVar = ("MaxPool",)
     PRECISION: ClassVar = "white"  # MaxPool / MaxPoolV3: true (a max is exact in any precision)
     DATA_OPERANDS: ClassVar = ("X",)
     Y = result_def(TensorType)  # restated so that Y comes before the optional Indices
@@ -346,6 +348,7 @@ class AvgPoolOp(PoolOp):
     """ONNX AveragePool; count_include_pad decides whether padding counts in the divisor."""
 
     name = "ge.avg_pool"
+    ONNX: ClassVar = ("AveragePool",)
     DATA_OPERANDS: ClassVar = ("X",)
     FP16_ONLY: ClassVar = True  # AvgPool / AvgPoolV2 take float16 and int8 only
     count_include_pad = opt_prop_def(IntProp)
@@ -375,6 +378,7 @@ class GlobalAvgPoolOp(GeOp):
     """ONNX GlobalAveragePool: the mean over all spatial dims, kept as size-1 dims."""
 
     name = "ge.global_avg_pool"
+    ONNX: ClassVar = ("GlobalAveragePool",)
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -411,6 +415,7 @@ class BatchNormOp(GeOp):
     (training_mode=1) with batch statistics and updated running_mean / running_var outputs."""
 
     name = "ge.batch_norm"
+    ONNX: ClassVar = ("BatchNormalization",)
     DATA_OPERANDS: ClassVar = ("X",)  # scale, bias, mean and variance stay f32 (GE's BNInference)
     X = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -479,6 +484,7 @@ class LayerNormOp(GeOp):
     shifts; Mean and InvStdDev keep the leading dims and have size 1 from axis on."""
 
     name = "ge.layer_norm"
+    ONNX: ClassVar = ("LayerNormalization",)
     DATA_OPERANDS: ClassVar = ("X", "Scale", "B")  # statistics stay in stash_type
     X = operand_def(TensorType)
     Scale = operand_def(TensorType)
@@ -560,6 +566,7 @@ class DropoutOp(GeOp):
     """ONNX Dropout: identity (mask all true) unless training_mode is true and ratio nonzero."""
 
     name = "ge.dropout"
+    ONNX: ClassVar = ("Dropout",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     ratio = opt_operand_def(TensorType)
@@ -641,6 +648,7 @@ class ClipOp(GeOp):
     """ONNX Clip: min(max(input, min), max); absent bounds do not clip."""
 
     name = "ge.clip"
+    ONNX: ClassVar = ("Clip",)
     DATA_OPERANDS: ClassVar = ("input", "min", "max")
     input = operand_def(TensorType)
     min = opt_operand_def(TensorType)
@@ -677,6 +685,7 @@ class SoftmaxOp(GeOp):
     """ONNX Softmax (opset 13): normalized exponentials along one axis."""
 
     name = "ge.softmax"
+    ONNX: ClassVar = ("Softmax",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -710,6 +719,7 @@ class LrnOp(GeOp):
     No gradient yet (GE's LRNGrad)."""
 
     name = "ge.lrn"
+    ONNX: ClassVar = ("LRN",)
     NO_GRADIENT: ClassVar = "not built yet"
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
@@ -749,6 +759,7 @@ class GemmOp(GeOp):
     """ONNX Gemm: alpha * A' @ B' + beta * C, C broadcast to (M, N)."""
 
     name = "ge.gemm"
+    ONNX: ClassVar = ("Gemm",)
     PRECISION: ClassVar = "white"  # GemmV2 (or MatMulV2 + bias): true
     DATA_OPERANDS: ClassVar = ("A", "B", "C")
     A = operand_def(TensorType)
@@ -805,6 +816,7 @@ class MatMulOp(GeOp):
     """ONNX MatMul: numpy matmul (1-D operands promoted, batch dims broadcast)."""
 
     name = "ge.matmul"
+    ONNX: ClassVar = ("MatMul",)
     PRECISION: ClassVar = "white"  # MatMul / MatMulV2 / BatchMatMul / BatchMatMulV2: true
     DATA_OPERANDS: ClassVar = ("A", "B")
     A = operand_def(TensorType)

@@ -43,6 +43,7 @@ class GlobalMaxPoolOp(GeOp):
     """ONNX GlobalMaxPool: the maximum over all spatial dims, kept as size-1 dims."""
 
     name = "ge.global_max_pool"
+    ONNX: ClassVar = ("GlobalMaxPool",)
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -101,6 +102,7 @@ class LpPoolOp(PoolOp):
     overhang count as zeros."""
 
     name = "ge.lp_pool"
+    ONNX: ClassVar = ("LpPool",)
     DATA_OPERANDS: ClassVar = ("X",)
     norm = opt_prop_def(IntProp, prop_name="p")  # ONNX's `p` (GeOp.p reads properties)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
@@ -148,6 +150,7 @@ class GlobalLpPoolOp(GeOp):
     """ONNX GlobalLpPool: (sum over all spatial dims of |x|^p)^(1/p), kept as size-1 dims."""
 
     name = "ge.global_lp_pool"
+    ONNX: ClassVar = ("GlobalLpPool",)
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -211,6 +214,7 @@ class MaxUnpoolOp(GeOp):
     the `output_shape` operand, which may only grow the spatial dims."""
 
     name = "ge.max_unpool"
+    ONNX: ClassVar = ("MaxUnpool",)
     NO_GRADIENT: ClassVar = (
         "not built: indices may repeat (overlapping pooling windows) and only the last write lands, "
         "which a gather of dY would not respect"

@@ -71,6 +71,7 @@ class ResizeOp(GeOp):
     of the two is given. `roi` only matters for coordinate_transformation_mode tf_crop_and_resize."""
 
     name = "ge.resize"
+    ONNX: ClassVar = ("Resize",)
     NO_GRADIENT: ClassVar = "not built yet"
     DATA_OPERANDS: ClassVar = ("X",)
 

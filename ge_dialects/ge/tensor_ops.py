@@ -394,6 +394,7 @@ class TransposeOp(GeOp):
     """Permutes the axes; `perm` defaults to reversing them."""
 
     name = "ge.transpose"
+    ONNX: ClassVar = ("Transpose",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
@@ -426,6 +427,7 @@ class ReshapeOp(GeOp):
     """Reshape to the `shape` operand: 0 copies the input dim unless allowzero=1, -1 is inferred."""
 
     name = "ge.reshape"
+    ONNX: ClassVar = ("Reshape",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     shape = operand_def(TensorType)
@@ -454,6 +456,7 @@ class FlattenOp(GeOp):
     """Flattens to 2-D: the dims before `axis` and the dims from `axis` on."""
 
     name = "ge.flatten"
+    ONNX: ClassVar = ("Flatten",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -477,6 +480,7 @@ class ConcatOp(GeOp):
     """Joins its inputs along `axis`; all other dims must agree."""
 
     name = "ge.concat"
+    ONNX: ClassVar = ("Concat",)
     DATA_OPERANDS: ClassVar = ("inputs",)
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
@@ -522,6 +526,7 @@ class SplitOp(GeOp):
     """Splits along `axis` into as many results as the op has (sizes from `split` or `num_outputs`)."""
 
     name = "ge.split"
+    ONNX: ClassVar = ("Split",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     split = opt_operand_def(TensorType)
@@ -575,6 +580,7 @@ class SliceOp(GeOp):
     """numpy-style slicing with `starts`, `ends`, optional `axes` and `steps` operands."""
 
     name = "ge.slice"
+    ONNX: ClassVar = ("Slice",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     starts = operand_def(TensorType)
@@ -630,6 +636,7 @@ class GatherOp(GeOp):
     """Takes entries of `data` along `axis` at `indices` (negative indices count from the end)."""
 
     name = "ge.gather"
+    ONNX: ClassVar = ("Gather",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -665,6 +672,7 @@ class UnsqueezeOp(GeOp):
     """Inserts size-1 dims at `axes` (positions in the result)."""
 
     name = "ge.unsqueeze"
+    ONNX: ClassVar = ("Unsqueeze",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     axes = operand_def(TensorType)
@@ -693,6 +701,7 @@ class SqueezeOp(GeOp):
     """Removes size-1 dims: those at `axes`, or all of them when `axes` is absent."""
 
     name = "ge.squeeze"
+    ONNX: ClassVar = ("Squeeze",)
     DATA_OPERANDS: ClassVar = ("data",)
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
@@ -751,6 +760,7 @@ class ReduceMeanOp(ReduceOp):
     """Mean over `axes`."""
 
     name = "ge.reduce_mean"
+    ONNX: ClassVar = ("ReduceMean",)
     PRECISION: ClassVar = "black"  # ReduceMeanD: false (a long sum)
     DATA_OPERANDS: ClassVar = ("data",)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
@@ -768,6 +778,7 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`; the backward graph's reduction (a broadcast operand's gradient, a bias's)."""
 
     name = "ge.reduce_sum"
+    ONNX: ClassVar = ("ReduceSum",)
     PRECISION: ClassVar = "black"  # ReduceSumD: false (a long sum)
     DATA_OPERANDS: ClassVar = ("data",)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
@@ -791,6 +802,7 @@ class CastOp(GeOp):
     """
 
     name = "ge.cast"
+    ONNX: ClassVar = ("Cast",)
     PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -826,6 +838,7 @@ class WhereOp(GeOp):
     """Picks X where `condition` holds, else Y; all three broadcast."""
 
     name = "ge.where"
+    ONNX: ClassVar = ("Where",)
     DATA_OPERANDS: ClassVar = ("X", "Y")
     condition = operand_def(TensorType)
     X = operand_def(TensorType)
@@ -858,6 +871,7 @@ class ExpandOp(GeOp):
     """Broadcasts `input` with the `shape` operand (bidirectionally, like numpy)."""
 
     name = "ge.expand"
+    ONNX: ClassVar = ("Expand",)
     DATA_OPERANDS: ClassVar = ("input",)
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
@@ -890,6 +904,7 @@ class ShapeOp(GeOp):
     """The input's dims [start, end) as a 1-D i64 tensor."""
 
     name = "ge.shape"
+    ONNX: ClassVar = ("Shape",)
     PRECISION: ClassVar = "keep"
     data = operand_def(TensorType)
     shape = result_def(TensorType)
@@ -914,6 +929,7 @@ class ConstantOfShapeOp(GeOp):
     """A tensor of the shape given by `input`, filled with the one-element `value` (float32 0)."""
 
     name = "ge.constant_of_shape"
+    ONNX: ClassVar = ("ConstantOfShape",)
     PRECISION: ClassVar = "keep"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -962,6 +978,7 @@ class PadOp(GeOp):
     """Pads (or, with negative pads, crops) `data`; modes constant, reflect, edge and wrap."""
 
     name = "ge.pad"
+    ONNX: ClassVar = ("Pad",)
     DATA_OPERANDS: ClassVar = ("data", "constant_value")
     data = operand_def(TensorType)
     pads = operand_def(TensorType)
@@ -1036,6 +1053,7 @@ class RangeOp(GeOp):
     """[start, start + delta, ...) up to `limit` (exclusive); length max(ceil((limit - start) / delta), 0)."""
 
     name = "ge.range"
+    ONNX: ClassVar = ("Range",)
     PRECISION: ClassVar = "keep"
     start = operand_def(TensorType)
     limit = operand_def(TensorType)

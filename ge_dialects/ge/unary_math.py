@@ -37,6 +37,7 @@ def _unary(g: GradBuilder, cls: type[UnaryElementwiseOp], x: SSAValue) -> SSAVal
 @irdl_op_definition
 class SinOp(TranscendentalOp):
     name = "ge.sin"
+    ONNX: ClassVar = ("Sin",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -46,6 +47,7 @@ class SinOp(TranscendentalOp):
 @irdl_op_definition
 class CosOp(TranscendentalOp):
     name = "ge.cos"
+    ONNX: ClassVar = ("Cos",)
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
         return g.neg(g.mul(dy, _unary(g, SinOp, self.x)))
@@ -54,6 +56,7 @@ class CosOp(TranscendentalOp):
 @irdl_op_definition
 class TanOp(TranscendentalOp):
     name = "ge.tan"
+    ONNX: ClassVar = ("Tan",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -63,6 +66,7 @@ class TanOp(TranscendentalOp):
 @irdl_op_definition
 class AsinOp(TranscendentalOp):
     name = "ge.asin"
+    ONNX: ClassVar = ("Asin",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -72,6 +76,7 @@ class AsinOp(TranscendentalOp):
 @irdl_op_definition
 class AcosOp(TranscendentalOp):
     name = "ge.acos"
+    ONNX: ClassVar = ("Acos",)
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
         return g.neg(g.div(dy, _sqrt(g, g.sub(g.scalar(1.0, self.x), g.mul(self.x, self.x)))))
@@ -80,6 +85,7 @@ class AcosOp(TranscendentalOp):
 @irdl_op_definition
 class AtanOp(TranscendentalOp):
     name = "ge.atan"
+    ONNX: ClassVar = ("Atan",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -89,6 +95,7 @@ class AtanOp(TranscendentalOp):
 @irdl_op_definition
 class SinhOp(TranscendentalOp):
     name = "ge.sinh"
+    ONNX: ClassVar = ("Sinh",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -98,6 +105,7 @@ class SinhOp(TranscendentalOp):
 @irdl_op_definition
 class CoshOp(TranscendentalOp):
     name = "ge.cosh"
+    ONNX: ClassVar = ("Cosh",)
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
         return g.mul(dy, _unary(g, SinhOp, self.x))
@@ -106,6 +114,7 @@ class CoshOp(TranscendentalOp):
 @irdl_op_definition
 class AsinhOp(TranscendentalOp):
     name = "ge.asinh"
+    ONNX: ClassVar = ("Asinh",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -115,6 +124,7 @@ class AsinhOp(TranscendentalOp):
 @irdl_op_definition
 class AcoshOp(TranscendentalOp):
     name = "ge.acosh"
+    ONNX: ClassVar = ("Acosh",)
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
         return g.div(dy, _sqrt(g, g.sub(g.mul(self.x, self.x), g.scalar(1.0, self.x))))  # dy / sqrt(x^2 - 1)
@@ -123,6 +133,7 @@ class AcoshOp(TranscendentalOp):
 @irdl_op_definition
 class AtanhOp(TranscendentalOp):
     name = "ge.atanh"
+    ONNX: ClassVar = ("Atanh",)
     traits = traits_def(PreservesZero())
 
     def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
@@ -134,6 +145,7 @@ class RoundOp(UnaryElementwiseOp):
     """Round half to even (2.5 -> 2); piecewise constant, no gradient (zero wherever it exists)."""
 
     name = "ge.round"
+    ONNX: ClassVar = ("Round",)
     traits = traits_def(PreservesZero())
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
@@ -158,6 +170,7 @@ class FloatClassOp(UnaryElementwiseOp):
 @irdl_op_definition
 class IsNaNOp(FloatClassOp):
     name = "ge.is_nan"
+    ONNX: ClassVar = ("IsNaN",)
 
 
 @irdl_op_definition
@@ -165,6 +178,7 @@ class IsInfOp(FloatClassOp):
     """`detect_positive` / `detect_negative` (1 each by default) choose which infinities count."""
 
     name = "ge.is_inf"
+    ONNX: ClassVar = ("IsInf",)
     detect_positive = opt_prop_def(IntProp)
     detect_negative = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"detect_positive": 1, "detect_negative": 1}

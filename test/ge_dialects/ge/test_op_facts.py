@@ -319,3 +319,21 @@ def test_mutation_conv_transpose_macs_per_output_are_caught(monkeypatch):
     monkeypatch.setattr(ge.ConvTransposeOp, "macs", lambda self: ge.ConvOp.macs(self))
     with pytest.raises(AssertionError):
         test_conv_transpose_macs_are_its_input_gradient_convs()
+
+
+def test_onnx_names_are_default_domain_operators_and_make_the_import_table():
+    from onnx import defs
+
+    from ge.frontend.onnx_ops import ONNX_TO_GE
+
+    declared = {name: op for op in ge.ALL_OPS for name in vars(op).get("ONNX", ())}
+    assert declared == ONNX_TO_GE
+    assert [n for n in declared if not defs.has(n, "")] == []
+
+
+def test_mutation_an_onnx_name_claimed_twice_is_refused(monkeypatch):
+    from ge.frontend import onnx_ops
+
+    monkeypatch.setattr(ge.SubOp, "ONNX", ("Add",))
+    with pytest.raises(AssertionError, match="ONNX Add is claimed by AddOp and SubOp"):
+        onnx_ops._onnx_to_ge()
