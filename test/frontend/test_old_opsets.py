@@ -71,16 +71,47 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProt
     return out
 
 
+def with_outputs(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.output[:]
+    out.graph.output.extend(helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names)
+    return out
+
+
+def tied_softmax_logits(model: onnx.ModelProto, inputs) -> tuple[str, np.ndarray] | None:
+    """(name, onnxruntime's values) of the logits of a graph ending in Softmax when they are all
+    equal up to float32 rounding, else None. Then the shipped output says only that the logits tie
+    exactly, which holds or not by summation order (SqueezeNet's are ~9.5e9, where one ulp is 1024
+    and Softmax turns it into a factor of e^1024)."""
+    last = model.graph.node[-1]
+    if last.op_type != "Softmax":
+        return None
+    session = onnxruntime.InferenceSession(
+        with_outputs(model, [last.input[0]]).SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (logits,) = session.run(None, inputs)
+    spread = float(logits.max() - logits.min())
+    return (last.input[0], logits) if spread <= 1e-6 * float(np.abs(logits).max()) else None
+
+
 @pytest.mark.parametrize("name", ZOO)
 def test_a_zoo_graph_gives_its_shipped_outputs_and_onnxruntimes_with_random_weights(name):
     """The shipped outputs check the graph as shipped (its fills tie most logits, so they say
-    little); with random weights, onnxruntime's outputs check every layer."""
+    little, and where the tie is broken by rounding alone the logits are compared with
+    onnxruntime's instead); with random weights, onnxruntime's outputs check every layer."""
     model = onnx.load(LIGHT / f"light_{name}.onnx")
     want = numpy_helper.to_array(onnx.load_tensor(LIGHT / f"light_{name}_output_0.pb"))
     inputs = zoo_inputs(model)
     module, weights = import_model(model)
     (got,) = run(module, inputs, weights).values()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    if not np.allclose(got, want, rtol=1e-4, atol=1e-6):
+        # only where rounding decides: logits tied up to rounding, and ge's equal onnxruntime's
+        tied = tied_softmax_logits(model, inputs)
+        if tied is None:
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)  # fails, showing where
+        module, weights = import_model(with_outputs(model, [tied[0]]))
+        np.testing.assert_allclose(run(module, inputs, weights)[tied[0]], tied[1], rtol=1e-5)
 
     if name in LARGE:
         return
