@@ -715,12 +715,10 @@ class SoftmaxOp(GeOp):
 @irdl_op_definition
 class LrnOp(GeOp):
     """ONNX LRN (GE's LRN): each element divided by (bias + alpha / size * the sum of squares over
-    `size` neighbouring channels) ** beta; the window is [c - (size-1)//2, c + size//2], clipped.
-    No gradient yet (GE's LRNGrad)."""
+    `size` neighbouring channels) ** beta; the window is [c - (size-1)//2, c + size//2], clipped."""
 
     name = "ge.lrn"
     ONNX: ClassVar = ("LRN",)
-    NO_GRADIENT: ClassVar = "not built yet"
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
@@ -744,6 +742,16 @@ class LrnOp(GeOp):
         """The squares and the window sums: `size` lane-operations per element (the power is
         `transcendental_elements`)."""
         return self.p("size") * elements(self.Y)
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """One ge.lrn_grad (GE's LRNGrad), which recomputes the window sums from X."""
+        from ge.ge_dialects.ge.norm_grad import LrnGradOp
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None]
+        props = {n: self.p(n) for n in ("size", "alpha", "beta", "bias")}
+        return [g.value(LrnGradOp, {"dy": dy, "X": self.X}, props)]
 
 
 # -- matrix products ---------------------------------------------------------------------------

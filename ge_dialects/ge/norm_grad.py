@@ -1,5 +1,5 @@
 """Backward ops of normalization and softmax, named after GE's: what the VJPs of `ge.batch_norm`,
-`ge.layer_norm` and `ge.softmax` (ge_dialects/ge/nn.py) emit.
+`ge.layer_norm`, `ge.softmax` and `ge.lrn` (ge_dialects/ge/nn.py) emit.
 
 Each recomputes the statistics it needs from the forward input instead of taking them as operands,
 so the backward depends only on values the forward graph already has (x, scale, the softmax output),
@@ -16,8 +16,8 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp
 from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn, Transcendental
-from ge.ge_dialects.ge.nn import _check_channel_vector, _check_unidirectional, _shape, _trailing_elements
-from ge.ge_dialects.ge.types import FLOAT_TYPES, tensor
+from ge.ge_dialects.ge.nn import LrnOp, _check_channel_vector, _check_unidirectional, _shape, _trailing_elements
+from ge.ge_dialects.ge.types import FLOAT_TYPES, elements, tensor
 
 
 def _check_like_x(a: InferArgs, name: str, x: str) -> None:
@@ -132,6 +132,36 @@ class SoftmaxGradOp(GeOp):
         return _trailing_elements(self.y, self.p("axis"))
 
 
-NORM_GRAD_OPS = [BatchNormGradOp, LayerNormGradOp, SoftmaxGradOp]
+@irdl_op_definition
+class LrnGradOp(GeOp):
+    """GE's LRNGrad: the gradient of `ge.lrn` with respect to X, given dy. With d = bias + alpha /
+    size * (the window sum of X^2), dx = dy * d^-beta - 2 * alpha * beta / size * X * (the
+    transposed window sum of dy * X * d^(-beta-1)); d is recomputed from X."""
 
-__all__ = ["BatchNormGradOp", "LayerNormGradOp", "SoftmaxGradOp", "NORM_GRAD_OPS"]
+    name = "ge.lrn_grad"
+    NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
+    DATA_OPERANDS: ClassVar = ("dy", "X")
+    dy = operand_def(TensorType)
+    X = operand_def(TensorType)
+    dX = result_def(TensorType)
+    size = opt_prop_def(IntProp)
+    alpha = opt_prop_def(FloatProp)
+    beta = opt_prop_def(FloatProp)
+    bias = opt_prop_def(FloatProp)
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
+    DEFAULTS: ClassVar = {"alpha": 1e-4, "beta": 0.75, "bias": 1.0}
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        (x_type,) = LrnOp.infer(a)
+        _check_like_x(a, "dy", "X")
+        return [x_type]
+
+    def vector_elements(self) -> int:
+        """Two window sums (the forward's and the transposed one) of `size` lane-operations per element."""
+        return 2 * self.p("size") * elements(self.dX)
+
+
+NORM_GRAD_OPS = [BatchNormGradOp, LayerNormGradOp, SoftmaxGradOp, LrnGradOp]
+
+__all__ = ["BatchNormGradOp", "LayerNormGradOp", "SoftmaxGradOp", "LrnGradOp", "NORM_GRAD_OPS"]

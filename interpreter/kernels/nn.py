@@ -381,17 +381,24 @@ def clip(op, ins):
     return y.copy() if y is ins["input"] else y
 
 
+def channel_window_sum(a: np.ndarray, before: int, after: int) -> np.ndarray:
+    """out[:, c] = sum of a[:, c - before : c + after + 1] over the channels that exist."""
+    padded = np.pad(a, [(0, 0), (before, after)] + [(0, 0)] * (a.ndim - 2))
+    return sum(padded[:, k : k + a.shape[1]] for k in range(before + after + 1))
+
+
+def lrn_denominator(op, wide: np.ndarray) -> np.ndarray:
+    """bias + alpha / size * the sum of x^2 over [c - (size-1)//2, c + size//2]."""
+    size = op.p("size")
+    window = channel_window_sum(wide * wide, (size - 1) // 2, size // 2)
+    return wide.dtype.type(op.p("bias")) + wide.dtype.type(op.p("alpha")) / size * window
+
+
 def lrn(op, ins):
     """x / (bias + alpha / size * window sum of x^2 over channels) ** beta, in f32 for narrow floats."""
     x = ins["X"]
     wide = _compute(x)
-    size = op.p("size")
-    before = (size - 1) // 2
-    squares = np.pad(wide * wide, [(0, 0), (before, size - 1 - before)] + [(0, 0)] * (x.ndim - 2))
-    channels = x.shape[1]
-    window = sum(squares[:, k : k + channels] for k in range(size))
-    scale = np.float32(op.p("alpha")) / size
-    return (wide / (np.float32(op.p("bias")) + scale * window) ** np.float32(op.p("beta"))).astype(x.dtype)
+    return (wide / lrn_denominator(op, wide) ** wide.dtype.type(op.p("beta"))).astype(x.dtype)
 
 
 def softmax(op, ins):

@@ -12,7 +12,7 @@ from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
 from ge.interpreter.kernels.checked import kernel_impl
-from ge.interpreter.kernels.nn import _compute
+from ge.interpreter.kernels.nn import _compute, channel_window_sum, lrn_denominator
 
 
 def _sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -75,6 +75,19 @@ def softmax_grad(op, ins):
     return dx.astype(y_in.dtype, copy=False)
 
 
+def lrn_grad(op, ins):
+    """dy * d^-beta - 2 alpha beta / size * x * (the transposed window sum of dy * x * d^(-beta-1));
+    channel c's window reaches channel j when j is in [c - (size-1)//2, c + size//2], so j's
+    transposed window is [j - size//2, j + (size-1)//2]."""
+    x_in = ins["X"]
+    x, dy = _compute(x_in), _compute(ins["dy"])
+    size, beta = op.p("size"), x.dtype.type(op.p("beta"))
+    d = lrn_denominator(op, x)
+    through_d = channel_window_sum(dy * x * d ** (-beta - 1), size // 2, (size - 1) // 2)
+    dx = dy * d**-beta - 2 * x.dtype.type(op.p("alpha")) * beta / size * x * through_d
+    return dx.astype(x_in.dtype, copy=False)
+
+
 @register_impls
 class NormGradFunctions(InterpreterFunctions):
     """The interpreter implementations of the normalization and softmax backward ops."""
@@ -82,3 +95,4 @@ class NormGradFunctions(InterpreterFunctions):
     run_batch_norm_grad = impl(ge.BatchNormGradOp)(kernel_impl(batch_norm_grad))
     run_layer_norm_grad = impl(ge.LayerNormGradOp)(kernel_impl(layer_norm_grad))
     run_softmax_grad = impl(ge.SoftmaxGradOp)(kernel_impl(softmax_grad))
+    run_lrn_grad = impl(ge.LrnGradOp)(kernel_impl(lrn_grad))

@@ -30,3 +30,10 @@ func.func @softmax_grad(%y: tensor<2x5xf32>, %dy: tensor<2x5xf32>) -> (tensor<2x
   %1 = ge.softmax_grad %y, %dy {axis = 0 : i64} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
   func.return %0, %1 : tensor<2x5xf32>, tensor<2x5xf32>
 }
+
+// CHECK-LABEL: func.func @lrn_grad
+func.func @lrn_grad(%dy: tensor<1x8x4x4xf16, #ge.fmt<NCHW>>, %x: tensor<1x8x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf16, #ge.fmt<NCHW>> {
+  // CHECK: ge.lrn_grad %{{.*}}, %{{.*}} {size = 5 : i64, beta = 5.000000e-01 : f32} : (tensor<1x8x4x4xf16, #ge.fmt<NCHW>>, tensor<1x8x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf16, #ge.fmt<NCHW>>
+  %0 = ge.lrn_grad %dy, %x {size = 5 : i64, beta = 0.5 : f32} : (tensor<1x8x4x4xf16, #ge.fmt<NCHW>>, tensor<1x8x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x8x4x4xf16, #ge.fmt<NCHW>>
+  func.return %0 : tensor<1x8x4x4xf16, #ge.fmt<NCHW>>
+}

@@ -119,3 +119,19 @@ func.func @softmax_axis(%y: tensor<2x5xf32>, %dy: tensor<2x5xf32>) {
   %0 = ge.softmax_grad %y, %dy {axis = -3 : i64} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
   func.return
 }
+
+// -----
+
+func.func @lrn_grad_dy_shape(%dy: tensor<1x8x4xf32>, %x: tensor<1x8x5xf32>) {
+  // CHECK: ge.lrn_grad: operand 'dy' of shape (1, 8, 4) must have the shape of 'X' (1, 8, 5)
+  %0 = ge.lrn_grad %dy, %x {size = 3 : i64} : (tensor<1x8x4xf32>, tensor<1x8x5xf32>) -> tensor<1x8x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @lrn_grad_size(%dy: tensor<1x8x4xf32>, %x: tensor<1x8x4xf32>) {
+  // CHECK: ge.lrn_grad: size must be a positive channel count, got 0
+  %0 = ge.lrn_grad %dy, %x {size = 0 : i64} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  func.return
+}

@@ -124,6 +124,7 @@ def test_known_traits():
         "ge.gelu",
         "ge.softmax",
         "ge.lrn",
+        "ge.lrn_grad",
         "ge.layer_norm",
         "ge.hard_swish",
         "ge.exp",

@@ -1,4 +1,4 @@
-"""Gradients of batch norm, layer norm, softmax, clip and dropout against finite differences
+"""Gradients of batch norm, layer norm, softmax, LRN, clip and dropout against finite differences
 (float64, random shapes and attributes), and the kernels of their backward ops
 (ge.batch_norm_grad, ge.layer_norm_grad, ge.softmax_grad) against explicit Jacobians."""
 
@@ -320,6 +320,7 @@ def test_backward_kernels_keep_narrow_types_and_compute_wide(dtype):
         (ge.BatchNormGradOp, {"dy": dy, "x": x, "scale": scale, "mean": scale, "var": var}, {"training_mode": 1}),
         (ge.LayerNormGradOp, {"dy": dy, "x": x, "scale": rng.standard_normal(5)}, {}),
         (ge.SoftmaxGradOp, {"y": np.abs(x) / np.abs(x).sum(-1, keepdims=True), "dy": dy}, {}),
+        (ge.LrnGradOp, {"dy": dy, "X": x}, {"size": 2, "alpha": 0.5}),
     ]
     tolerance = {np.float32: 1e-5, np.float16: 4e-3}.get(dtype, 3e-2)
     for op_cls, operands, props in cases:
@@ -332,3 +333,25 @@ def test_backward_kernels_keep_narrow_types_and_compute_wide(dtype):
             np.testing.assert_allclose(
                 got.astype(np.float64), want, rtol=tolerance, atol=tolerance * np.abs(want).max()
             )
+
+
+# -- LRN ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_lrn_vjp(size):
+    """Odd and even windows (an even one reaches one channel further after c than before it)."""
+    x = np.random.default_rng(size).standard_normal((2, 6, 3))
+    check_vjp(ge.LrnOp, {"X": x}, {"size": size, "alpha": 0.3, "beta": 0.75, "bias": 1.5})
+
+
+@pytest.mark.mutation
+def test_an_lrn_gradient_with_the_forward_window_is_caught(monkeypatch):
+    """Mutation: the backward sums over the forward window instead of its transpose (the same for
+    odd sizes, one channel off for even ones); the finite-difference check fails."""
+    from ge.interpreter.kernels import nn as nn_kernels
+
+    window = nn_kernels.channel_window_sum
+    monkeypatch.setattr(norm_grad_kernels, "channel_window_sum", lambda a, before, after: window(a, after, before))
+    with pytest.raises(AssertionError):
+        test_lrn_vjp(2)
