@@ -384,7 +384,7 @@ def clip(op, ins):
 def channel_window_sum(a: np.ndarray, before: int, after: int) -> np.ndarray:
     """out[:, c] = sum of a[:, c - before : c + after + 1] over the channels that exist."""
     padded = np.pad(a, [(0, 0), (before, after)] + [(0, 0)] * (a.ndim - 2))
-    return sum(padded[:, k : k + a.shape[1]] for k in range(before + after + 1))
+    return np.sum([padded[:, k : k + a.shape[1]] for k in range(before + after + 1)], axis=0)
 
 
 def lrn_denominator(op, wide: np.ndarray) -> np.ndarray:
