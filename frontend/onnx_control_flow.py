@@ -3,7 +3,7 @@ with SequenceMap's unrolling (frontend/onnx_sequences.py).
 
 GE graphs have no control flow on the device, so an If imports only when its condition is known
 at import: a constant, or a value the importer folds (a test of a static shape's rank or size, as
-AffineGrid's function body and shape-dependent exports make). The taken branch's nodes are then
+function bodies such as AffineGrid's and shape-dependent exports make). The taken branch's nodes are then
 imported in the If's place: they read the enclosing graph's values by name, their own values stay
 inside the branch, and the branch's outputs become the If's. The branch left out is never read,
 so it may hold operators ge lacks. A condition known only at run time is refused in one line.

@@ -18,7 +18,8 @@ CASES = collect()
 KNOWN_FAILURES: dict[str, str] = {
     r"test_affine_grid_": (
         "the grid's shape is the values of `size`, a graph input here: the body's Squeeze, its If on D == 1 "
-        "and its Range need them at import (and the body gives Range one-element tensors, which ge.range refuses)"
+        "and its Range need them at import; with a constant size its Ifs fold, but the body gives Range "
+        "one-element tensors and Unsqueeze scalar axes, which ge's ops refuse as the ONNX spec does"
     ),
     r"test_if$": "the condition is a graph input; ge inlines an If only when its condition is a constant at import",
     r"test_bernoulli": "Bernoulli's function body draws with RandomUniformLike (random ops are not imported)",
