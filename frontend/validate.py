@@ -131,22 +131,26 @@ def validate_subgraph(
     graph: onnx.GraphProto, opset: int, outer: Iterable[str], what: str, max_tensor_bytes: int = MAX_TENSOR_BYTES
 ) -> None:
     """The checks of `validate_model` on a graph held in an attribute (an If branch, a SequenceMap
-    body) before it is imported: its nodes may read the names in `outer`, and define none of them."""
+    body) before it is imported: its nodes may read the names in `outer`, and define none of them.
+    Messages start with `what`, the place of the graph."""
     check = _GraphCheck(graph, opset, max_tensor_bytes)
     for name in outer:
         check.defined[name] = "the enclosing graph"
-    for t in graph.initializer:
-        check.tensor(t, f"{what}: initializer '{t.name}'")
-        check.define(t.name, f"{what}: initializer '{t.name}'")
-    for vi in graph.input:
-        check.value_info(vi, f"{what}: input '{vi.name}'")
-        check.define(vi.name, f"{what}: input '{vi.name}'")
-    for index, node in enumerate(graph.node):
-        check.node(node, index)
-    for vi in graph.output:
-        if vi.name not in check.defined:
-            raise OnnxImportError(f"{what}: output '{vi.name}' is produced by no node")
-        check.value_info(vi, f"{what}: output '{vi.name}'")
+    try:
+        for t in graph.initializer:
+            check.tensor(t, f"initializer '{t.name}'")
+            check.define(t.name, f"initializer '{t.name}'")
+        for vi in graph.input:
+            check.value_info(vi, f"input '{vi.name}'")
+            check.define(vi.name, f"input '{vi.name}'")
+        for index, node in enumerate(graph.node):
+            check.node(node, index)
+        for vi in graph.output:
+            if vi.name not in check.defined:
+                raise OnnxImportError(f"output '{vi.name}' is produced by no node")
+            check.value_info(vi, f"output '{vi.name}'")
+    except OnnxImportError as e:
+        raise OnnxImportError(f"{what}: {e}") from None
 
 
 class _GraphCheck:

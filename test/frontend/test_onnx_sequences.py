@@ -191,7 +191,7 @@ def _map_model() -> onnx.ModelProto:
     return _model(
         [
             helper.make_node("SplitToSequence", ["v"], ["rows"], axis=1, keepdims=0),
-            helper.make_node("SequenceMap", ["rows", "b"], ["sums", "shapes"], body=body),
+            helper.make_node("SequenceMap", ["rows", "b"], ["sums", "shapes"], body=body, name="sums"),
             helper.make_node("ConcatFromSequence", ["sums"], ["summed"], axis=1, new_axis=1),
             helper.make_node("ConcatFromSequence", ["shapes"], ["row_shapes"], axis=0),
         ],
@@ -302,6 +302,17 @@ def test_an_if_in_a_function_body_reads_the_bodys_values():
     np.testing.assert_allclose(run(module, {"x": X}, weights)["y"], want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 0, 4), (2, 3, 4)])
+def test_size_is_the_product_of_the_dims(shape):
+    """Size's body (onnx_decompositions): a constant for a static shape, computed for a dynamic one."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    model = _model([helper.make_node("Size", ["x"], ["n"])], {"x": x}, ["n"])
+    _compare(model, {"x": x})
+    if shape:
+        model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"  # a dynamic dim
+        _compare(model, {"x": x})
+
+
 # -- refusals --------------------------------------------------------------------------------------
 def test_an_if_on_a_runtime_condition_is_refused():
     model = _model(
@@ -320,6 +331,45 @@ def test_an_if_on_a_runtime_condition_is_refused():
         ["r"],
     )
     _refused(model, "If 'dynamic_if': the condition 'c' is not a constant at import", "data-dependent control flow")
+
+
+def _if_node(cond_value, **branches) -> onnx.ModelProto:
+    return _model(
+        [_const("cond", cond_value), helper.make_node("If", ["cond"], ["r"], name="if", **branches)], {"x": X}, ["r"]
+    )
+
+
+RELU = _branch([helper.make_node("Relu", ["x"], ["t"])], ["t"])
+TWO_OUTPUTS = _branch([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"])], ["a", "b"])
+BAD_ATTRIBUTE = _branch([helper.make_node("Softmax", ["x"], ["t"], name="soft", axis=1.5)], ["t"])
+UNDEFINED = _branch([helper.make_node("Relu", ["later"], ["t"], name="early")], ["t"])
+
+
+@pytest.mark.parametrize(
+    "model, reason",
+    [
+        (_if_node(np.array([True, False]), then_branch=RELU, else_branch=RELU), "the condition has 2 elements"),
+        (
+            _if_node(np.array(False), then_branch=RELU),
+            "the condition selects else_branch, which the node does not have",
+        ),
+        (
+            _if_node(np.array(True), then_branch=TWO_OUTPUTS, else_branch=RELU),
+            "then_branch has 2 outputs, the node has 1",
+        ),
+        (
+            _if_node(np.array(True), then_branch=BAD_ATTRIBUTE, else_branch=RELU),
+            "then_branch: node 'soft' (Softmax, opset 21): attribute 'axis' is FLOAT, the operator expects INT",
+        ),
+        (
+            _if_node(np.array(True), then_branch=UNDEFINED, else_branch=RELU),
+            "then_branch: node 'early' (Relu, opset 21): input #0 'later' is not defined before the node",
+        ),
+    ],
+    ids=["two-element condition", "missing branch", "output count", "attribute type", "undefined name"],
+)
+def test_if_refusals_are_one_line_naming_the_node(model, reason):
+    _refused(model, "node 'if' (If, opset 21)", reason)
 
 
 def test_the_taken_branchs_unsupported_operators_are_listed():
@@ -357,7 +407,11 @@ def test_a_branch_that_redefines_an_outer_name_is_refused():
         {"x": X},
         ["r"],
     )
-    _refused(model, "node 'shadow'", "tensor 'x' is already defined by the enclosing graph")
+    _refused(
+        model,
+        "node 'if' (If, opset 21): then_branch: node 'shadow'",
+        "tensor 'x' is already defined by the enclosing graph",
+    )
 
 
 def _seq_nodes(*nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
@@ -430,6 +484,24 @@ def _seq_nodes(*nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
             "r",
             ("node 'relu'", "input #0 's' is a sequence; the operator takes tensors"),
         ),
+        (
+            [
+                helper.make_node("SplitToSequence", ["x", "k"], ["t"], name="split"),
+                helper.make_node("SequenceLength", ["t"], ["n"]),
+            ],
+            {"k": None},
+            "n",
+            ("node 'split'", "split [1, 2] must be sizes >= 0 that add up to dim 0's 2"),
+        ),
+        (
+            [
+                helper.make_node("SplitToSequence", ["x"], ["t"], name="split", axis=1),
+                helper.make_node("ConcatFromSequence", ["t"], ["c"], name="stack", axis=3, new_axis=1),
+            ],
+            {},
+            "c",
+            ("node 'stack'", "axis 3 is out of range for stacking rank-2 tensors"),
+        ),
         (_seq_nodes(), {}, "s", ("graph output 's' is a sequence, not a tensor (ge graphs return tensors)",)),
     ],
     ids=[
@@ -441,11 +513,24 @@ def _seq_nodes(*nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
         "runtime split",
         "mixed types",
         "sequence into Relu",
+        "split sizes",
+        "stacking axis",
         "sequence output",
     ],
 )
 def test_sequence_refusals_are_one_line_naming_the_node(nodes, inputs, output, parts):
+    """A `None` input is the constant split sizes [1, 2]."""
+    if "k" in inputs and inputs["k"] is None:
+        nodes = [_const("k", np.array([1, 2], np.int64)), *nodes]
+        inputs = {}
     _refused(_model(nodes, {**XYZ, **inputs}, [output]), *parts)
+
+
+def test_unrolling_beyond_the_expansion_budget_is_refused():
+    with pytest.raises(
+        OnnxImportError, match="node 'sums'.*: unrolling its body 7 times would exceed the budget of 10 nodes"
+    ):
+        import_model(_map_model(), max_expanded_nodes=10)
 
 
 def test_a_declared_sequence_output_is_refused_before_any_node():
@@ -497,3 +582,18 @@ def test_mutation_subgraphs_of_a_function_body_left_unrenamed_are_caught(monkeyp
     model, _ = _local_function_with_an_if()
     with pytest.raises(OnnxImportError, match="not defined"):
         import_model(model)
+
+
+def test_mutation_without_the_branch_validation_a_shadowing_branch_imports(monkeypatch):
+    """The refusal of a branch that redefines an outer name is validate_subgraph's."""
+    shadow = _branch([helper.make_node("Relu", ["x"], ["x"], name="shadow")], ["x"])
+    monkeypatch.setattr(onnx_control_flow, "validate_subgraph", lambda *args: None)
+    import_model(_if_node(np.array(True), then_branch=shadow, else_branch=RELU))
+
+
+def test_mutation_without_the_branch_operator_check_the_refusal_is_no_longer_the_list(monkeypatch):
+    monkeypatch.setattr(onnx_control_flow, "unsupported_operators", lambda *args: None)
+    strings = _branch([helper.make_node("StringNormalizer", ["x"], ["s"])], ["s"])
+    with pytest.raises(Exception) as e:
+        import_model(_if_node(np.array(True), then_branch=strings, else_branch=RELU))
+    assert "not supported at opset" not in str(e.value)
