@@ -40,13 +40,15 @@ def import_if(importer: _Importer, node: onnx.NodeProto, name: str, where: str) 
         )
     if np.size(value) != 1:
         raise OnnxImportError(f"{where}: the condition has {np.size(value)} elements, If takes a single one")
+    if np.asarray(value).dtype != np.bool_:
+        raise OnnxImportError(f"{where}: the condition is {np.asarray(value).dtype}, If takes a bool")
     branch = taken_branch(bool(np.asarray(value).reshape(-1)[0]))
     graph = next((a.g for a in node.attribute if a.name == branch and a.type == onnx.AttributeProto.GRAPH), None)
     if graph is None:
         raise OnnxImportError(f"{where}: the condition selects {branch}, which the node does not have")
     if graph.input:
         raise OnnxImportError(f"{where}: {branch} has {len(graph.input)} inputs; If's branches take none")
-    outputs = [o for o in node.output]
+    outputs = list(node.output)
     if len(graph.output) != len(outputs):
         raise OnnxImportError(f"{where}: {branch} has {len(graph.output)} outputs, the node has {len(outputs)}")
     results = inline_graph(importer, graph, {}, f"{name}/", f"{where}: {branch}")

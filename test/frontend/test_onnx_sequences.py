@@ -67,6 +67,7 @@ X = RNG.standard_normal((2, 3)).astype(np.float32)
 Y = RNG.standard_normal((1, 3)).astype(np.float32)
 Z = RNG.standard_normal((4, 3)).astype(np.float32)
 XYZ = {"x": X, "y": Y, "z": Z}
+V = RNG.standard_normal((2, 7)).astype(np.float32)
 
 
 def test_every_sequence_operator_is_imported_by_name():
@@ -170,9 +171,6 @@ def _split_model() -> onnx.ModelProto:
         {"v": V},
         ["last_chunk", "last_part", "last_row", "last_row_kept", "chunk_count", "restacked"],
     )
-
-
-V = RNG.standard_normal((2, 7)).astype(np.float32)
 
 
 def test_split_to_sequence_with_every_kind_of_split():
@@ -349,6 +347,7 @@ UNDEFINED = _branch([helper.make_node("Relu", ["later"], ["t"], name="early")], 
     "model, reason",
     [
         (_if_node(np.array([True, False]), then_branch=RELU, else_branch=RELU), "the condition has 2 elements"),
+        (_if_node(np.int64(1), then_branch=RELU, else_branch=RELU), "the condition is int64, If takes a bool"),
         (
             _if_node(np.array(False), then_branch=RELU),
             "the condition selects else_branch, which the node does not have",
@@ -366,7 +365,14 @@ UNDEFINED = _branch([helper.make_node("Relu", ["later"], ["t"], name="early")], 
             "then_branch: node 'early' (Relu, opset 21): input #0 'later' is not defined before the node",
         ),
     ],
-    ids=["two-element condition", "missing branch", "output count", "attribute type", "undefined name"],
+    ids=[
+        "two-element condition",
+        "int condition",
+        "missing branch",
+        "output count",
+        "attribute type",
+        "undefined name",
+    ],
 )
 def test_if_refusals_are_one_line_naming_the_node(model, reason):
     _refused(model, "node 'if' (If, opset 21)", reason)
