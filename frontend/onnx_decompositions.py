@@ -1,5 +1,5 @@
 """Function bodies ge writes itself, for operators whose ONNX schema has none: the recurrent
-layers (RNN, GRU, LSTM) unrolled over their static sequence length, and LpNormalization. Like a
+layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization and Size. Like a
 schema's context-dependent function, each is built for the node's attributes and input types,
 and the importer expands it as it expands any function body (frontend/onnx_functions.py): the
 result is plain ge ops, so the recurrent layers fold, fuse, get gradients and lower like the rest
@@ -368,10 +368,25 @@ def _lp_normalization(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], whe
     return b.function({0: b.one("Div", "in0", safe)})  # a zero norm means a zero row: 0 / 1
 
 
+def _size(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> onnx.FunctionProto:
+    """The element count: the product of the input's dims, read off its Shape one by one (a
+    constant at import when the shape is static)."""
+    b = _Body(node, where)
+    rank = len(types[0].tensor_type.shape.dim)
+    if rank == 0:
+        return b.function({0: b.const(np.int64(1))})  # a scalar has one element
+    shape = b.one("Shape", "in0")
+    count = b.one("Gather", shape, b.const(np.int64(0)))
+    for i in range(1, rank):
+        count = b.one("Mul", count, b.one("Gather", shape, b.const(np.int64(i))))
+    return b.function({0: count})
+
+
 DECOMPOSITIONS: dict[str, Callable[[onnx.NodeProto, Sequence[onnx.TypeProto], str], onnx.FunctionProto]] = {
     "RNN": _recurrent(_Rnn),
     "GRU": _recurrent(_Gru),
     "LSTM": _recurrent(_Lstm),
     "LpNormalization": _lp_normalization,
+    "Size": _size,
 }
 """Default-domain operator -> the builder of its body (node, input types, where -> FunctionProto)."""

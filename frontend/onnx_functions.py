@@ -13,7 +13,7 @@ function that calls itself is refused: both would otherwise never end.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,27 +140,7 @@ class FunctionBodies:
         def value(v: str) -> str:
             return renamed.get(v, f"{prefix}{v}") if v else ""
 
-        nodes = []
-        for i, inner in enumerate(fn.node):
-            copy = onnx.NodeProto()
-            copy.CopyFrom(inner)
-            copy.name = f"{prefix}{inner.name or f'{inner.op_type}_{i}'}"
-            copy.input[:] = [value(v) for v in inner.input]
-            copy.output[:] = [value(v) for v in inner.output]
-            del copy.attribute[:]
-            for attr in inner.attribute:
-                if attr.ref_attr_name:
-                    given = attributes.get(attr.ref_attr_name)
-                    if given is None:
-                        continue  # neither the call nor the function gives it: the op's default
-                    resolved = onnx.AttributeProto()
-                    resolved.CopyFrom(given)
-                    resolved.name = attr.name
-                    copy.attribute.append(resolved)
-                else:
-                    copy.attribute.append(attr)
-            nodes.append(copy)
-        return nodes
+        return [_instantiated(inner, i, prefix, value, attributes) for i, inner in enumerate(fn.node)]
 
     def enter(self, op: str, function: str | None, where: str) -> None:
         """Marks a body as being expanded (`function`: the model-local function's name, None for a
@@ -175,6 +155,53 @@ class FunctionBodies:
 
     def leave(self) -> None:
         self.active.pop()
+
+
+def _instantiated(
+    inner: onnx.NodeProto,
+    index: int,
+    prefix: str,
+    value: Callable[[str], str],
+    attributes: dict[str, onnx.AttributeProto],
+) -> onnx.NodeProto:
+    """A body node for one call: named under `prefix`, its values renamed by `value`, its attribute
+    references resolved. The graphs in its attributes (If's branches) are renamed alike: they read
+    the body's values by name, and their own values take the prefix too."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(inner)
+    copy.name = f"{prefix}{inner.name or f'{inner.op_type}_{index}'}"
+    copy.input[:] = [value(v) for v in inner.input]
+    copy.output[:] = [value(v) for v in inner.output]
+    del copy.attribute[:]
+    for attr in inner.attribute:
+        if attr.ref_attr_name:
+            given = attributes.get(attr.ref_attr_name)
+            if given is None:
+                continue  # neither the call nor the function gives it: the op's default
+            resolved = onnx.AttributeProto()
+            resolved.CopyFrom(given)
+            resolved.name = attr.name
+            copy.attribute.append(resolved)
+            continue
+        copy.attribute.append(attr)
+        subgraphs = [copy.attribute[-1].g] if attr.type == onnx.AttributeProto.GRAPH else []
+        subgraphs += list(copy.attribute[-1].graphs) if attr.type == onnx.AttributeProto.GRAPHS else []
+        for graph in subgraphs:
+            _rename_graph(graph, prefix, value, attributes)
+    return copy
+
+
+def _rename_graph(
+    graph: onnx.GraphProto, prefix: str, value: Callable[[str], str], attributes: dict[str, onnx.AttributeProto]
+) -> None:
+    """A subgraph of a body node, renamed in place for the call (see `_instantiated`)."""
+    for vi in [*graph.input, *graph.output, *graph.value_info]:
+        vi.name = value(vi.name)
+    for t in graph.initializer:
+        t.name = value(t.name)
+    renamed = [_instantiated(inner, i, prefix, value, attributes) for i, inner in enumerate(graph.node)]
+    del graph.node[:]
+    graph.node.extend(renamed)
 
 
 def _decomposition(node: onnx.NodeProto):

@@ -31,6 +31,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
+from ge.frontend.onnx_control_flow import import_if
 from ge.frontend.onnx_functions import MAX_EXPANDED_NODES, FunctionBodies
 from ge.frontend.onnx_ops import (
     DEFAULT_DOMAINS,
@@ -43,6 +44,7 @@ from ge.frontend.onnx_ops import (
     node_name,
     unsupported_operators,
 )
+from ge.frontend.onnx_sequences import SEQUENCE_OPS, TensorSequence, import_sequence_node
 from ge.frontend.onnx_training import TRAINING_DOMAIN, TRAINING_OPSET, import_training_node
 from ge.frontend.onnx_upgrade import upgraded
 from ge.frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
@@ -69,6 +71,10 @@ FOLD_LIMIT = 4096
 """Largest result (in elements) that import-time constant evaluation may create."""
 
 _NOT_FOLDED = ("ge.dropout",)
+
+ImportedValue = SSAValue | TensorSequence
+"""What an ONNX value name holds at import: a tensor's SSA value, or a sequence of them
+(onnx_sequences.py)."""
 
 
 def load_onnx(path: str | Path, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> onnx.ModelProto:
@@ -153,6 +159,8 @@ class _Importer:
     """Float initializers of rank >= 1 go to the sidecar whatever their size."""
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     values: dict[str, SSAValue] = field(default_factory=dict)
+    sequences: dict[str, TensorSequence] = field(default_factory=dict)
+    """The sequence values, by name: they exist only at import (onnx_sequences.py)."""
     interpreter: Interpreter = field(default_factory=folding_interpreter)
     """Evaluates the nodes whose inputs are all constants (`try_fold`)."""
     training_opset: int | None = None
@@ -179,6 +187,12 @@ class _Importer:
         initializer_names = {t.name for t in graph.initializer}
         inputs = [vi for vi in graph.input if vi.name not in initializer_names]
         arg_types = [self.value_type(vi, "input") for vi in inputs]
+        for vi in graph.output:
+            kind = vi.type.WhichOneof("value")
+            if kind not in (None, "tensor_type"):
+                raise OnnxImportError(
+                    f"graph output '{vi.name}' is {_KINDS.get(kind, kind)}, not a tensor (ge graphs return tensors)"
+                )
         self.block = Block(arg_types=arg_types)
         for vi, arg in zip(inputs, self.block.args):
             self.values[vi.name] = arg
@@ -189,6 +203,10 @@ class _Importer:
             self.node(node, index)
         results = []
         for vi in graph.output:
+            if vi.name in self.sequences:
+                raise OnnxImportError(
+                    f"graph output '{vi.name}' is a sequence, not a tensor (ge graphs return tensors)"
+                )
             if vi.name not in self.values:
                 raise OnnxImportError(f"graph output '{vi.name}' is produced by no node")
             results.append(self.values[vi.name])
@@ -256,8 +274,17 @@ class _Importer:
             self.values[node.output[0]] = self.constant(self.constant_node_value(node, where), name)
             return
         for i, input_name in enumerate(node.input):
-            if input_name and input_name not in self.values:
+            if input_name and input_name not in self.values and input_name not in self.sequences:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is not defined before the node")
+        if node.domain in DEFAULT_DOMAINS and node.op_type in SEQUENCE_OPS:
+            import_sequence_node(self, node, name, where)
+            return
+        if node.domain in DEFAULT_DOMAINS and node.op_type == "If":
+            import_if(self, node, name, where)
+            return
+        for i, input_name in enumerate(node.input):
+            if input_name in self.sequences:
+                raise OnnxImportError(f"{where}: input #{i} '{input_name}' is a sequence; the operator takes tensors")
         if not is_native(node):
             self.expand(node, name, where)
             return
@@ -277,6 +304,32 @@ class _Importer:
         for out_name, value in zip(outputs, produced):
             if out_name:
                 self.values[out_name] = value
+
+    def bind(self, name: str, value: ImportedValue) -> None:
+        """Gives an ONNX value name its tensor or sequence."""
+        if isinstance(value, TensorSequence):
+            self.sequences[name] = value
+            self.values.pop(name, None)
+        else:
+            self.values[name] = value
+            self.sequences.pop(name, None)
+
+    def lookup(self, name: str, what: str) -> ImportedValue:
+        if name in self.sequences:
+            return self.sequences[name]
+        if name not in self.values:
+            raise OnnxImportError(f"{what} '{name}' is produced by no node")
+        return self.values[name]
+
+    def defined_names(self) -> list[str]:
+        return [*self.values, *self.sequences]
+
+    def tensor_input(self, node: onnx.NodeProto, index: int, where: str) -> SSAValue:
+        """The node's input `index`, which must be a tensor."""
+        name = node.input[index]
+        if name in self.sequences:
+            raise OnnxImportError(f"{where}: input #{index} '{name}' is a sequence; the operator takes a tensor there")
+        return self.values[name]
 
     def expand(self, node: onnx.NodeProto, name: str, where: str) -> None:
         """The node as its function body's nodes (`onnx_functions`), imported in its place at the
@@ -420,6 +473,9 @@ class _Importer:
             return [v.decode() for v in value]
         return value
 
+
+_KINDS = {"sequence_type": "a sequence", "optional_type": "an optional", "map_type": "a map"}
+"""ONNX's kinds of value other than a tensor, as messages name them."""
 
 _ONNX_TYPE_OF = {dtype: code for code, dtype in ONNX_DTYPES.items()}
 

@@ -92,7 +92,20 @@ def ge_op_for(op_type: str) -> type[ge.GeOp] | None:
 
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
-IMPORTED_BY_NAME = {"Constant"}
+IMPORTED_BY_NAME = {
+    "Constant",
+    "If",  # its constant condition's branch, inlined (onnx_control_flow.py)
+    # sequences, folded to tensors at import (onnx_sequences.py)
+    "SequenceConstruct",
+    "SequenceEmpty",
+    "SequenceAt",
+    "SequenceInsert",
+    "SequenceErase",
+    "SequenceLength",
+    "SplitToSequence",
+    "ConcatFromSequence",
+    "SequenceMap",
+}
 """Default-domain operators the importer reads itself instead of mapping them to one ge op."""
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable
 
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -110,7 +111,7 @@ def validate_model(model: onnx.ModelProto, max_tensor_bytes: int = MAX_TENSOR_BY
         raise OnnxImportError("not a valid ONNX model (no graph)")
     if (field := first_non_utf8_field(model)) is not None:
         raise OnnxImportError(f"{field} is not UTF-8 text")
-    _GraphCheck(model, max_tensor_bytes).run()
+    _GraphCheck(model.graph, model_opset(model), max_tensor_bytes).run()
 
 
 def model_opset(model: onnx.ModelProto) -> int:
@@ -126,10 +127,36 @@ def model_opset(model: onnx.ModelProto) -> int:
     return opset
 
 
+def validate_subgraph(
+    graph: onnx.GraphProto, opset: int, outer: Iterable[str], what: str, max_tensor_bytes: int = MAX_TENSOR_BYTES
+) -> None:
+    """The checks of `validate_model` on a graph held in an attribute (an If branch, a SequenceMap
+    body) before it is imported: its nodes may read the names in `outer`, and define none of them.
+    Messages start with `what`, the place of the graph."""
+    check = _GraphCheck(graph, opset, max_tensor_bytes)
+    for name in outer:
+        check.defined[name] = "the enclosing graph"
+    try:
+        for t in graph.initializer:
+            check.tensor(t, f"initializer '{t.name}'")
+            check.define(t.name, f"initializer '{t.name}'")
+        for vi in graph.input:
+            check.value_info(vi, f"input '{vi.name}'")
+            check.define(vi.name, f"input '{vi.name}'")
+        for index, node in enumerate(graph.node):
+            check.node(node, index)
+        for vi in graph.output:
+            if vi.name not in check.defined:
+                raise OnnxImportError(f"output '{vi.name}' is produced by no node")
+            check.value_info(vi, f"output '{vi.name}'")
+    except OnnxImportError as e:
+        raise OnnxImportError(f"{what}: {e}") from None
+
+
 class _GraphCheck:
-    def __init__(self, model: onnx.ModelProto, max_tensor_bytes: int):
-        self.graph = model.graph
-        self.opset = model_opset(model)
+    def __init__(self, graph: onnx.GraphProto, opset: int, max_tensor_bytes: int):
+        self.graph = graph
+        self.opset = opset
         self.max_tensor_bytes = max_tensor_bytes
         self.defined: dict[str, str] = {}  # tensor name -> what defines it
 
