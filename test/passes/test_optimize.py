@@ -60,9 +60,18 @@ def test_o3_keeps_outputs_pass_by_pass(case, references):
 
 @pytest.mark.parametrize("name", list(FULL_SIZE))
 def test_o3_keeps_outputs_at_full_size(name, references):
-    """Full size once per model (the depth and widths the small models do not have): O3's outputs
-    against the imported graph's, end to end."""
+    """Full size once per model (the depth and widths the small models do not have): the imported
+    graph's outputs against onnxruntime's, and O3's against the imported graph's, end to end."""
+    import numpy as np
+
+    pytest.importorskip("onnxruntime")
     reference = references.outputs(name, "full")
+    session = references.onnxruntime(name, "full")
+    names = [o.name for o in session.get_outputs()]
+    oracle = dict(zip(names, session.run(names, references.model(name, "full")[1])))
+    assert set(reference) == set(oracle)
+    for key, want in oracle.items():
+        np.testing.assert_allclose(reference[key], want, rtol=1e-4, atol=1e-5, err_msg=f"{name}:{key}")
     final = references.outputs(name, "full", level=3)
     for key in reference:
         assert relative_error(reference[key], final[key]) <= 1e-4, key
