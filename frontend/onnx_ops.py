@@ -28,9 +28,9 @@ class OnnxImportError(Exception):
 MIN_OPSET = 13
 """The oldest default-domain opset the importer reads natively; older models are upgraded to it
 (frontend/onnx_upgrade.py)."""
-OLDEST_OPSET = 7
-"""The oldest opset a model may import: onnx's version converter has adapters from here on for the
-operators in use (the model zoo's files are at 7 to 12)."""
+OLDEST_OPSET = 1
+"""The oldest opset a model may import: onnx's version converter upgrades from any opset, and names
+the operator it has no adapter for (the model zoo's files are at 7 to 12)."""
 MAX_OPSET = onnx.defs.onnx_opset_version()
 
 ONNX_DTYPES: dict[int, np.dtype] = {

@@ -1,4 +1,4 @@
-"""Models at an older opset (7 to 12, the model zoo's) are upgraded to the oldest opset the
+"""Models at an older opset (1 to 12; the model zoo's are at 7 to 12) are upgraded to the oldest opset the
 importer reads natively, with onnx's own version converter, before anything is imported.
 
 The converter is onnx's C++ code: it sees only a model `validate` has already checked, and every

@@ -55,7 +55,7 @@ class NodeCase:
 
     def unsupported_dtype(self) -> str | None:
         """Why the case is outside ge's scope, if it is: a data type ge does not have, or an
-        opset older than 7 (ge reads 13 and newer, and upgrades 7 to 12 at import)."""
+        opset older than OLDEST_OPSET (ge reads 13 and newer, and upgrades older ones at import)."""
         model = onnx.load(self.folder / "model.onnx")
         opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET)
         if opset < OLDEST_OPSET:

@@ -296,7 +296,7 @@ def test_input_used_before_it_is_defined(tmp_path, capsys):
     assert_refused(tmp_path, capsys, m, "node '/b'", "input #0 't' is not defined before the node")
 
 
-@pytest.mark.parametrize("opset", [1 << 62, -1, 6])
+@pytest.mark.parametrize("opset", [1 << 62, -1, 0])
 def test_opset_outside_the_supported_range(tmp_path, capsys, opset):
     """Fuzz ge-translate / ge-run 000842: 2^62 reached onnx's get_schema, whose C int refused it with a
     TypeError (an internal error); the version is checked before any schema is looked up."""

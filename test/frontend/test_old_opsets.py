@@ -1,4 +1,4 @@
-"""Models at opset 7 to 12 are upgraded at import (frontend/onnx_upgrade.py): the onnx wheel's own
+"""Models at opset 1 to 12 are upgraded at import (frontend/onnx_upgrade.py): the onnx wheel's own
 model-zoo graphs (opset 9) import and give their shipped outputs; a model the converter cannot
 upgrade is refused in one line naming the node."""
 
@@ -131,7 +131,7 @@ def relu_at(opset: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-@pytest.mark.parametrize("opset", [7, 9, 12])
+@pytest.mark.parametrize("opset", [1, 7, 9, 12])
 def test_an_old_opset_imports_as_the_upgraded_model(opset):
     old, _ = import_model(relu_at(opset))
     new, _ = import_model(relu_at(MIN_OPSET))
