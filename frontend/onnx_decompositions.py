@@ -1,5 +1,6 @@
 """Function bodies ge writes itself, for operators whose ONNX schema has none: the recurrent
-layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization and Size. Like a
+layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization, Size, and
+ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices. Like a
 schema's context-dependent function, each is built for the node's attributes and input types,
 and the importer expands it as it expands any function body (frontend/onnx_functions.py): the
 result is plain ge ops, so the recurrent layers fold, fuse, get gradients and lower like the rest
@@ -382,11 +383,68 @@ def _size(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> 
     return b.function({0: count})
 
 
+def _along(b: _Body, values: str, rank: int, axis: int) -> str:
+    """A vector reshaped to lie along `axis` of a rank-`rank` tensor (1 in every other dim)."""
+    return b.one("Reshape", values, b.ints(*(-1 if d == axis else 1 for d in range(rank))))
+
+
+def _positions(b: _Body, x: str, axis: int, rank: int) -> str:
+    """0, 1, ..., x.shape[axis] - 1, lying along `axis`."""
+    length = b.one("Gather", b.one("Shape", x), b.const(np.int64(axis)))
+    return _along(b, b.one("Range", b.const(np.int64(0)), length, b.const(np.int64(1))), rank, axis)
+
+
+def _rank(b: _Body, types: Sequence[onnx.TypeProto], index: int) -> int:
+    t = types[index].tensor_type
+    if not t.HasField("shape"):
+        raise b.fail(f"input #{index} needs a known rank")
+    return len(t.shape.dim)
+
+
+def _reverse_sequence(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> onnx.FunctionProto:
+    """Each batch row's first sequence_lens[b] steps reversed, the rest kept: one GatherElements
+    along the time axis at index lens - 1 - t where t < lens, else t."""
+    b = _Body(node, where)
+    rank = _rank(b, types, 0)
+    time, batch = b.attr("time_axis", 0), b.attr("batch_axis", 1)
+    if sorted((time, batch)) != [0, 1] or rank < 2:
+        raise b.fail(f"time_axis and batch_axis must be 0 and 1 of a rank-2 or larger input, got {time} and {batch}")
+    t = _positions(b, "in0", time, rank)
+    lens = _along(b, "in1", rank, batch)
+    reversed_t = b.one("Sub", b.one("Sub", lens, b.const(np.int64(1))), t)
+    index = b.one("Where", b.one("Less", t, lens), reversed_t, t)
+    index = b.one("Expand", index, b.one("Shape", "in0"))
+    return b.function({0: b.one("GatherElements", "in0", index, axis=time)})
+
+
+def _tensor_scatter(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> onnx.FunctionProto:
+    """The cache with `update` written along `axis` from each batch row's write index (0 when
+    absent; modulo the cache length in "circular" mode): one ScatterElements."""
+    b = _Body(node, where)
+    rank = _rank(b, types, 0)
+    axis, mode = b.attr("axis", -2), b.attr("mode", "linear")
+    if not -rank < axis < rank or axis % rank == 0:
+        raise b.fail(f"axis {axis} must name a dim after the batch dim of a rank-{rank} cache")
+    if mode not in ("linear", "circular"):
+        raise b.fail(f"mode must be 'linear' or 'circular', got '{mode}'")
+    axis %= rank
+    index = _positions(b, "in1", axis, rank)
+    start = b.input(2)
+    if start is not None:
+        index = b.one("Add", _along(b, start, rank, 0), index)
+    if mode == "circular":
+        index = b.one("Mod", index, b.one("Gather", b.one("Shape", "in0"), b.const(np.int64(axis))))
+    index = b.one("Expand", index, b.one("Shape", "in1"))
+    return b.function({0: b.one("ScatterElements", "in0", index, "in1", axis=axis)})
+
+
 DECOMPOSITIONS: dict[str, Callable[[onnx.NodeProto, Sequence[onnx.TypeProto], str], onnx.FunctionProto]] = {
     "RNN": _recurrent(_Rnn),
     "GRU": _recurrent(_Gru),
     "LSTM": _recurrent(_Lstm),
     "LpNormalization": _lp_normalization,
     "Size": _size,
+    "ReverseSequence": _reverse_sequence,
+    "TensorScatter": _tensor_scatter,
 }
 """Default-domain operator -> the builder of its body (node, input types, where -> FunctionProto)."""

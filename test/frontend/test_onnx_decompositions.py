@@ -1,6 +1,7 @@
 """Operators whose schema has no function body import through a body ge builds itself
-(frontend/onnx_decompositions.py): RNN, GRU and LSTM unrolled over their sequence, and
-LpNormalization; onnxruntime, which runs them natively, is the oracle."""
+(frontend/onnx_decompositions.py): RNN, GRU and LSTM unrolled over their sequence,
+LpNormalization, ReverseSequence and TensorScatter; onnxruntime, which runs them natively, is the
+oracle."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from onnx_oracle import compare_with_onnxruntime, node_model
 
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
+from ge.interpreter.kernels.checked import KernelError
 
 RNG = np.random.default_rng(11)
 SEQ, BATCH, IN, HIDDEN = 5, 3, 4, 6
@@ -113,6 +115,50 @@ def test_an_unknown_activation_is_refused():
         import_model(model)
 
 
+@pytest.mark.parametrize("time_axis, batch_axis, shape", [(0, 1, (5, 3, 2)), (1, 0, (3, 5))])
+def test_reverse_sequence_equals_onnxruntime(time_axis, batch_axis, shape):
+    x = _f32(*shape)
+    lens = np.asarray([5, 1, 3], dtype=np.int64)  # the whole row, one step (kept), a prefix
+    model = node_model("ReverseSequence", {"x": x, "lens": lens}, 1, time_axis=time_axis, batch_axis=batch_axis)
+    compare_with_onnxruntime(model, {"x": x, "lens": lens}, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "mode, axis, indices",
+    [("linear", -2, None), ("linear", 2, [0, 3]), ("circular", -2, [4, 6]), ("circular", 1, [1, 2])],
+)
+def test_tensor_scatter_equals_onnxruntime(mode, axis, indices):
+    cache = _f32(2, 3, 6, 4)
+    update_shape = list(cache.shape)
+    update_shape[axis] = 3 if axis != 1 else 2
+    inputs = {"cache": cache, "update": _f32(*update_shape)}
+    if indices is not None:
+        inputs["write_indices"] = np.asarray(indices, dtype=np.int64)
+    model = node_model("TensorScatter", inputs, 1, mode=mode, axis=axis)
+    model.opset_import[0].version = 24
+    compare_with_onnxruntime(model, inputs, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "op_type, inputs, attrs, message",
+    [
+        (
+            "ReverseSequence",
+            {"x": _f32(2, 3, 4), "lens": np.ones(3, np.int64)},
+            {"time_axis": 2},
+            "time_axis and batch",
+        ),
+        ("TensorScatter", {"c": _f32(2, 6), "u": _f32(2, 3)}, {"axis": 0}, "axis 0 must name a dim after the batch"),
+        ("TensorScatter", {"c": _f32(2, 6, 1), "u": _f32(2, 3, 1)}, {"mode": "ring"}, "mode must be 'linear' or"),
+    ],
+)
+def test_bad_attributes_are_refused_in_one_line(op_type, inputs, attrs, message):
+    model = node_model(op_type, inputs, 1, **attrs)
+    model.opset_import[0].version = 24
+    with pytest.raises(OnnxImportError, match=message):
+        import_model(model)
+
+
 # -- mutations -----------------------------------------------------------------------------------
 
 
@@ -141,3 +187,21 @@ def test_node_name_of_the_body():
 
     names = [location_name(op) for op in module.walk() if op.name == "ge.matmul"]
     assert names and all(n.startswith("/encoder/gru/") for n in names)
+
+
+def test_mutation_circular_writes_without_the_wrap_are_caught(monkeypatch):
+    """TensorScatter's circular mode built as linear: the writes past the cache's end are refused
+    by the scatter's kernel instead of wrapping to its start."""
+    from ge.frontend import onnx_decompositions
+
+    real = onnx_decompositions._tensor_scatter
+
+    def linear(node, types, where):
+        for a in node.attribute:
+            if a.name == "mode":
+                a.s = b"linear"
+        return real(node, types, where)
+
+    monkeypatch.setitem(onnx_decompositions.DECOMPOSITIONS, "TensorScatter", linear)
+    with pytest.raises(KernelError, match="index 6 is out of range for axis 2 of size 6"):
+        test_tensor_scatter_equals_onnxruntime("circular", -2, [4, 6])
