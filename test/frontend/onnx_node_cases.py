@@ -26,18 +26,19 @@ import onnx
 from onnx import numpy_helper
 from onnx_oracle import assert_output_matches
 
+from ge.frontend.onnx_decompositions import DECOMPOSITIONS
 from ge.frontend.onnx_importer import import_model, load_onnx
 from ge.frontend.onnx_ops import MIN_OPSET, OLDEST_OPSET, ONNX_DTYPES, SUPPORTED_TYPES, OnnxImportError
 from ge.interpreter.runner import run
 
-#: The operators ge imports: natively, or through their ONNX function bodies (frontend/onnx_functions.py).
-#: A case counts for the op its single node runs, or for "(expanded)" when it is a function body
-#: made only of listed operators.
+#: The operators ge imports: natively, or through function bodies (their ONNX schema's,
+#: frontend/onnx_functions.py, or ge's own, frontend/onnx_decompositions.py). A case counts for the op
+#: its single node runs, or for "(expanded)" when it is a function body made only of listed operators.
 FUNCTION_OPS = {
     s.name
     for s in onnx.defs.get_all_schemas()
     if s.domain == "" and (s.has_function or s.has_context_dependent_function)  # type: ignore[attr-defined]
-} - set(SUPPORTED_TYPES)
+} - set(SUPPORTED_TYPES) | set(DECOMPOSITIONS)
 LISTED_OPS = set(SUPPORTED_TYPES) | FUNCTION_OPS
 
 #: Keyed by the listed operators too: a cache written before an operator was added lacks its cases.
