@@ -100,6 +100,7 @@ def test_known_engines():
         "ge.range",
         "ge.constant_of_shape",
         "ge.det",
+        "ge.size",
     }
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
@@ -154,6 +155,11 @@ def test_known_traits():
         "ge.softmax_cross_entropy_loss",
         "ge.softmax_cross_entropy_loss_grad",
         "ge.nll_loss",
+        *(f"ge.reduce_{r}" for r in ("max", "min", "prod")),
+        "ge.arg_max",
+        "ge.arg_min",
+        "ge.top_k",
+        "ge.hardmax",
     }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
