@@ -157,7 +157,7 @@ class ReduceProdOp(ReduceOp):
 
     name = "ge.reduce_prod"
     ONNX: ClassVar = ("ReduceProd",)
-    PRECISION: ClassVar = "black"  # a long product under- and overflows in f16 (ReduceProdD's own flag not found)
+    PRECISION: ClassVar = "black"  # ReduceProd: false (a long product under- and overflows in f16)
     DATA_OPERANDS: ClassVar = ("data",)
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
@@ -305,8 +305,8 @@ class _CumulativeOp(GeOp):
     """CumSum / CumProd: the running sum (product) along `axis` (a scalar or one-element i32 / i64
     operand); `exclusive` leaves the element itself out, `reverse` runs from the end."""
 
-    # a running sum or product is long accumulation: f16 rounds the late terms away (Cumsum's /
-    # Cumprod's own flags not found)
+    # black like ReduceSum / ReduceProd (false): a running sum or product is long accumulation, and f16
+    # rounds the late terms away (Cumsum's / Cumprod's own flags not found)
     PRECISION: ClassVar = "black"
     DATA_OPERANDS: ClassVar = ("x",)
     x = operand_def(TensorType)

@@ -69,9 +69,13 @@ def _arg(op, ins, pick):
     out = arg_reduced_dims(x.shape, axis, bool(op.p("keepdims")))
     if x.ndim == 0:
         return np.zeros(out, np.int64)
-    last = bool(op.p("select_last_index"))  # the first extreme of the reversed axis
-    index = x.shape[axis] - 1 - pick(np.flip(x, axis), axis=axis) if last else pick(x, axis=axis)
-    return np.asarray(index, np.int64).reshape(out)
+    return np.asarray(_extreme_index(x, axis, pick, bool(op.p("select_last_index"))), np.int64).reshape(out)
+
+
+def _extreme_index(x: np.ndarray, axis: int, pick, last: bool) -> np.ndarray:
+    """The first extreme's index along `axis` (numpy's argmax / argmin), or the last: the first of
+    the reversed axis."""
+    return x.shape[axis] - 1 - pick(np.flip(x, axis), axis=axis) if last else pick(x, axis=axis)
 
 
 def arg_max(op, ins):
@@ -89,16 +93,18 @@ def top_k(op, ins):
     if k < 0 or k > x.shape[axis]:
         raise DataError(f"K {k} is not in [0, {x.shape[axis]}] (the size of axis {axis})")
     top_k_dims(x.shape, axis, k)
-    n = x.shape[axis]
-    if op.p("largest"):
-        # a stable ascending sort of the reversed axis, read backwards: descending, equal values by
-        # index (lower first), with no negation (which unsigned types and the minimum integer lack)
-        order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
-        order = n - 1 - np.flip(order, axis)
-    else:
-        order = np.argsort(x, axis=axis, kind="stable")
-    indices = np.take(order, np.arange(k), axis=axis)
+    indices = np.take(_order(x, axis, bool(op.p("largest"))), np.arange(k), axis=axis)
     return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)
+
+
+def _order(x: np.ndarray, axis: int, largest: bool) -> np.ndarray:
+    """The positions along `axis` from the most extreme on, equal values by index (lower first)."""
+    if not largest:
+        return np.argsort(x, axis=axis, kind="stable")
+    # a stable ascending sort of the reversed axis, read backwards: descending, equal values lower
+    # index first, with no negation (which unsigned types and the minimum integer lack)
+    order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return x.shape[axis] - 1 - np.flip(order, axis)
 
 
 def _cumulative(op, ins, scan):
@@ -134,7 +140,7 @@ def hardmax(op, ins):
     out = np.zeros_like(x)
     if x.shape[axis] == 0 or x.size == 0:
         return out
-    np.put_along_axis(out, np.expand_dims(np.argmax(x, axis=axis), axis), 1, axis=axis)
+    np.put_along_axis(out, np.expand_dims(_extreme_index(x, axis, np.argmax, False), axis), 1, axis=axis)
     return out
 
 
