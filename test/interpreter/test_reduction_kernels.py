@@ -13,13 +13,15 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from onnx_oracle import ONNX_TYPES, compare_with_onnxruntime
+from onnx_oracle import ONNX_TYPES, compare_with_onnxruntime, node_model
 from test_tensor_kernels import compare, ints, rand
 
 from ge.frontend.onnx_exporter import OnnxExportError, export_module
 from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import ge
 from ge.interpreter.kernels import reductions
+from ge.interpreter.kernels.checked import KernelError
 from ge.interpreter.runner import run
 
 ort = pytest.importorskip("onnxruntime")
@@ -199,6 +201,18 @@ def test_cum_prod_exports_from_opset_26_and_is_refused_before():
         export_module(module, opset=26).SerializeToString(), providers=["CPUExecutionProvider"]
     )
     np.testing.assert_allclose(session.run(None, {"x": x})[0], run(module, {"x": x})["y"], rtol=1e-6)
+
+
+def test_a_k_beyond_the_axis_is_refused_in_one_line():
+    """At import when K is a constant (the verifier), else when the kernel reads it."""
+    x = rand(3, 4)
+    with pytest.raises(OnnxImportError, match=r"^node 'out0' \(TopK, opset 21\): K 5 is larger than axis 1 of size 4$"):
+        import_model(node_model("TopK", {"X": x, "K": ints(5)}, 2, {"K"}))
+    module, weights = import_model(node_model("TopK", {"X": x, "K": ints(5)}, 2))
+    with pytest.raises(KernelError) as refused:
+        run(module, {"X": x, "K": ints(5)}, weights)
+    # the line the tools print (the interpreter adds the IR below)
+    assert str(refused.value).splitlines()[0] == "ge.top_k 'out0': K 5 is larger than axis 1 of size 4"
 
 
 # -- mutations ------------------------------------------------------------------------------------
