@@ -11,7 +11,9 @@ orders equal values by index, lower first. The shape rules below are shared with
 Gradients: a max or min sends dy to the positions equal to the result, split evenly among ties (as
 PyTorch's amax does); a product sends dy times the product of the other elements (exclusive
 running products from both sides, so zeros need no division); TopK scatters dy back to the
-positions it picked; CumSum's is the running sum in the other direction. The index results and
+positions it picked; CumSum's is the running sum in the other direction, CumProd's the running
+sum of dy times the products the other way, split at each row's first zero so nothing divides by
+zero. The index results and
 Hardmax are piecewise constant (zero gradient wherever it exists).
 """
 
@@ -356,10 +358,54 @@ class CumSumOp(_CumulativeOp):
 class CumProdOp(_CumulativeOp):
     name = "ge.cum_prod"
     ONNX: ClassVar = ("CumProd",)
-    NO_GRADIENT: ClassVar = (
-        "the gradient sums dy times products that skip each element; without division (exact at zeros) "
-        "that is a reverse linear recurrence, which ge has no op for"
-    )
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """dx_j = sum over the results i that x_j feeds of dy_i times the product of the others.
+
+        For the inclusive scan, along the scan's direction: before the first zero of a row x_j is
+        nonzero and dx_j = (the running sum of dy * y the other way) / x_j; at the first zero
+        z, dx_z is that running sum of dy * y', y' the scan with x_z read as 1 (every product it
+        enters skips x_z and nothing before it is zero); after it every product holds x_z, so 0.
+        No division by a zero, so the gradient is exact where x has zeros. The exclusive scan is
+        the inclusive one shifted by one, so its dy is shifted back first."""
+        from ge.ge_dialects.ge.elementwise import EqualOp
+        from ge.ge_dialects.ge.logic import LogicalAndOp
+        from ge.ge_dialects.ge.tensor_grad import pad
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        (dy,) = cotangents
+        if dy is None:
+            return [None, None]
+        shape = static_shape(self.x)
+        if 0 in shape:
+            return [g.zeros(self.x), None]
+        values = required_constants(self, ["axis"])["axis"]
+        assert values is not None  # a required operand
+        axis = normalize_axes(values[:1], len(shape))[0]
+        reverse = self.p("reverse")
+        if self.p("exclusive"):  # y_i is the inclusive scan's y_{i-1} (y_{i+1} reversed)
+            widths = [[0] * len(shape), [0] * len(shape)]
+            widths[0][axis], widths[1][axis] = (1, -1) if reverse else (-1, 1)
+            dy = pad(g, dy, *widths)
+        axis_value = g.const(np.asarray(axis, np.int64))
+
+        def scan(cls: type[GeOp], value: SSAValue, backwards: int) -> SSAValue:
+            return g.value(cls, {"x": value, "axis": axis_value}, {"reverse": backwards})
+
+        def where(condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+            return g.value(WhereOp, {"condition": condition, "X": a, "Y": b})
+
+        zero, one = g.scalar(0.0, self.x), g.scalar(1.0, self.x)
+        is_zero = g.value(EqualOp, {"a": self.x, "b": zero})
+        zeros_so_far = scan(CumSumOp, g.cast_like(is_zero, self.x), reverse)
+        before = g.value(EqualOp, {"a": zeros_so_far, "b": zero})
+        first = g.value(LogicalAndOp, {"a": is_zero, "b": g.value(EqualOp, {"a": zeros_so_far, "b": one})})
+        inclusive = scan(CumProdOp, self.x, reverse)
+        ahead = scan(CumSumOp, g.mul(dy, inclusive), 1 - reverse)
+        skipped = scan(CumProdOp, where(first, one, self.x), reverse)  # the first zero read as 1
+        at_first = scan(CumSumOp, g.mul(dy, skipped), 1 - reverse)
+        before_zero = g.div(ahead, where(before, self.x, one))
+        return [where(before, before_zero, where(first, at_first, g.zeros(self.x))), None]
 
 
 @irdl_op_definition

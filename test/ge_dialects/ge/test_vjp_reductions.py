@@ -1,8 +1,8 @@
 """The reductions' and selections' gradients against finite differences (float64): ReduceMax and
 ReduceMin over one and several axes, ReduceProd with zeros in the reduced set (one and two), TopK
-largest and smallest, CumSum in every direction; the tie rule of a max (dy split evenly among the
-tied positions, as PyTorch's amax), the piecewise constant ops' absent gradients, CumProd's refusal
-with its reason, and mutations the checks catch."""
+largest and smallest, CumSum and CumProd (with zeros) in every direction; the tie rule of a max (dy split evenly among the
+tied positions, as PyTorch's amax), the piecewise constant ops' absent gradients, and mutations
+the checks catch."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from vjp_check import _Built, check_vjp
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge import reductions
-from ge.ge_dialects.ge.base import GeOp
 
 RNG = np.random.default_rng(7)
 
@@ -65,15 +64,23 @@ def test_cum_sum(exclusive, reverse):
     check_vjp(ge.CumSumOp, {"x": x, "axis": np.array(-1, np.int64)}, {"exclusive": exclusive, "reverse": reverse})
 
 
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+@pytest.mark.parametrize("zeros", [(), (2,), (1, 3)])
+def test_cum_prod_with_zeros(exclusive, reverse, zeros):
+    """Rows with no zero, one, and two (the first zero's gradient skips it, the ones after get 0)."""
+    x = distinct(2, 5)
+    x[0, list(zeros)] = 0.0
+    check_vjp(ge.CumProdOp, {"x": x, "axis": np.array(1, np.int64)}, {"exclusive": exclusive, "reverse": reverse})
+
+
 def test_piecewise_constant_ops_pass_no_gradient():
     """Hardmax, ArgMax and ArgMin give no cotangent (zero wherever the derivative exists); Size
-    does not depend on the values; CumProd says why it has none."""
+    does not depend on the values."""
     x = distinct(3, 4)
     check_vjp(ge.HardmaxOp, {"input": x}, no_gradient=["input"])
     for op_cls in (ge.ArgMaxOp, ge.ArgMinOp, ge.SizeOp):
         block_op = _Built(op_cls, {"data": x}, {}, None, ())
         assert block_op.grads == [None]
-    assert ge.CumProdOp.vjp is GeOp.vjp and "recurrence" in (ge.CumProdOp.NO_GRADIENT or "")
 
 
 # -- mutations ------------------------------------------------------------------------------------
@@ -123,3 +130,17 @@ def test_mutation_cum_sum_gradient_in_the_same_direction_is_caught(monkeypatch):
     monkeypatch.setattr(ge.CumSumOp, "vjp", same_direction)
     with pytest.raises(AssertionError):
         test_cum_sum(0, 0)
+
+
+def test_mutation_cum_prod_gradient_by_division_is_caught(monkeypatch):
+    """The running sum of dy * y the other way, over x: NaN or inf at a zero."""
+
+    def by_division(self, g, cotangents):
+        (dy,) = cotangents
+        ahead = g.value(ge.CumSumOp, {"x": g.mul(dy, self.y), "axis": self.axis}, {"reverse": 1})
+        return [g.div(ahead, self.x), None]
+
+    monkeypatch.setattr(ge.CumProdOp, "vjp", by_division)
+    test_cum_prod_with_zeros(0, 0, ())  # no zeros: the FD check passes
+    with pytest.raises(AssertionError):
+        test_cum_prod_with_zeros(0, 0, (2,))
