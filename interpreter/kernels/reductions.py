@@ -111,6 +111,8 @@ def _cumulative(op, ins, scan):
     if not -x.ndim <= axis_value < x.ndim:
         raise DataError(f"axis {axis_value} is out of range for rank {x.ndim}")
     axis = axis_value % x.ndim
+    if x.size == 0:
+        return x.copy()
     # narrow floats accumulate in f32; integers wrap in their own type
     acc = np.float32 if x.dtype.kind == "f" and x.dtype.itemsize < 4 else x.dtype
     data = np.flip(x, axis) if op.p("reverse") else x

@@ -117,6 +117,7 @@ def test_top_k(x, k, axis, largest):
         (rand(3, 4) / 4, ints(-1), 0, 1),
         (ties(2, 5, dtype=np.int64), np.array(-2, np.int64), 1, 0),
         (rand(6, dtype=np.float16) / 4, np.array(0, np.int32), 0, 0),
+        (rand(2, 0), ints(1), 1, 0),  # an empty axis stays empty
     ],
 )
 def test_cumulative(op_type, x, axis, exclusive, reverse):
