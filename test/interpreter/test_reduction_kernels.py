@@ -269,3 +269,11 @@ def test_mutation_exclusive_scan_shifted_the_wrong_way_is_caught(monkeypatch):
     monkeypatch.setattr(reductions, "_cumulative", shifted)
     with pytest.raises(AssertionError, match="out0"):
         test_cumulative("CumSum", rand(3, 4, 2) / 4, np.array(1, np.int32), 1, 1)
+
+
+def test_mutation_size_never_static_is_caught(monkeypatch):
+    """Size's static count dropped: the import keeps a ge.size op for a static shape (the
+    fold-constants pass reads the same count)."""
+    monkeypatch.setattr(ge.SizeOp, "static_size", lambda self: None)
+    with pytest.raises(AssertionError):
+        test_size_folds_for_static_shapes_and_runs_otherwise()
