@@ -1,6 +1,7 @@
 """Function bodies ge writes itself, for operators whose ONNX schema has none: the recurrent
-layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization, Size, and
-ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices. Like a
+layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization, and
+ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices. Like
+a
 schema's context-dependent function, each is built for the node's attributes and input types,
 and the importer expands it as it expands any function body (frontend/onnx_functions.py): the
 result is plain ge ops, so the recurrent layers fold, fuse, get gradients and lower like the rest
@@ -369,20 +370,6 @@ def _lp_normalization(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], whe
     return b.function({0: b.one("Div", "in0", safe)})  # a zero norm means a zero row: 0 / 1
 
 
-def _size(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> onnx.FunctionProto:
-    """The element count: the product of the input's dims, read off its Shape one by one (a
-    constant at import when the shape is static)."""
-    b = _Body(node, where)
-    rank = len(types[0].tensor_type.shape.dim)
-    if rank == 0:
-        return b.function({0: b.const(np.int64(1))})  # a scalar has one element
-    shape = b.one("Shape", "in0")
-    count = b.one("Gather", shape, b.const(np.int64(0)))
-    for i in range(1, rank):
-        count = b.one("Mul", count, b.one("Gather", shape, b.const(np.int64(i))))
-    return b.function({0: count})
-
-
 def _along(b: _Body, values: str, rank: int, axis: int) -> str:
     """A vector reshaped to lie along `axis` of a rank-`rank` tensor (1 in every other dim)."""
     return b.one("Reshape", values, b.ints(*(-1 if d == axis else 1 for d in range(rank))))
@@ -443,7 +430,6 @@ DECOMPOSITIONS: dict[str, Callable[[onnx.NodeProto, Sequence[onnx.TypeProto], st
     "GRU": _recurrent(_Gru),
     "LSTM": _recurrent(_Lstm),
     "LpNormalization": _lp_normalization,
-    "Size": _size,
     "ReverseSequence": _reverse_sequence,
     "TensorScatter": _tensor_scatter,
 }

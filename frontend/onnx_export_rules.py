@@ -5,7 +5,8 @@ attributes are its properties of the same name: the importer's table (frontend/o
 backwards, so an op added to both directions needs no entry here. The others have an export
 function: the ops the optimizer makes (`ge.attention`) decompose into standard nodes, and
 `ge.trans_data` exports its logical meaning (an Identity: the shape in a ge type is always the
-logical one, the storage format only says how the device lays the bytes out). Training ops
+logical one, the storage format only says how the device lays the bytes out); `ge.cum_prod`
+exports as CumProd only at an export opset that has it (26 on). Training ops
 (gradients, optimizer updates, variables) have no standard ONNX inference form and are refused.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ge.frontend.onnx_ops import ONNX_TO_GE, VARIADIC, ge_op_for
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, tensor_type_of
 
 if TYPE_CHECKING:
@@ -74,6 +76,21 @@ def _attention(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name:
     scope.node("MatMul", [probs, v], outs, name)
 
 
+CUM_PROD_OPSET = 26
+"""The first default-domain opset with CumProd."""
+
+
+def _cum_prod(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name: str) -> None:
+    """CumProd as itself from the opset that has it; an older export opset has no equivalent."""
+    from ge.frontend.onnx_exporter import OnnxExportError
+
+    if scope.opset < CUM_PROD_OPSET:
+        raise OnnxExportError(
+            f"{describe(op)}: ONNX has CumProd from opset {CUM_PROD_OPSET}, the export writes opset {scope.opset}"
+        )
+    scope.node("CumProd", ins, outs, name, exclusive=op.p("exclusive"), reverse=op.p("reverse"))
+
+
 def _table() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     for onnx_type in ONNX_TO_GE:
@@ -86,6 +103,7 @@ def _table() -> dict[str, Rule]:
             rules[op_cls.name] = Rule(onnx_type)
     rules[ge.TransDataOp.name] = Rule("Identity (logical meaning)", export=_identity)
     rules[ge.AttentionOp.name] = Rule("MatMul, scale, mask, Softmax, MatMul", export=_attention)
+    rules[ge.CumProdOp.name] = Rule("CumProd (opset 26 on)", export=_cum_prod)
     return rules
 
 

@@ -424,6 +424,8 @@ class _Importer:
         results = None
         if isinstance(op, ge.ShapeOp):
             results = _static_shape(op)
+        elif isinstance(op, ge.SizeOp) and (count := op.static_size()) is not None:
+            results = [np.asarray(count, dtype=np.int64)]  # like Shape, whatever the tensor's value
         if results is None and any(_is_parameter(v) for v in op.operands):
             return None
         if results is None:

@@ -151,7 +151,8 @@ MakeConstant = Callable[[np.ndarray, str], SSAValue]
 
 
 def _reduce_axes_to_input(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
-    """ReduceMean before opset 18 (ReduceSum before 13) takes `axes` as an attribute; ge takes an operand."""
+    """ReduceMean, ReduceMax, ReduceMin and ReduceProd before opset 18 (ReduceSum before 13) take
+    `axes` as an attribute; ge takes an operand."""
     axes = attrs.pop("axes", None)
     if axes is not None:
         inputs = [inputs[0], make_constant(np.asarray(axes, dtype=np.int64), f"{name}/axes")]
@@ -176,6 +177,9 @@ def _grid_sample_mode_names(inputs: Inputs, attrs: Attrs, make_constant: MakeCon
 #: (ONNX operator, first opset where the adapter no longer applies) -> adapter.
 ADAPTERS: dict[tuple[str, int], Callable] = {
     ("ReduceMean", 18): _reduce_axes_to_input,
+    ("ReduceMax", 18): _reduce_axes_to_input,
+    ("ReduceMin", 18): _reduce_axes_to_input,
+    ("ReduceProd", 18): _reduce_axes_to_input,
     ("ReduceSum", 13): _reduce_axes_to_input,
     # `spatial` left BatchNormalization in opset 9; `is_test`-style leftovers are ignored likewise.
     ("BatchNormalization", 14): _drop("spatial"),

@@ -3,12 +3,13 @@
 An op whose operands are all `ge.constant`s (inline or sidecar weights) is evaluated by the
 interpreter (`ge.interpreter.ge.folding_interpreter`, built once per run: `run_op` on the operand
 values, the kernel and checks ge-run uses, as xDSL's `constant_fold_interp` does) and replaced by
-one constant per result; `ge.shape` of a tensor whose (selected) dims are static becomes a constant
-whatever the tensor's value, so whole shape subgraphs fold. The new constants keep the folded op's
-location (its ONNX node name); small ones stay inline, larger ones become new sidecar weights.
-They are literals, never parameters, also when an operand was one (`ge.constant parameter`): a
-folded value is not a parameter's, and training does not reach through it. Training folds after
-apply-optimizer, where the trained parameters are variables, which folding leaves alone.
+one constant per result; `ge.shape` of a tensor whose (selected) dims are static, and `ge.size` of
+one whose dims all are, become constants whatever the tensor's value, so whole shape subgraphs
+fold. The new constants keep the folded op's location (its ONNX node name); small ones stay
+inline, larger ones become new sidecar weights. They are literals, never parameters, also when an
+operand was one (`ge.constant parameter`): a folded value is not a parameter's, and training does
+not reach through it. Training folds after apply-optimizer, where the trained parameters are
+variables, which folding leaves alone.
 
 Folding never blows the model up:
 
@@ -143,6 +144,8 @@ class FoldConstantsPass(ModulePass):
             dims = _static_dims(op)
             if dims is not None:
                 return [dims]
+        if isinstance(op, ge.SizeOp) and (count := op.static_size()) is not None:
+            return [np.asarray(count, dtype=np.int64)]  # like ge.shape: whatever the tensor holds
         if not op.operands or not all(isinstance(v.owner, ge.ConstantOp) for v in op.operands):
             return None
         operand_values = [constant_array(v) for v in op.operands]  # loads weights: only now

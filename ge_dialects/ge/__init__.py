@@ -41,6 +41,8 @@ from ge.ge_dialects.ge.optimizer import *  # noqa: F403
 from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
 from ge.ge_dialects.ge.pooling import *  # noqa: F403
 from ge.ge_dialects.ge.pooling import POOLING_OPS
+from ge.ge_dialects.ge.reductions import *  # noqa: F403
+from ge.ge_dialects.ge.reductions import REDUCTION_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
 from ge.ge_dialects.ge.resize import RESIZE_OPS
 from ge.ge_dialects.ge.target_attr import TargetAttr as TargetAttr
@@ -68,6 +70,7 @@ ALL_OPS: list[type[GeOp]] = [
     *NORM_GRAD_OPS,
     *TENSOR_OPS,
     *TENSOR_GRAD_OPS,
+    *REDUCTION_OPS,
     *INDEXING_OPS,
     *RESIZE_OPS,
     *GRID_SAMPLE_OPS,

@@ -737,11 +737,13 @@ class ReduceOp(GeOp):
     noop_with_empty_axes = opt_prop_def(IntProp)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
     DEFAULTS: ClassVar = {"keepdims": 1, "noop_with_empty_axes": 0}
+    TYPES: ClassVar[tuple[Attribute, ...]] = NUMERIC_TYPES
+    """The element types the data may have."""
 
     @classmethod
     @_reports_shape_errors
     def infer(cls, a: InferArgs) -> list[TensorType]:
-        dtype = a.expect_dtype("data", NUMERIC_TYPES)
+        dtype = a.expect_dtype("data", cls.TYPES)
         shape = a.shape("data")
         keepdims = bool(a.prop("keepdims"))
         known, axes = _optional_axes(a)

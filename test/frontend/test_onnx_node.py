@@ -26,9 +26,10 @@ KNOWN_FAILURES: dict[str, str] = {
     r"test_linear_attention_": "LinearAttention's function body has a Scan (control flow is not imported)",
     r"test_dynamicquantizelinear": "DynamicQuantizeLinear's body needs QuantizeLinear (int8 is not imported yet)",
     r"test_celu_bfloat16": "the body rounds each step to bf16; the expected values round once (atol 1e-7)",
-    r"test_attention_": "Attention's function body needs ReduceMax",
-    r"test_logsoftmax_": "LogSoftmax's function body needs ReduceMax",
-    r"test_sce_.*_expanded$": "SoftmaxCrossEntropyLoss's body has a LogSoftmax, whose body needs ReduceMax",
+    r"test_attention_[34]d_(causal|padded_kv|causal_padded_kv|attn_mask_causal)_(bf16|fp16)": (
+        "the body rounds each step to bf16 / f16; the expected values round once (2 ulps off at rtol 1e-3; "
+        "onnxruntime misses the f16 one too and has no bf16 Attention)"
+    ),
 }
 ONNXRUNTIME_READING = {
     "test_maxunpool_export_with_output_shape": (

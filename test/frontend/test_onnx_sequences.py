@@ -302,7 +302,7 @@ def test_an_if_in_a_function_body_reads_the_bodys_values():
 
 @pytest.mark.parametrize("shape", [(), (3,), (2, 0, 4), (2, 3, 4)])
 def test_size_is_the_product_of_the_dims(shape):
-    """Size's body (onnx_decompositions): a constant for a static shape, computed for a dynamic one."""
+    """ge.size: folded to a constant for a static shape, computed for a dynamic one."""
     x = RNG.standard_normal(shape).astype(np.float32)
     model = _model([helper.make_node("Size", ["x"], ["n"])], {"x": x}, ["n"])
     _compare(model, {"x": x})

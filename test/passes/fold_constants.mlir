@@ -75,6 +75,18 @@ func.func @shape_dynamic(%x: tensor<?x3x4xf32>) -> (tensor<3xi64>, tensor<2xi64>
 
 // -----
 
+// ge.size likewise: a constant for a static tensor, an op while a dim is unknown.
+// CHECK-LABEL: func.func @size
+// CHECK-NEXT:    ge.constant dense<24> : tensor<i64> loc("/size")
+// CHECK-NEXT:    ge.size %{{.*}} : (tensor<?x3xf32>) -> tensor<i64> loc("/size_dynamic")
+func.func @size(%x: tensor<2x3x4xf32>, %y: tensor<?x3xf32>) -> (tensor<i64>, tensor<i64>) {
+  %s = ge.size %x : (tensor<2x3x4xf32>) -> tensor<i64> loc("/size")
+  %t = ge.size %y : (tensor<?x3xf32>) -> tensor<i64> loc("/size_dynamic")
+  func.return %s, %t : tensor<i64>, tensor<i64>
+}
+
+// -----
+
 // Growth guard: a small constant broadcast into a big tensor (expand, constant_of_shape, an outer
 // product) stays an op; a result small enough to stay inline (<= 32 elements) folds anyway.
 // CHECK-LABEL: func.func @growth

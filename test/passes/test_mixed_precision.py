@@ -254,6 +254,7 @@ def test_default_white_and_black_lists_are_ges_policy():
     assert listed("black") == {
         "pow", "gather_grad", "reduce_mean", "reduce_sum", "mod", "log", "softmax_cross_entropy_loss",
         "nll_loss", "softmax_cross_entropy_loss_grad", "nll_loss_grad", "scatter_elements", "scatter_nd",
+        "reduce_prod", "cum_sum", "cum_prod",
     }  # fmt: skip
     assert {op.name for op in lists.fp16_only} == {"ge.avg_pool"}
 

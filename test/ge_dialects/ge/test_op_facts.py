@@ -100,6 +100,7 @@ def test_known_engines():
         "ge.range",
         "ge.constant_of_shape",
         "ge.det",
+        "ge.size",
     }
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
@@ -155,6 +156,11 @@ def test_known_traits():
         "ge.softmax_cross_entropy_loss",
         "ge.softmax_cross_entropy_loss_grad",
         "ge.nll_loss",
+        *(f"ge.reduce_{r}" for r in ("max", "min", "prod")),
+        "ge.arg_max",
+        "ge.arg_min",
+        "ge.top_k",
+        "ge.hardmax",
     }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
@@ -338,3 +344,31 @@ def test_mutation_an_onnx_name_claimed_twice_is_refused(monkeypatch):
     monkeypatch.setattr(ge.SubOp, "ONNX", ("Add",))
     with pytest.raises(AssertionError, match="ONNX Add is claimed by AddOp and SubOp"):
         onnx_ops._onnx_to_ge()
+
+
+def test_reductions_and_selections_work_on_every_input_element():
+    """reductions.py: a max, a product, an argmax reads each input element once, so their lane
+    work is the input's, not the (small) result's; TopK and Hardmax then write their results; the
+    row a tile must hold is the reduced set; Size is one AI CPU element."""
+    from xdsl.dialects.builtin import i64
+
+    block = Block(arg_types=[tensor(f32, (2, 3, 4))])
+    (x,) = block.args
+    axes = ge.ConstantOp.inline(np.array([1, 2], np.int64)).output
+    k = ge.ConstantOp.inline(np.array([2], np.int64)).output
+    max_ = ge.ReduceMaxOp.create({"data": x, "axes": axes}, {"keepdims": 0})
+    prod = ge.ReduceProdOp.create({"data": x, "axes": axes}, {})
+    arg = ge.ArgMinOp.create({"data": x}, {"axis": 1})
+    top = ge.TopKOp.create({"X": x, "K": k}, {"axis": 1})
+    hard = ge.HardmaxOp.create({"input": x}, {"axis": 0})
+    size = ge.SizeOp.create({"data": x}, {})
+    assert [op.vector_elements() for op in (max_, prod, arg, top, hard)] == [24, 24, 24, 24 + 2 * 16, 48]
+    assert [op.reduced_row_elements() for op in (max_, prod, arg, top, hard)] == [12, 12, 3, 3, 2]
+    assert size.engine() is Engine.AICPU and size.results[0].type == tensor(i64, ())
+
+
+def test_mutation_reductions_counted_per_result_element_are_caught(monkeypatch):
+    """Mutation: ReduceMax's work as the default, one lane-op per result element (2 here)."""
+    monkeypatch.setattr(ge.ReduceMaxOp, "vector_elements", GeOp.vector_elements)
+    with pytest.raises(AssertionError):
+        test_reductions_and_selections_work_on_every_input_element()
