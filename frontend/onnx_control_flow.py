@@ -230,19 +230,20 @@ def import_scan(importer: _Importer, node: onnx.NodeProto, name: str, where: str
     out_axes = _ints_attribute(node, "scan_output_axes", output_count, "scan outputs", where)
     out_reverse = _ints_attribute(node, "scan_output_directions", output_count, "scan outputs", where)
     states: list[ImportedValue] = [importer.tensor_input(node, i, where) for i in range(state_count)]
-    scanned, axes, lengths = [], [], set()
+    scanned, axes, lengths = [], [], set[int]()
     for j in range(scan_count):
         x = importer.tensor_input(node, state_count + j, where)
         shape = shape_of(tensor_type_of(x))
         axis = _axis(in_axes[j], len(shape), f"scan input #{j}'s axis", where)
-        if shape[axis] is None:
+        dim = shape[axis]
+        if dim is None:
             raise OnnxImportError(
                 f"{where}: scan input #{j} '{node.input[state_count + j]}' has a dynamic dim {axis}; "
                 "ge unrolls a Scan only over a sequence length known at import"
             )
         scanned.append(x)
         axes.append(axis)
-        lengths.add(shape[axis])
+        lengths.add(dim)
     if len(lengths) != 1:
         raise OnnxImportError(f"{where}: the scan inputs have different sequence lengths {sorted(lengths)}")
     (length,) = lengths
@@ -316,13 +317,13 @@ def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str
         )
     trip_count = None
     if node.input[0]:
-        value = constant_value(importer.tensor_input(node, 0, where))
-        if value is None:
+        count = constant_value(importer.tensor_input(node, 0, where))
+        if count is None:
             raise OnnxImportError(
                 f"Loop '{name}': the trip count '{node.input[0]}' is not a constant at import; ge unrolls a "
                 "Loop only when its trip count is known at import (GE graphs have no loops on the device)"
             )
-        array = np.asarray(value)
+        array = np.asarray(count)
         if array.size != 1 or array.dtype.kind not in "iu":
             raise OnnxImportError(
                 f"{where}: the trip count must be a single integer, it is {array.dtype}{list(array.shape)}"
@@ -391,14 +392,13 @@ def _empty_scan_output(importer: _Importer, vi: onnx.ValueInfoProto, name: str, 
     """The scan output of a loop that runs no iteration: empty along the new first axis, of the
     type the body declares (it must declare a static one: no iteration shows it)."""
     tt = vi.type.tensor_type
-    dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
     dtype = ONNX_DTYPES.get(tt.elem_type)
-    if dtype is None or not tt.HasField("shape") or None in dims:
+    if dtype is None or not tt.HasField("shape") or not all(d.HasField("dim_value") for d in tt.shape.dim):
         raise OnnxImportError(
             f"{where}: the loop runs no iteration and the body's scan output '{vi.name}' declares no static "
             "tensor type, so its empty result has no known shape"
         )
-    return importer.constant(np.zeros((0, *dims), dtype=dtype), name)
+    return importer.constant(np.zeros((0, *(d.dim_value for d in tt.shape.dim)), dtype=dtype), name)
 
 
 CONTROL_FLOW_OPS: dict[str, Callable[[_Importer, onnx.NodeProto, str, str], None]] = {
