@@ -344,6 +344,7 @@ def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str
     check_subgraph(importer, body, f"{where}: body")
     outputs: list[list] = [[] for _ in range(output_count)]
     names = [vi.name for vi in body.input]
+    invariant = conditional and loop_invariant(body, body.output[0].name)
     i = 0
     while running and (trip_count is None or i < trip_count):
         if conditional:
@@ -359,6 +360,14 @@ def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str
             if not isinstance(results[0], SSAValue):
                 raise OnnxImportError(f"{where}: the body's condition '{condition}' is a sequence, not a bool")
             running = _condition(results[0], condition, f"the condition after iteration {i}", name, where)
+            if running and invariant:  # true in every iteration: the trip count alone ends the loop
+                if trip_count is None:
+                    raise OnnxImportError(
+                        f"{where}: the condition '{condition}' is true in every iteration and there is no "
+                        "trip count; the loop never ends"
+                    )
+                charge_unrolling(importer, body, trip_count - i - 1, where, done=i + 1)
+                conditional = False
         carried = results[1 : 1 + carried_count]
         for j, value in enumerate(results[1 + carried_count :]):
             outputs[j].append(_tensor_result(value, body.output[1 + carried_count + j].name, where))
@@ -372,6 +381,20 @@ def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str
     for out, value in zip(node.output, [*carried, *stacked]):
         if out:
             importer.bind(out, value)
+
+
+def loop_invariant(body: onnx.GraphProto, value: str) -> bool:
+    """Whether the Loop body's `value` is the same in every iteration: computed from constants, the
+    enclosing graph's values and the condition input (true in every iteration that runs), never
+    from the iteration number or a loop-carried value. A node holding subgraphs counts as varying
+    (they may read either by name)."""
+    varying = {vi.name for index, vi in enumerate(body.input) if index != 1}
+    for node in body.node:
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute) or any(
+            v in varying for v in node.input
+        ):
+            varying.update(node.output)
+    return value not in varying
 
 
 def _condition(value, value_name: str, what: str, name: str, where: str) -> bool:

@@ -319,12 +319,20 @@ def test_a_huge_trip_count_is_refused_by_the_budget_at_once():
     assert time.perf_counter() - start < 1.0
 
 
-def test_a_condition_that_stays_true_is_stopped_by_the_budget():
-    """The condition folds to true every time: the budget ends the unrolling."""
+def test_a_condition_true_in_every_iteration_is_charged_the_whole_trip_count_at_once():
+    """The condition passes cond_in through: after the first copy the budget is charged for M."""
+    start = time.perf_counter()
+    _refused(_loop_model(10**9, True, name="forever"), "node 'forever'", "unrolling its body 1000000000 times")
+    assert time.perf_counter() - start < 1.0
+    _compare(_loop_model(3, True), {"y": S})
+
+
+def test_a_varying_condition_that_stays_true_is_stopped_by_the_budget():
+    """i < 10^9 varies with i, so each copy is charged as it is made, until the budget ends it."""
     _refused(
-        _loop_model(10**9, True, name="forever"),
-        "node 'forever'",
-        "unrolling its body 7 times would exceed the budget of 40",
+        _loop_model(10**9, True, _stops_after(10**9), name="long"),
+        "node 'long'",
+        "unrolling its body 6 times would exceed the budget of 40",
         max_expanded_nodes=40,
     )
 
@@ -333,6 +341,7 @@ def test_a_condition_that_stays_true_is_stopped_by_the_budget():
     "model, parts",
     [
         (_loop_model(None, None, name="endless"), ["node 'endless'", "neither a trip count nor a condition"]),
+        (_loop_model(None, True, name="while_true"), ["node 'while_true'", "true in every iteration and there is no"]),
         (_loop_model(0, None, name="empty"), ["node 'empty'", "declares no static tensor type"]),
         (
             _model(
@@ -403,7 +412,7 @@ def test_a_condition_that_stays_true_is_stopped_by_the_budget():
             ["node 'strings'", "body cannot be imported", "StringNormalizer"],
         ),
     ],
-    ids=["no end", "empty undeclared", "axis", "lengths", "arity", "body operator"],
+    ids=["no end", "always true", "empty undeclared", "axis", "lengths", "arity", "body operator"],
 )
 def test_loop_and_scan_refusals_are_one_line_naming_the_node(model, parts):
     _refused(model, *parts)
@@ -474,3 +483,23 @@ def test_mutation_a_condition_not_folded_after_each_iteration_is_caught(monkeypa
 def test_mutation_without_the_charge_an_unrolling_over_the_budget_imports(monkeypatch):
     monkeypatch.setattr(onnx_control_flow, "charge_unrolling", lambda *args, **kwargs: None)
     import_model(_loop_model(10), max_expanded_nodes=20)
+
+
+def test_mutation_a_condition_taken_as_invariant_when_it_varies_is_caught(monkeypatch):
+    monkeypatch.setattr(onnx_control_flow, "loop_invariant", lambda body, value: True)
+    with pytest.raises(AssertionError):
+        _compare(_loop_model(4, True, _stops_after(1)), {"y": S})
+
+
+def test_the_condition_is_invariant_only_without_the_iteration_number_carried_values_or_subgraphs():
+    assert onnx_control_flow.loop_invariant(_loop_body(), "c_out")
+    assert not onnx_control_flow.loop_invariant(_stops_after(1), "c_out")
+    carried = _loop_body([helper.make_node("IsNaN", ["y_in"], ["nan"]), helper.make_node("Not", ["nan"], ["ok"])])
+    carried.node[2].input[0] = "ok"  # the Identity giving c_out
+    assert not onnx_control_flow.loop_invariant(carried, "c_out")
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["b"])], "b", [], [onnx.ValueInfoProto(name="b")]
+    )
+    nested = _loop_body([helper.make_node("If", ["c_in"], ["picked"], then_branch=branch, else_branch=branch)])
+    nested.node[1].input[0] = "picked"
+    assert not onnx_control_flow.loop_invariant(nested, "c_out")
