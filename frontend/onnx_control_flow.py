@@ -282,8 +282,9 @@ _BATCH_SCAN = (
 
 def refuse_batch_scan(graph: onnx.GraphProto, opset: int) -> None:
     """A model at opset 8 with a Scan (in its graph or in a subgraph) refused before the upgrade
-    to MIN_OPSET would silently change the model's interface (`_BATCH_SCAN`)."""
-    if opset >= 9:
+    to MIN_OPSET would silently change the model's interface (`_BATCH_SCAN`). Scan is new at
+    opset 8: before, the converter names it as an operator it cannot upgrade."""
+    if opset != 8:
         return
     for index, node in enumerate(graph.node):
         if node.op_type == "Scan" and node.domain in DEFAULT_DOMAINS:
