@@ -503,3 +503,26 @@ def test_the_condition_is_invariant_only_without_the_iteration_number_carried_va
     nested = _loop_body([helper.make_node("If", ["c_in"], ["picked"], then_branch=branch, else_branch=branch)])
     nested.node[1].input[0] = "picked"
     assert not onnx_control_flow.loop_invariant(nested, "c_out")
+
+
+def test_mutation_without_the_batch_scan_refusal_the_upgrade_changes_the_interface(monkeypatch):
+    """What the refusal guards: the converter's opset-9 Scan takes the inputs without their batch
+    axis, so the imported graph no longer takes the model's [1, 2] and [1, 3, 2] tensors."""
+    from ge.frontend import onnx_importer
+
+    monkeypatch.setattr(onnx_importer, "refuse_batch_scan", lambda graph, opset: None)
+    scan = helper.make_node(
+        "Scan", ["", "s", "x"], ["final", "ys"], name="batch", num_scan_inputs=1, body=_cumsum_body()
+    )
+    module, _ = import_model(_model([scan], {"s": S[None], "x": X[None]}, ["final", "ys"], opset=8))
+    (fn,) = module.ops
+    assert [str(t) for t in fn.function_type.inputs] == ["tensor<2xf32>", "tensor<3x2xf32>"]
+
+
+def test_mutation_without_the_body_check_an_unsupported_operator_is_not_listed(monkeypatch):
+    monkeypatch.setattr(onnx_control_flow, "check_subgraph", lambda *args: None)
+    body = _body([helper.make_node("StringNormalizer", ["p"], ["o"])], [_info("p", F32, [2])], ["o"])
+    scan = helper.make_node("Scan", ["x"], ["ys"], name="strings", num_scan_inputs=1, body=body)
+    with pytest.raises(Exception) as e:
+        import_model(_model([scan], {"x": X}, ["ys"]))
+    assert "not supported at opset" not in str(e.value)
