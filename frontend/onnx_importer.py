@@ -31,7 +31,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
-from ge.frontend.onnx_control_flow import import_if
+from ge.frontend.onnx_control_flow import CONTROL_FLOW_OPS, refuse_batch_scan
 from ge.frontend.onnx_functions import MAX_EXPANDED_NODES, FunctionBodies
 from ge.frontend.onnx_ops import (
     DEFAULT_DOMAINS,
@@ -279,8 +279,8 @@ class _Importer:
         if node.domain in DEFAULT_DOMAINS and node.op_type in SEQUENCE_OPS:
             import_sequence_node(self, node, name, where)
             return
-        if node.domain in DEFAULT_DOMAINS and node.op_type == "If":
-            import_if(self, node, name, where)
+        if node.domain in DEFAULT_DOMAINS and node.op_type in CONTROL_FLOW_OPS:
+            CONTROL_FLOW_OPS[node.op_type](self, node, name, where)
             return
         for i, input_name in enumerate(node.input):
             if input_name in self.sequences:
@@ -543,6 +543,7 @@ def import_model(
     validate_model(model, max_tensor_bytes)
     if any(not onnx.defs.has(n.op_type) for n in model.graph.node if n.domain in DEFAULT_DOMAINS):
         _refuse_unsupported(model, opset)  # the version converter would stop at the first of them
+    refuse_batch_scan(model.graph, opset)
     model, opset = upgraded(model, opset)
     _refuse_unsupported(model, opset)
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)

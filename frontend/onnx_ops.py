@@ -94,7 +94,10 @@ def ge_op_for(op_type: str) -> type[ge.GeOp] | None:
 DEFAULT_DOMAINS = ("", "ai.onnx")
 IMPORTED_BY_NAME = {
     "Constant",
-    "If",  # its constant condition's branch, inlined (onnx_control_flow.py)
+    # control flow whose path is known at import, inlined or unrolled (onnx_control_flow.py)
+    "If",
+    "Scan",
+    "Loop",
     # sequences, folded to tensors at import (onnx_sequences.py)
     "SequenceConstruct",
     "SequenceEmpty",

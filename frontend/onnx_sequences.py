@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 from xdsl.ir import Attribute, SSAValue
 
-from ge.frontend.onnx_control_flow import inline_graph
+from ge.frontend.onnx_control_flow import charge_unrolling, inline_graph
 from ge.frontend.onnx_ops import ONNX_DTYPES, OnnxImportError
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
@@ -252,14 +252,7 @@ def _sequence_map(n: _Node) -> list[TensorSequence]:
     if len(lengths) != 1:
         raise n.fail(f"the input sequences have different lengths {sorted(lengths)}")
     (length,) = lengths
-    functions = n.importer.functions
-    nodes = _node_count(body)
-    if functions.added + length * nodes > functions.budget:
-        raise n.fail(
-            f"unrolling its body {length} times would exceed the budget of {functions.budget} nodes "
-            "that function expansion may add to a model"
-        )
-    functions.added += length * nodes
+    charge_unrolling(n.importer, body, length, n.where)
     results: list[list[SSAValue]] = [[] for _ in body.output]
     for step in range(length):
         bound = {vi.name: v.elements[step] if isinstance(v, TensorSequence) else v for vi, v in zip(body.input, inputs)}
@@ -281,14 +274,6 @@ def _sequence_map(n: _Node) -> list[TensorSequence]:
             TensorSequence(tuple(n.element(v, element_type, f"element of '{vi.name}'") for v in values), element_type)
         )
     return sequences
-
-
-def _node_count(graph: onnx.GraphProto) -> int:
-    """The graph's nodes, with those of the graphs in their attributes (an If's branches)."""
-    return sum(
-        1 + sum(_node_count(g) for a in node.attribute for g in ([a.g] if a.HasField("g") else []) + list(a.graphs))
-        for node in graph.node
-    )
 
 
 SEQUENCE_OPS: dict[str, Callable[[_Node], SSAValue | TensorSequence | list[TensorSequence]]] = {

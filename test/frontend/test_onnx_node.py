@@ -22,8 +22,16 @@ KNOWN_FAILURES: dict[str, str] = {
         "one-element tensors and Unsqueeze scalar axes, which ge's ops refuse as the ONNX spec does"
     ),
     r"test_if$": "the condition is a graph input; ge inlines an If only when its condition is a constant at import",
+    r"test_loop11$": "the trip count and the condition are graph inputs; ge unrolls a Loop only over a constant trip count",
+    r"test_range_.*_expanded$": (
+        "Range's function body is a Loop whose trip count is computed from start, limit and delta, graph inputs "
+        "here; ge unrolls a Loop only over a trip count constant at import"
+    ),
+    r"test_scan_sum$": (
+        "opset 8's batch form of Scan is refused: onnx's version converter drops its batch axis from the graph's "
+        "inputs instead of adapting the Scan"
+    ),
     r"test_bernoulli": "Bernoulli's function body draws with RandomUniformLike (random ops are not imported)",
-    r"test_linear_attention_": "LinearAttention's function body has a Scan (control flow is not imported)",
     r"test_dynamicquantizelinear": "DynamicQuantizeLinear's body needs QuantizeLinear (int8 is not imported yet)",
     r"test_celu_bfloat16": "the body rounds each step to bf16; the expected values round once (atol 1e-7)",
     r"test_attention_[34]d_(causal|padded_kv|causal_padded_kv|attn_mask_causal)_(bf16|fp16)": (

@@ -71,7 +71,7 @@ V = RNG.standard_normal((2, 7)).astype(np.float32)
 
 
 def test_every_sequence_operator_is_imported_by_name():
-    assert set(onnx_sequences.SEQUENCE_OPS) | {"Constant", "If"} == IMPORTED_BY_NAME
+    assert set(onnx_sequences.SEQUENCE_OPS) | set(onnx_control_flow.CONTROL_FLOW_OPS) | {"Constant"} == IMPORTED_BY_NAME
     assert IMPORTED_BY_NAME <= SUPPORTED_TYPES
 
 
