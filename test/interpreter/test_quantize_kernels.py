@@ -1,0 +1,345 @@
+"""The quantization kernels (interpreter/kernels/quantize.py) against onnxruntime, bit for bit on
+the integer types: QuantizeLinear per tensor, per axis and blocked, to every integer type with
+ties at .5 among random data; DequantizeLinear alike; DynamicQuantizeLinear; the integer products
+with per-tensor and per-row / per-column / per-channel zero points and their requantized forms.
+Each case is one node whose first input is a graph input and the others initializers (the
+verifier sees constant scales), at the opset named. The mutation tests break the rounding, the
+axis a scale runs along and MatMulInteger's zero-point subtraction and show the comparison fails;
+the import errors are one line naming the node."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx_oracle import ONNX_TYPES, assert_output_matches
+
+from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import OnnxImportError
+from ge.interpreter.kernels import quantize
+from ge.interpreter.runner import run
+
+ort = pytest.importorskip("onnxruntime")
+
+RNG = np.random.default_rng(7)
+
+
+def model(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1, opset: int = 21, **attrs):
+    """A one-node model: the first input a graph input, the others initializers (None: absent)."""
+    names = [n if v is not None else "" for n, v in inputs.items()]
+    while names and not names[-1]:
+        names.pop()
+    first, *rest = inputs
+    graph = helper.make_graph(
+        [helper.make_node(op_type, names, [f"out{i}" for i in range(outputs)], name="node", **attrs)],
+        "g",
+        [helper.make_tensor_value_info(first, ONNX_TYPES[inputs[first].dtype], inputs[first].shape)],
+        [onnx.ValueInfoProto(name=f"out{i}") for i in range(outputs)],
+        initializer=[onnx.numpy_helper.from_array(v, n) for n, v in inputs.items() if n in rest and v is not None],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def ge_run(m: onnx.ModelProto, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    module, weights = import_model(m)
+    got = run(module, feed, weights)
+    return [got[f"out{i}"] for i in range(len(m.graph.output))]
+
+
+def compare(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1, opset: int = 21, **attrs):
+    """ge's outputs equal onnxruntime's (integers exactly, float8 bit for bit, floats to 1 ulp-ish)."""
+    m = model(op_type, inputs, outputs, opset, **attrs)
+    first = next(iter(inputs))
+    feed = {first: inputs[first]}
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)
+    got = ge_run(m, feed)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_output_matches(f"out{i}", g, w, rtol=1e-6, atol=0)
+    return got
+
+
+def with_ties(shape, scale: float, spread: float = 300.0) -> np.ndarray:
+    """Random f32 data with a third of the values exactly at k + 0.5 times `scale` (ties)."""
+    x = (RNG.standard_normal(shape) * spread * scale).astype(np.float32)
+    ties = RNG.random(shape) < 1 / 3
+    half = (RNG.integers(-400, 400, shape) + 0.5) * scale
+    return np.where(ties, half, x).astype(np.float32)
+
+
+f32 = np.float32
+
+
+# -- QuantizeLinear ----------------------------------------------------------------------------
+
+INT_TARGETS = [np.int8, np.uint8, np.int16, np.uint16]
+
+
+@pytest.mark.parametrize("dtype", INT_TARGETS)
+def test_quantize_per_tensor(dtype):
+    zero = np.asarray(3 if np.dtype(dtype).kind == "i" else 130, dtype)
+    x = with_ties((4, 50), 0.25)
+    compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.25, f32), "y_zero_point": zero})
+    compare("QuantizeLinear", {"x": x * 0.37, "y_scale": np.asarray(0.0371, f32), "y_zero_point": zero})
+
+
+def test_quantize_defaults_to_uint8_and_older_opsets():
+    x = with_ties((3, 40), 0.5)
+    for opset in (10, 13, 19):
+        (y,) = compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.5, f32)}, opset=opset)
+        assert y.dtype == np.uint8
+
+
+def test_quantize_per_axis():
+    x = with_ties((3, 4, 5), 0.5)
+    scale = np.asarray([0.5, 0.25, 1.0, 0.125], f32)
+    zero = np.asarray([-3, 0, 7, 100], np.int8)
+    compare("QuantizeLinear", {"x": x, "y_scale": scale, "y_zero_point": zero}, axis=1, opset=13)
+    compare("QuantizeLinear", {"x": x, "y_scale": scale[:3], "y_zero_point": zero[:3]}, axis=0)
+    compare("QuantizeLinear", {"x": x, "y_scale": np.resize(scale, 5), "y_zero_point": np.resize(zero, 5)}, axis=-1)
+
+
+def test_quantize_blocked():
+    x = with_ties((4, 10), 0.25)
+    scale = RNG.choice([0.25, 0.5, 0.125], (4, 4)).astype(f32)  # blocks of 3 along axis 1: 3 + 3 + 3 + 1
+    zero = RNG.integers(0, 20, (4, 4)).astype(np.uint8)
+    compare("QuantizeLinear", {"x": x, "y_scale": scale, "y_zero_point": zero}, axis=1, block_size=3)
+    compare(
+        "QuantizeLinear",
+        {"x": x.T.copy(), "y_scale": scale.T.copy(), "y_zero_point": zero.T.copy()},
+        axis=0,
+        block_size=3,
+    )
+
+
+def narrow(x: np.ndarray, zero: onnx.TensorProto, wide: int, **attrs) -> None:
+    """QuantizeLinear to the type of `zero`, then Cast to `wide` (onnxruntime hands numpy no 4-bit
+    or float8 arrays; the casts are exact), by ge and by onnxruntime."""
+    m = model("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.5, f32)}, **attrs)
+    m.graph.initializer.append(zero)
+    m.graph.node[0].input.append(zero.name)
+    m.graph.node[0].output[0] = "q"
+    m.graph.node.append(helper.make_node("Cast", ["q"], ["out0"], to=wide))
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert_output_matches("out0", ge_run(m, {"x": x})[0], want[0], 0, 0)
+
+
+@pytest.mark.parametrize(
+    "onnx_type, wide", [(TensorProto.INT4, TensorProto.INT8), (TensorProto.UINT4, TensorProto.UINT8)]
+)
+def test_quantize_to_4_bits(onnx_type, wide):
+    narrow(with_ties((2, 30), 0.5, spread=4), helper.make_tensor("zero", onnx_type, [], [1]), wide)
+
+
+@pytest.mark.parametrize("saturate", [0, 1])
+def test_quantize_to_float8(saturate):
+    x = (RNG.standard_normal((3, 20)) * 200).astype(f32)
+    x[0, :3] = [1e6, -1e6, np.inf]
+    # onnxruntime takes f8E4M3FN's [480, 496) to 448 without saturation; ONNX (and ge, as ge.cast) to NaN
+    x[np.abs(x / 0.5 - 488) < 8] = 100
+    x[np.abs(x / 0.5 + 488) < 8] = 100
+    for onnx_type in (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2):
+        zero = helper.make_tensor("zero", onnx_type, [], [0])
+        narrow(x, zero, TensorProto.FLOAT, saturate=saturate)
+
+
+def test_quantize_f16_data():
+    x = with_ties((2, 40), 0.5).astype(np.float16)
+    compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.5, np.float16), "y_zero_point": np.asarray(2, np.int8)})
+
+
+# -- DequantizeLinear --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32])
+def test_dequantize_per_tensor(dtype):
+    info = np.iinfo(dtype)
+    x = RNG.integers(max(info.min, -(2**20)), min(info.max, 2**20), (3, 17)).astype(dtype)
+    zero = None if dtype == np.int32 else np.asarray(info.min // 2 + info.max // 3, dtype)
+    opset = 21 if np.dtype(dtype).itemsize == 2 else 10  # 16-bit types from opset 21
+    compare("DequantizeLinear", {"x": x, "x_scale": np.asarray(0.0173, f32), "x_zero_point": zero}, opset=opset)
+
+
+def test_dequantize_per_axis_and_blocked():
+    x = RNG.integers(-128, 128, (3, 4, 6)).astype(np.int8)
+    scale = np.asarray([0.5, 0.01, 3.0, 0.125], f32)
+    zero = np.asarray([-3, 0, 7, 100], np.int8)
+    compare("DequantizeLinear", {"x": x, "x_scale": scale, "x_zero_point": zero}, axis=1, opset=13)
+    blocked = RNG.random((3, 4, 2)).astype(f32)
+    zeros = RNG.integers(-5, 5, (3, 4, 2)).astype(np.int8)
+    compare("DequantizeLinear", {"x": x, "x_scale": blocked, "x_zero_point": zeros}, axis=-1, block_size=4)
+
+
+# -- DynamicQuantizeLinear ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0.0, 3.0, -3.0])
+def test_dynamic_quantize_linear(offset):
+    x = (RNG.standard_normal((5, 31)) + offset).astype(f32)
+    compare("DynamicQuantizeLinear", {"x": x}, outputs=3, opset=11)
+    compare("DynamicQuantizeLinear", {"x": np.zeros((2, 3), f32)}, outputs=3, opset=11)
+
+
+# -- integer products --------------------------------------------------------------------------
+
+
+def ints(dtype, *shape):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("a_type, b_type", [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8)])
+def test_matmul_integer(a_type, b_type):
+    a, b = ints(a_type, 2, 5, 7), ints(b_type, 7, 6)
+    compare("MatMulInteger", {"A": a, "B": b, "a_zero_point": ints(a_type), "b_zero_point": ints(b_type)}, opset=10)
+    compare("MatMulInteger", {"A": a, "B": b, "a_zero_point": None, "b_zero_point": ints(b_type, 6)}, opset=10)
+
+
+def test_matmul_integer_per_row_zero_point():
+    """onnxruntime takes only a scalar a_zero_point; per row, numpy's product is the oracle."""
+    a, b, za = ints(np.uint8, 4, 5), ints(np.int8, 5, 3), ints(np.uint8, 4)
+    m = model("MatMulInteger", {"A": a, "B": b, "a_zero_point": za}, opset=10)
+    (got,) = ge_run(m, {"A": a})
+    np.testing.assert_array_equal(got, (a.astype(np.int32) - za[:, None].astype(np.int32)) @ b.astype(np.int32))
+
+
+def test_conv_integer():
+    x, w = ints(np.uint8, 2, 4, 6, 6), ints(np.int8, 6, 2, 3, 3)
+    inputs = {"x": x, "w": w, "x_zero_point": ints(np.uint8), "w_zero_point": ints(np.int8)}
+    compare("ConvInteger", inputs, opset=10, group=2, pads=[1, 0, 1, 2], strides=[2, 1])
+    compare("ConvInteger", {"x": x, "w": ints(np.uint8, 3, 4, 2, 2)}, opset=10, dilations=[2, 2])
+
+
+def test_qlinear_matmul():
+    a, b = ints(np.uint8, 3, 6, 16), ints(np.int8, 16, 5)
+    inputs = {
+        "a": a,
+        "a_scale": np.asarray(0.021, f32),
+        "a_zero_point": np.asarray(121, np.uint8),
+        "b": b,
+        "b_scale": np.asarray(0.013, f32),
+        "b_zero_point": np.asarray(-4, np.int8),
+        "y_scale": np.asarray(0.37, f32),
+        "y_zero_point": np.asarray(115, np.uint8),
+    }
+    compare("QLinearMatMul", inputs, opset=10)
+    per_column = {**inputs, "b_scale": RNG.random(5).astype(f32) * 0.02, "b_zero_point": np.zeros(5, np.int8)}
+    compare("QLinearMatMul", per_column, opset=21)
+
+
+def test_qlinear_conv():
+    x, w = ints(np.uint8, 1, 3, 7, 7), ints(np.int8, 4, 3, 3, 3)
+    inputs = {
+        "x": x,
+        "x_scale": np.asarray(0.031, f32),
+        "x_zero_point": np.asarray(128, np.uint8),
+        "w": w,
+        "w_scale": (RNG.random(4) * 0.01).astype(f32),
+        "w_zero_point": np.zeros(4, np.int8),
+        "y_scale": np.asarray(0.71, f32),
+        "y_zero_point": np.asarray(5, np.uint8),
+        "B": RNG.integers(-3000, 3000, 4).astype(np.int32),
+    }
+    compare("QLinearConv", inputs, opset=10, pads=[1, 1, 1, 1], strides=[2, 2])
+    compare(
+        "QLinearConv", {**inputs, "w_scale": np.asarray(0.004, f32), "w_zero_point": np.asarray(0, np.int8)}, opset=10
+    )
+
+
+# -- mutations ---------------------------------------------------------------------------------
+
+
+def test_mutation_rounding_half_away_from_zero_is_caught(monkeypatch):
+    """Mutation: round half away from zero instead of half to even; the ties differ from onnxruntime."""
+
+    def away(q, zero, dtype):
+        info = np.iinfo(dtype)
+        q = q.astype(np.float64)
+        return np.clip(np.sign(q) * np.floor(np.abs(q) + 0.5) + zero, info.min, info.max).astype(dtype)
+
+    monkeypatch.setattr(quantize, "_round_to", away)
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        test_quantize_per_tensor(np.int8)
+
+
+def test_mutation_per_axis_scale_along_the_wrong_axis_is_caught(monkeypatch):
+    """Mutation: lay a per-axis scale along the last axis instead of `axis`; the per-axis
+    comparison fails (the scale has as many values as axis 1, so only the values go wrong)."""
+    original = quantize.spread
+
+    def wrong_axis(param, shape, axis, block_size):
+        if axis is None or block_size:
+            return original(param, shape, axis, block_size)
+        return np.resize(param, shape[-1]).reshape([-1 if i == len(shape) - 1 else 1 for i in range(len(shape))])
+
+    monkeypatch.setattr(quantize, "spread", wrong_axis)
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        test_quantize_per_axis()
+
+
+def test_mutation_matmul_integer_without_zero_points_is_caught(monkeypatch):
+    """Mutation: MatMulInteger's product of A and B without the zero-point subtraction."""
+    monkeypatch.setattr(quantize, "_rows", lambda zero: 0)
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        test_matmul_integer(np.uint8, np.int8)
+
+
+# -- import errors -----------------------------------------------------------------------------
+
+
+def refused(op_type: str, inputs, opset: int = 21, **attrs) -> str:
+    with pytest.raises(OnnxImportError) as e:
+        import_model(model(op_type, inputs, opset=opset, **attrs))
+    message = str(e.value)
+    assert "\n" not in message and message.startswith("node 'node' ("), message
+    return message
+
+
+@pytest.mark.parametrize("bad", [0.0, np.nan])
+def test_a_constant_scale_of_zero_or_nan_is_refused(bad):
+    x = np.ones((2, 3), f32)
+    message = refused("QuantizeLinear", {"x": x, "y_scale": np.asarray([0.5, bad, 1], f32)}, axis=1)
+    assert re.search("y_scale holds (0|NaN)", message), message
+    qx = np.ones((2, 3), np.int8)
+    message = refused("DequantizeLinear", {"x": qx, "x_scale": np.asarray(np.nan, f32)})
+    assert "x_scale holds NaN" in message
+
+
+def test_a_zero_point_outside_its_range_is_refused():
+    """An int32 DequantizeLinear's zero point is 0 (the spec); a zero point of another type
+    than its data's is refused too."""
+    message = refused(
+        "DequantizeLinear",
+        {"x": np.ones(3, np.int32), "x_scale": np.asarray(1, f32), "x_zero_point": np.asarray(5, np.int32)},
+    )
+    assert "x_zero_point of an int32 x must be 0, got 5" in message
+    message = refused(
+        "MatMulInteger", {"A": ints(np.uint8, 2, 3), "B": ints(np.int8, 3, 2), "a_zero_point": ints(np.int8)}
+    )
+    assert "'A' and 'a_zero_point' must have one element type" in message
+
+
+def test_mismatched_per_axis_lengths_are_refused():
+    x = np.ones((2, 3, 4), f32)
+    message = refused("QuantizeLinear", {"x": x, "y_scale": np.ones(4, f32)}, axis=1)
+    assert "y_scale has 4 values, but axis 1 of the data has 3" in message
+    message = refused(
+        "QuantizeLinear", {"x": x, "y_scale": np.ones(3, f32), "y_zero_point": np.zeros(4, np.uint8)}, axis=1
+    )
+    assert "y_zero_point of shape (4,) must have y_scale's shape (3,)" in message
+    message = refused(
+        "DequantizeLinear", {"x": np.ones((2, 8), np.int8), "x_scale": np.ones((2, 3), f32)}, axis=1, block_size=2
+    )
+    assert "x_scale has 3 blocks along axis 1, but 8 indices in blocks of 2 make 4" in message
+    message = refused(
+        "MatMulInteger",
+        {"A": ints(np.uint8, 2, 3), "B": ints(np.int8, 3, 5), "a_zero_point": None, "b_zero_point": ints(np.int8, 4)},
+    )
+    assert "b_zero_point of shape (4,) does not fit B of shape (3, 5)" in message
+    w = ints(np.int8, 4, 3, 1, 1)
+    message = refused(
+        "ConvInteger", {"x": ints(np.uint8, 1, 3, 2, 2), "w": w, "x_zero_point": None, "w_zero_point": ints(np.int8, 3)}
+    )
+    assert "w_zero_point of shape (3,) must be one value or one per output channel (4)" in message
