@@ -63,6 +63,10 @@ PRODUCT_TYPES = (i8, ui8)
 """The operand types of the integer products."""
 
 
+SINGLE: set[Shape] = {(), (1,)}
+"""The shapes of one value (onnxruntime reads a scalar and a 1-element vector alike)."""
+
+
 class QuantizeError(ValueError):
     """A scale or zero point does not fit the data (the verifier's message)."""
 
@@ -110,12 +114,13 @@ def scale_axis(data: Shape, scale: Shape, axis: int, block_size: int, what: str)
     return axis
 
 
-def _check_scale(a: InferArgs, data: str, scale: str, zero_point: str | None, divides: bool) -> None:
+def _check_scale(a: InferArgs, data: str, scale: str, zero_point: str, divides: bool) -> None:
     """The scale (and its zero point, of the same shape) fit `data` per tensor, axis or block; a
     constant scale holds no NaN, nor a 0 when it divides the data."""
     s = a.shape(scale)
-    if zero_point is not None and a.has(zero_point) and a.shape(zero_point) != s:
-        raise a.fail(f"{zero_point} of shape {_dims(a.shape(zero_point))} must have {scale}'s shape {_dims(s)}")
+    z = a.shape(zero_point) if a.has(zero_point) else s
+    if z != s and not {z, s} <= SINGLE:
+        raise a.fail(f"{zero_point} of shape {_dims(z)} must have {scale}'s shape {_dims(s)}")
     try:
         scale_axis(a.shape(data), s, a.prop("axis"), a.prop("block_size"), scale)
     except QuantizeError as e:
@@ -362,7 +367,10 @@ class QLinearMatMulOp(_IntegerProductOp):
             _check_scalar(a, name)
         _check_product_zero_point(a, "a", "a_zero_point", rows=True)
         _check_product_zero_point(a, "b", "b_zero_point", rows=False)
-        if a.shape("b_scale") != a.shape("b_zero_point"):
+        if (
+            a.shape("b_scale") != a.shape("b_zero_point")
+            and not {a.shape("b_scale"), a.shape("b_zero_point")} <= SINGLE
+        ):
             raise a.fail(f"b_scale of shape {_dims(a.shape('b_scale'))} must have b_zero_point's shape")
         return [tensor(target, matmul_shape(a, "a", "b"))]
 

@@ -19,7 +19,6 @@ KNOWN_FAILURES: dict[str, str] = {
     r"test_affine_grid_": "AffineGrid's function body has an If (control flow is not imported)",
     r"test_bernoulli": "Bernoulli's function body draws with RandomUniformLike (random ops are not imported)",
     r"test_linear_attention_": "LinearAttention's function body has a Scan (control flow is not imported)",
-    r"test_dynamicquantizelinear": "DynamicQuantizeLinear's body needs QuantizeLinear (int8 is not imported yet)",
     r"test_celu_bfloat16": "the body rounds each step to bf16; the expected values round once (atol 1e-7)",
     r"test_attention_": "Attention's function body needs ReduceMax",
     r"test_logsoftmax_": "LogSoftmax's function body needs ReduceMax",
