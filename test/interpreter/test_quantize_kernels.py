@@ -343,3 +343,35 @@ def test_mismatched_per_axis_lengths_are_refused():
         "ConvInteger", {"x": ints(np.uint8, 1, 3, 2, 2), "w": w, "x_zero_point": None, "w_zero_point": ints(np.int8, 3)}
     )
     assert "w_zero_point of shape (3,) must be one value or one per output channel (4)" in message
+
+
+def test_a_zero_point_stored_outside_its_types_range_is_refused():
+    """ONNX stores uint8 / int8 / 16-bit values one to an int32 (`int32_data`): a uint8 zero point
+    of 300 would wrap to 44 when read; it is refused naming the initializer."""
+    m = model("QuantizeLinear", {"x": np.ones((2, 3), f32), "y_scale": np.asarray(0.5, f32)})
+    zero = onnx.TensorProto(name="zp", data_type=TensorProto.UINT8)
+    zero.int32_data.append(300)
+    m.graph.initializer.append(zero)
+    m.graph.node[0].input.append("zp")
+    with pytest.raises(
+        OnnxImportError, match=r"^initializer 'zp': value 300 is outside the range of UINT8 \[0, 255\]$"
+    ):
+        import_model(m)
+    m.graph.initializer[-1].int32_data[0] = 255  # the largest uint8 imports
+    import_model(m)
+
+
+def test_mutation_without_the_range_check_a_zero_point_wraps(monkeypatch):
+    """Mutation: drop the int32_data range check; the model imports and quantizes with the zero
+    point wrapped to 300 - 256 = 44, silently (what the check refuses)."""
+    from ge.frontend import validate
+
+    monkeypatch.setattr(validate, "_check_int32_data_range", lambda t, what: None)
+    x = np.ones((1, 3), f32)
+    m = model("QuantizeLinear", {"x": x, "y_scale": np.asarray(1.0, f32)})
+    zero = onnx.TensorProto(name="zp", data_type=TensorProto.UINT8)
+    zero.int32_data.append(300)
+    m.graph.initializer.append(zero)
+    m.graph.node[0].input.append("zp")
+    (y,) = ge_run(m, {"x": x})
+    assert (y == 45).all()
