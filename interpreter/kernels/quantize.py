@@ -1,9 +1,12 @@
 """Kernels of the quantization ops (ge_dialects/ge/quantize.py), equal to onnxruntime's CPU
 kernels bit for bit on the integer types.
 
-Quantizing divides in f32 (the scale's type, or `precision`'s: f16 and bf16 round the quotient to
-that type), rounds half to even (`np.rint`, as MLAS's `nearbyintf` / `cvtps` do), adds the zero
-point and clamps to the type's range: clamping before or after rounding gives the same integer.
+Quantizing divides in f32 (f16 and bf16 data and scales too, as onnxruntime does; an explicit
+`precision` converts both to its type and divides there), rounds half to even (`np.rint`, as
+MLAS's `nearbyintf` / `cvtps` do), adds the zero point and clamps to the type's range: clamping
+before or after rounding gives the same integer. To float8 and float4 the quotient plus the zero
+point converts as ge.cast converts, rounding to nearest even (ONNX's rule; without saturation
+onnxruntime takes f8E4M3FN's [480, 496) to 448 where ONNX has NaN).
 Dequantizing subtracts the zero point in integers, converts once to f32 and multiplies by the
 scale. The integer products accumulate exactly: the zero-point-shifted operands are f64, whose
 53-bit mantissa holds every sum of products of 8-bit values up to 2**37 terms, and the sum is
@@ -76,11 +79,9 @@ def quantize_linear(op, ins):
     dtype = numpy_dtype(op.results[0].type.element_type)
     axis = _layout(op, x, scale)
     block = op.p("block_size")
-    division = numpy_dtype(op.division_type())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = x.astype(np.float32) / spread(scale, x.shape, axis, block).astype(np.float32)
-    if division.itemsize < 4:
-        q = q.astype(division).astype(np.float32)
+    division = numpy_dtype(op.division_type()) if op.p("precision") else np.dtype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q = (x.astype(division) / spread(scale, x.shape, axis, block).astype(division)).astype(np.float32)
     if _is_int(dtype):
         z = 0 if zero is None else spread(zero.astype(np.int64), x.shape, axis, block)
         return _round_to(q, z, dtype)

@@ -145,9 +145,16 @@ def test_quantize_to_float8(saturate):
         narrow(x, zero, TensorProto.FLOAT, saturate=saturate)
 
 
-def test_quantize_f16_data():
-    x = with_ties((2, 40), 0.5).astype(np.float16)
-    compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.5, np.float16), "y_zero_point": np.asarray(2, np.int8)})
+def test_quantize_f16_data_and_precision():
+    """f16 data and scale divide in f32; `precision` f16 (opset 25) converts both and divides in f16."""
+    x = (RNG.standard_normal((4, 500)) * 30).astype(f32)
+    zero = np.asarray(2, np.int8)
+    compare(
+        "QuantizeLinear", {"x": x.astype(np.float16), "y_scale": np.asarray(0.1234, np.float16), "y_zero_point": zero}
+    )
+    for precision in (TensorProto.FLOAT, TensorProto.FLOAT16):
+        inputs = {"x": x, "y_scale": np.asarray(0.1234, f32), "y_zero_point": zero}
+        compare("QuantizeLinear", inputs, opset=25, precision=precision)
 
 
 # -- DequantizeLinear --------------------------------------------------------------------------
