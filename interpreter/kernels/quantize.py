@@ -58,9 +58,11 @@ def _layout(op, x: np.ndarray, scale: np.ndarray) -> int | None:
 
 
 def _round_to(q: np.ndarray, zero: np.ndarray | int, dtype: np.dtype) -> np.ndarray:
-    """round(q) + zero, half to even, clamped to the integer type's range."""
+    """round(q) + zero, half to even, clamped to the integer type's range; NaN becomes the type's
+    smallest value (onnxruntime's)."""
     info = ml_dtypes.iinfo(dtype)
-    return np.clip(np.rint(q.astype(np.float64)) + zero, info.min, info.max).astype(dtype)
+    y = np.clip(np.rint(q.astype(np.float64)) + zero, info.min, info.max)
+    return np.where(np.isnan(y), info.min, y).astype(dtype)
 
 
 def _to_float(v: np.ndarray, dtype: np.dtype, saturate: bool) -> np.ndarray:

@@ -83,6 +83,8 @@ def test_quantize_per_tensor(dtype):
     x = with_ties((4, 50), 0.25)
     compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.25, f32), "y_zero_point": zero})
     compare("QuantizeLinear", {"x": x * 0.37, "y_scale": np.asarray(0.0371, f32), "y_zero_point": zero})
+    special = np.asarray([[np.nan, -np.nan, np.inf, -np.inf, 3e9, -3e9, 0.0, -0.0]], f32)
+    compare("QuantizeLinear", {"x": special, "y_scale": np.asarray(0.5, f32), "y_zero_point": zero})
 
 
 def test_quantize_defaults_to_uint8_and_older_opsets():
