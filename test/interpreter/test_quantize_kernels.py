@@ -206,6 +206,15 @@ def test_matmul_integer(a_type, b_type):
     compare("MatMulInteger", {"A": a, "B": b, "a_zero_point": None, "b_zero_point": ints(b_type, 6)}, opset=10)
 
 
+def test_matmul_integer_batched_zero_points_and_a_vector():
+    b_zero = ints(np.int8, 2, 1, 5)  # per column of each batch's matrix
+    batched = {"A": ints(np.uint8, 2, 3, 4), "B": ints(np.int8, 2, 4, 5), "a_zero_point": ints(np.uint8)}
+    compare("MatMulInteger", {**batched, "b_zero_point": b_zero}, opset=10)
+    compare(
+        "MatMulInteger", {"A": ints(np.uint8, 4), "B": ints(np.int8, 4, 5), "a_zero_point": ints(np.uint8)}, opset=10
+    )
+
+
 def test_matmul_integer_per_row_zero_point():
     """onnxruntime takes only a scalar a_zero_point; per row, numpy's product is the oracle."""
     a, b, za = ints(np.uint8, 4, 5), ints(np.int8, 5, 3), ints(np.uint8, 4)
@@ -219,6 +228,22 @@ def test_conv_integer():
     inputs = {"x": x, "w": w, "x_zero_point": ints(np.uint8), "w_zero_point": ints(np.int8)}
     compare("ConvInteger", inputs, opset=10, group=2, pads=[1, 0, 1, 2], strides=[2, 1])
     compare("ConvInteger", {"x": x, "w": ints(np.uint8, 3, 4, 2, 2)}, opset=10, dilations=[2, 2])
+    # SAME padding reads x_zero_point; 1-D and 3-D windows
+    same = {
+        "x": x[:, :2, :5],
+        "w": ints(np.int8, 3, 2, 2, 3),
+        "x_zero_point": ints(np.uint8),
+        "w_zero_point": ints(np.int8),
+    }
+    compare("ConvInteger", same, opset=10, auto_pad="SAME_UPPER", strides=[2, 1])
+    one_d = {"x": ints(np.int8, 2, 3, 9), "w": ints(np.int8, 4, 3, 4), "x_zero_point": ints(np.int8)}
+    compare("ConvInteger", one_d, opset=10, auto_pad="SAME_LOWER")
+    compare(
+        "ConvInteger",
+        {"x": ints(np.uint8, 1, 2, 4, 4, 4), "w": ints(np.uint8, 2, 2, 2, 2, 2)},
+        opset=10,
+        strides=[2, 1, 2],
+    )
 
 
 def test_qlinear_matmul():
@@ -236,6 +261,22 @@ def test_qlinear_matmul():
     compare("QLinearMatMul", inputs, opset=10)
     per_column = {**inputs, "b_scale": RNG.random(5).astype(f32) * 0.02, "b_zero_point": np.zeros(5, np.int8)}
     compare("QLinearMatMul", per_column, opset=21)
+    f16_scales = {**inputs, **{k: inputs[k].astype(np.float16) for k in ("a_scale", "b_scale", "y_scale")}}
+    compare("QLinearMatMul", f16_scales, opset=21)
+
+
+def test_qlinear_matmul_sums_beyond_f32_integers():
+    """A sum past 2**24 is rounded to f32 before the multiplier, as onnxruntime converts it: the
+    sum 2**25 + 2**17 + 1 times 2**-18 is 128.5000038, but f32 holds the sum as 2**25 + 2**17, a
+    tie that rounds to 128 (exact arithmetic gives 129)."""
+    a = np.asarray([255] * 1060 + [5], np.uint8)
+    b = np.asarray([127] * 1040 + [1] * 21, np.int8)
+    assert int(a.astype(np.int64) @ b.astype(np.int64)) == 2**25 + 2**17 + 1
+    scale, one = np.asarray(2**-9, f32), np.asarray(1, f32)
+    inputs = {"a": np.stack([a, a]), "a_scale": scale, "a_zero_point": np.asarray(0, np.uint8), "b": b[:, None]}
+    inputs |= {"b_scale": scale, "b_zero_point": np.asarray(0, np.int8), "y_scale": one}
+    (y,) = compare("QLinearMatMul", {**inputs, "y_zero_point": np.asarray(0, np.uint8)}, opset=10)
+    assert (y == 128).all()
 
 
 def test_qlinear_conv():
@@ -255,6 +296,12 @@ def test_qlinear_conv():
     compare(
         "QLinearConv", {**inputs, "w_scale": np.asarray(0.004, f32), "w_zero_point": np.asarray(0, np.int8)}, opset=10
     )
+    signed = {
+        "x": ints(np.int8, 1, 3, 7, 7),
+        "x_zero_point": np.asarray(-1, np.int8),
+        "y_zero_point": np.asarray(-5, np.int8),
+    }
+    compare("QLinearConv", {**inputs, **signed, "B": None}, opset=10, dilations=[2, 1])
 
 
 # -- mutations ---------------------------------------------------------------------------------
@@ -384,3 +431,16 @@ def test_mutation_without_the_range_check_a_zero_point_wraps(monkeypatch):
     m.graph.node[0].input.append("zp")
     (y,) = ge_run(m, {"x": x})
     assert (y == 45).all()
+
+
+def test_mutation_requantizing_in_f64_is_caught(monkeypatch):
+    """Mutation: requantize the exact int32 sum in f64 instead of onnxruntime's f32."""
+
+    def exact(acc, multiplier, zero):
+        info = np.iinfo(zero.dtype)
+        y = np.rint(acc.astype(np.float64) * np.float64(multiplier)) + int(zero)
+        return np.clip(y, info.min, info.max).astype(zero.dtype)
+
+    monkeypatch.setattr(quantize, "_requantize", exact)
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        test_qlinear_matmul_sums_beyond_f32_integers()
