@@ -76,14 +76,19 @@ def _to_float(v: np.ndarray, dtype: np.dtype, saturate: bool) -> np.ndarray:
         return v.astype(dtype)
 
 
+def _divide(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """x / scale, a division (MLAS divides; a product with the reciprocal rounds differently)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return x / scale
+
+
 def quantize_linear(op, ins):
     x, scale, zero = ins["x"], ins["y_scale"], ins["y_zero_point"]
     dtype = numpy_dtype(op.results[0].type.element_type)
     axis = _layout(op, x, scale)
     block = op.p("block_size")
     division = numpy_dtype(op.division_type()) if op.p("precision") else np.dtype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        q = (x.astype(division) / spread(scale, x.shape, axis, block).astype(division)).astype(np.float32)
+    q = _divide(x.astype(division), spread(scale, x.shape, axis, block).astype(division)).astype(np.float32)
     if _is_int(dtype):
         z = 0 if zero is None else spread(zero.astype(np.int64), x.shape, axis, block)
         return _round_to(q, z, dtype)

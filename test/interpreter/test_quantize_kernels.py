@@ -87,6 +87,26 @@ def test_quantize_per_tensor(dtype):
     compare("QuantizeLinear", {"x": special, "y_scale": np.asarray(0.5, f32), "y_zero_point": zero})
 
 
+def reciprocal_differs(scale: np.float32) -> np.ndarray:
+    """f32 values near the ties k + 0.5 where x / scale and x * (1 / scale) round apart."""
+    found = []
+    for k in range(-120, 120):
+        tie = f32((k + 0.5) * float(scale))
+        for step in range(-40, 41):
+            x = f32(tie + step * np.spacing(tie))
+            if np.rint(x / scale) != np.rint(x * (f32(1) / scale)):
+                found.append(x)
+    return np.asarray(found[:64], f32).reshape(1, -1)
+
+
+def test_quantize_divides_by_the_scale():
+    """onnxruntime divides (MLAS), it does not multiply by the reciprocal: values where the two
+    round apart."""
+    x = reciprocal_differs(f32(0.0371))
+    assert x.size == 64
+    compare("QuantizeLinear", {"x": x, "y_scale": np.asarray(0.0371, f32), "y_zero_point": np.asarray(0, np.int8)})
+
+
 def test_quantize_defaults_to_uint8_and_older_opsets():
     x = with_ties((3, 40), 0.5)
     for opset in (10, 13, 19):
@@ -318,6 +338,13 @@ def test_mutation_rounding_half_away_from_zero_is_caught(monkeypatch):
     monkeypatch.setattr(quantize, "_round_to", away)
     with pytest.raises(AssertionError, match="Mismatched elements"):
         test_quantize_per_tensor(np.int8)
+
+
+def test_mutation_multiplying_by_the_reciprocal_is_caught(monkeypatch):
+    """Mutation: x * (1 / scale) instead of x / scale."""
+    monkeypatch.setattr(quantize, "_divide", lambda x, scale: x * (scale.dtype.type(1) / scale))
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        test_quantize_divides_by_the_scale()
 
 
 def test_mutation_per_axis_scale_along_the_wrong_axis_is_caught(monkeypatch):
