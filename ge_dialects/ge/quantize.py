@@ -151,13 +151,19 @@ def _output_type(a: InferArgs, code: int, allowed: Sequence[Attribute], default:
 
 
 class _LinearOp(GeOp):
-    """What QuantizeLinear and DequantizeLinear share: keep their types, no gradient."""
+    """What QuantizeLinear and DequantizeLinear share: keep their types, no gradient, and run on
+    the Vector unit (GE's AscendQuant and AscendDequant are AI Core ops)."""
 
     PRECISION: ClassVar = "keep"
     NO_GRADIENT: ClassVar = (
         "rounding to a grid is piecewise constant (its derivative is zero almost everywhere); "
         "quantization-aware training uses a straight-through estimator, a rewrite of the graph"
     )
+
+    def engine(self) -> Engine:
+        """The Vector unit, though a quantized result is no float: the arithmetic is (a float
+        division or product per element), unlike the integer ops GE places on the AI CPU."""
+        return Engine.VECTOR
 
 
 @irdl_op_definition
@@ -251,6 +257,7 @@ class DynamicQuantizeLinearOp(GeOp):
     y_zero_point = result_def(TensorType)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
     NO_GRADIENT: ClassVar = _LinearOp.NO_GRADIENT
+    engine = _LinearOp.engine
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
