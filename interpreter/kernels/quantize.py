@@ -23,8 +23,9 @@ import numpy as np
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.quantize import scale_axis
+from ge.ge_dialects.ge.quantize import QuantizeError, scale_axis
 from ge.ge_dialects.ge.types import numpy_dtype
+from ge.interpreter.kernels import DataError
 from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.kernels.nn import conv
 
@@ -54,7 +55,12 @@ def spread(param: np.ndarray, shape: tuple[int, ...], axis: int | None, block_si
 
 
 def _layout(op, x: np.ndarray, scale: np.ndarray) -> int | None:
-    return scale_axis(x.shape, scale.shape, op.p("axis"), op.p("block_size"), "scale")
+    """The axis the scale runs along; a scale that does not fit data whose dims the verifier
+    could not see is the input's fault (a DataError)."""
+    try:
+        return scale_axis(x.shape, scale.shape, op.p("axis"), op.p("block_size"), "the scale")
+    except QuantizeError as e:
+        raise DataError(str(e)) from None
 
 
 def _round_to(q: np.ndarray, zero: np.ndarray | int, dtype: np.dtype) -> np.ndarray:

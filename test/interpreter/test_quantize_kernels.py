@@ -20,6 +20,7 @@ from onnx_oracle import ONNX_TYPES, assert_output_matches
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
 from ge.interpreter.kernels import quantize
+from ge.interpreter.kernels.checked import KernelError
 from ge.interpreter.runner import run
 
 ort = pytest.importorskip("onnxruntime")
@@ -471,3 +472,15 @@ def test_mutation_requantizing_in_f64_is_caught(monkeypatch):
     monkeypatch.setattr(quantize, "_requantize", exact)
     with pytest.raises(AssertionError, match="Mismatched elements"):
         test_qlinear_matmul_sums_beyond_f32_integers()
+
+
+def test_a_per_axis_scale_that_does_not_fit_dynamic_dims_is_refused_at_run_time():
+    """The verifier cannot see a dim the model leaves open: the kernel refuses in one line naming the op."""
+    m = model("QuantizeLinear", {"x": np.ones((2, 3), f32), "y_scale": np.ones(3, f32)}, axis=1)
+    m.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "n"
+    module, weights = import_model(m)
+    with pytest.raises(
+        KernelError, match=r"ge.quantize_linear 'node'.*the scale has 3 values, but axis 1 of the data has 4"
+    ) as e:
+        run(module, {"x": np.ones((2, 4), f32)}, weights)
+    assert "\n" not in str(e.value)
