@@ -192,6 +192,15 @@ def test_dequantize_per_tensor(dtype):
     compare("DequantizeLinear", {"x": x, "x_scale": np.asarray(0.0173, f32), "x_zero_point": zero}, opset=opset)
 
 
+def test_dequantize_to_f16():
+    """An f16 scale gives f16 (computed in f32, rounded once); so does output_dtype (opset 23)."""
+    x, zero = RNG.integers(-128, 128, (4, 300)).astype(np.int8), np.asarray(3, np.int8)
+    compare("DequantizeLinear", {"x": x, "x_scale": np.asarray(0.01234, np.float16), "x_zero_point": zero})
+    inputs = {"x": x, "x_scale": np.asarray(0.01234, f32), "x_zero_point": zero}
+    (y,) = compare("DequantizeLinear", inputs, opset=23, output_dtype=TensorProto.FLOAT16)
+    assert y.dtype == np.float16
+
+
 def test_dequantize_per_axis_and_blocked():
     x = RNG.integers(-128, 128, (3, 4, 6)).astype(np.int8)
     scale = np.asarray([0.5, 0.01, 3.0, 0.125], f32)
