@@ -34,7 +34,8 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
 from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn
-from ge.ge_dialects.ge.nn import conv_macs, conv_shape, matmul_macs, matmul_shape
+from ge.ge_dialects.ge.nn import _check_scalar, conv_macs, conv_shape, matmul_macs, matmul_shape
+from ge.ge_dialects.ge.nn import _shape as _dims
 from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES
 from ge.ge_dialects.ge.types import (
     FLOAT8_TYPES,
@@ -69,10 +70,6 @@ SINGLE: set[Shape] = {(), (1,)}
 
 class QuantizeError(ValueError):
     """A scale or zero point does not fit the data (the verifier's message)."""
-
-
-def _dims(shape: Shape) -> str:
-    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def scale_axis(data: Shape, scale: Shape, axis: int, block_size: int, what: str) -> int | None:
@@ -171,8 +168,8 @@ class QuantizeLinearOp(_LinearOp):
     """ONNX QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point), rounding half to even
     (integer types, clamped to their range) or converting to a float8 / float4 type (`saturate` 1
     clamps to its largest finite value). The result type is `y_zero_point`'s, else
-    `output_dtype`'s, else uint8; `precision` (an ONNX float type number, 0 for the scale's type)
-    is the type of the division."""
+    `output_dtype`'s, else uint8. The division is f32 (for f16 and bf16 data and scales too, as
+    onnxruntime divides) unless `precision` (an ONNX float type number) names another type."""
 
     name = "ge.quantize_linear"
     ONNX: ClassVar = ("QuantizeLinear",)
@@ -206,7 +203,7 @@ class QuantizeLinearOp(_LinearOp):
 
     def division_type(self) -> Attribute:
         code = self.p("precision")
-        return ONNX_ELEMENT_TYPES[code] if code else tensor_type_of(self.y_scale).element_type
+        return ONNX_ELEMENT_TYPES[code] if code else f32
 
 
 @irdl_op_definition
@@ -294,17 +291,11 @@ def _check_product_zero_point(a: InferArgs, data: str, zero_point: str, rows: bo
         )
 
 
-def _check_channel_param(a: InferArgs, weights: str, name: str, what: str = "per output channel") -> None:
+def _check_channel_param(a: InferArgs, weights: str, name: str) -> None:
     """A conv's weight zero point or scale: one value, or one per output channel."""
     z, m = a.shape(name), a.shape(weights)[0]
     if len(z) > 1 or (len(z) == 1 and z[0] not in (1, m) and None not in (z[0], m)):
-        raise a.fail(f"{name} of shape {_dims(z)} must be one value or one {what} ({m})")
-
-
-def _check_scalar(a: InferArgs, name: str) -> None:
-    s = a.shape(name)
-    if len(s) > 1 or (len(s) == 1 and s[0] not in (1, None)):
-        raise a.fail(f"{name} of shape {_dims(s)} must be one value")
+        raise a.fail(f"{name} of shape {_dims(z)} must be one value or one per output channel ({m})")
 
 
 class _IntegerProductOp(GeOp):

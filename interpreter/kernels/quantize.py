@@ -93,7 +93,7 @@ def quantize_linear(op, ins):
     dtype = numpy_dtype(op.results[0].type.element_type)
     axis = _layout(op, x, scale)
     block = op.p("block_size")
-    division = numpy_dtype(op.division_type()) if op.p("precision") else np.dtype(np.float32)
+    division = numpy_dtype(op.division_type())
     q = _divide(x.astype(division), spread(scale, x.shape, axis, block).astype(division)).astype(np.float32)
     if _is_int(dtype):
         z = 0 if zero is None else spread(zero.astype(np.int64), x.shape, axis, block)
