@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 
+import numpy as np
 import onnx
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -227,6 +228,7 @@ class _GraphCheck:
         check_size(element_count(t.dims), ONNX_DTYPES[t.data_type].itemsize, what, self.max_tensor_bytes)
         if t.data_location == onnx.TensorProto.EXTERNAL:
             external_data_range(t, what, self.max_tensor_bytes)
+        _check_int32_data_range(t, what)
         # the length of raw data is checked where it is read (check_raw_data): reading the field
         # copies it, which the importer does once anyway
 
@@ -283,6 +285,29 @@ class _GraphCheck:
         elif attr.type == onnx.AttributeProto.TENSORS:
             for t in attr.tensors:
                 self.tensor(t, what)
+
+
+_INT32_DATA_RANGES: dict[int, tuple[int, int]] = {
+    onnx.TensorProto.INT8: (-(2**7), 2**7 - 1),
+    onnx.TensorProto.UINT8: (0, 2**8 - 1),
+    onnx.TensorProto.INT16: (-(2**15), 2**15 - 1),
+    onnx.TensorProto.UINT16: (0, 2**16 - 1),
+}
+"""The types ONNX stores one to an int32 in `int32_data`, with their ranges."""
+
+
+def _check_int32_data_range(t: onnx.TensorProto, what: str) -> None:
+    """A value in `int32_data` outside its type's range (a uint8 zero point of 300) would wrap
+    when read; it is refused instead."""
+    limits = _INT32_DATA_RANGES.get(t.data_type)
+    if limits is None or not len(t.int32_data):
+        return
+    low, high = limits
+    values = np.asarray(t.int32_data, dtype=np.int64)
+    outside = values[(values < low) | (values > high)]
+    if outside.size:
+        bad = int(outside[0])
+        raise OnnxImportError(f"{what}: value {bad} is outside the range of {type_name(t.data_type)} [{low}, {high}]")
 
 
 def _schema(node: onnx.NodeProto, opset: int | None):

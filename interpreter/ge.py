@@ -41,6 +41,7 @@ from ge.interpreter.kernels.nn import NnFunctions
 from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.optimizer import OptimizerFunctions
 from ge.interpreter.kernels.pooling import PoolingFunctions
+from ge.interpreter.kernels.quantize import QuantizeFunctions
 from ge.interpreter.kernels.reductions import ReductionFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
@@ -51,6 +52,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     ElementwiseFunctions,
     UnaryMathFunctions,
     LinalgFunctions,
+    QuantizeFunctions,
     NnFunctions,
     ConvTransposeFunctions,
     PoolingFunctions,

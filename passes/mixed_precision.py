@@ -121,8 +121,9 @@ _GE_OPS: dict[str, type[GeOp]] = {op.name: op for op in ALL_OPS}
 
 def cube_ops() -> frozenset[type[GeOp]]:
     """The default `cube` set: the ops whose `RunsOn` trait uses the Cube (f16/bf16 inputs, f32
-    accumulation). A user list file may replace it with a `cube` list of its own."""
-    return frozenset(op for op in ALL_OPS if op.engine_class().uses_cube)
+    accumulation), but for the integer products, which keep their types ("keep"). A user list
+    file may replace it with a `cube` list of its own."""
+    return frozenset(op for op in ALL_OPS if op.engine_class().uses_cube and op.PRECISION != "keep")
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ from ge.ge_dialects.ge.optimizer import *  # noqa: F403
 from ge.ge_dialects.ge.optimizer import OPTIMIZER_OPS
 from ge.ge_dialects.ge.pooling import *  # noqa: F403
 from ge.ge_dialects.ge.pooling import POOLING_OPS
+from ge.ge_dialects.ge.quantize import *  # noqa: F403
+from ge.ge_dialects.ge.quantize import QUANTIZE_OPS
 from ge.ge_dialects.ge.reductions import *  # noqa: F403
 from ge.ge_dialects.ge.reductions import REDUCTION_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
@@ -63,6 +65,7 @@ ALL_OPS: list[type[GeOp]] = [
     *BITWISE_OPS,
     *NN_OPS,
     *LINALG_OPS,
+    *QUANTIZE_OPS,
     *CONV_TRANSPOSE_OPS,
     *POOLING_OPS,
     *INSTANCE_NORM_OPS,

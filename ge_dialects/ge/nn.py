@@ -195,6 +195,28 @@ def _trailing_elements(value: SSAValue, axis: int) -> int:
     return math.prod(d or 1 for d in shape[axis:])
 
 
+def conv_shape(a: InferArgs, x_name: str, w_name: str) -> tuple[Shape, FormatAttr | None]:
+    """The result shape and format of a conv of input `x_name` (N, C, D...) and weights `w_name`
+    (M, C / group, K...) under the op's window properties (group, strides, pads, dilations,
+    auto_pad, kernel_shape; a bias operand "B" is checked against M): ge.conv's and the integer
+    convs' (ge_dialects/ge/quantize.py) shape rule."""
+    x = _spatial_input(a, x_name)
+    w = a.shape(w_name)
+    if len(w) != len(x):
+        raise a.fail(f"weight rank {len(w)} does not match input rank {len(x)}")
+    out_channels = _check_conv_channels(a, x, w)
+    kernel = _conv_kernel(a, w)
+    window = _window(a, len(x) - 2, kernel)
+    shape = (x[0], out_channels, *_spatial_out(a, window, x[2:]))
+    return shape, _image_format(a, x_name, len(shape))
+
+
+def conv_macs(w: SSAValue, y: SSAValue) -> int:
+    """A conv's Cube work: one multiply-accumulate per output element and weight element of one
+    output channel."""
+    return elements(y) * math.prod(d or 1 for d in shape_of(tensor_type_of(w))[1:])
+
+
 @irdl_op_definition
 class ConvOp(GeOp):
     """ONNX Conv: N-d convolution with groups, dilations, strides and (auto) padding."""
@@ -220,19 +242,11 @@ class ConvOp(GeOp):
     def infer(cls, a: InferArgs) -> list[TensorType]:
         dtype = a.expect_dtype("X", FLOAT_TYPES)
         a.expect_same_dtype("X", "W", "B")
-        x = _spatial_input(a, "X")
-        w = a.shape("W")
-        if len(w) != len(x):
-            raise a.fail(f"weight rank {len(w)} does not match input rank {len(x)}")
-        out_channels = _check_conv_channels(a, x, w)
-        kernel = _conv_kernel(a, w)
-        window = _window(a, len(x) - 2, kernel)
-        shape = (x[0], out_channels, *_spatial_out(a, window, x[2:]))
-        return [tensor(dtype, shape, _image_format(a, "X", len(shape)))]
+        shape, fmt = conv_shape(a, "X", "W")
+        return [tensor(dtype, shape, fmt)]
 
     def macs(self) -> int:
-        """One multiply-accumulate per output element and weight element of one output channel."""
-        return elements(self.Y) * math.prod(d or 1 for d in shape_of(tensor_type_of(self.W))[1:])
+        return conv_macs(self.W, self.Y)
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         """dX = ConvBackpropInput(dY, W), dW = ConvBackpropFilter(X, dY), dB = dY summed over the
@@ -819,6 +833,24 @@ class GemmOp(GeOp):
         return [da, db, dc]
 
 
+def matmul_shape(a: InferArgs, x_name: str, y_name: str) -> Shape:
+    """numpy matmul's result shape (1-D operands promoted, batch dims broadcast): ge.matmul's and
+    the integer matmuls' (ge_dialects/ge/quantize.py) shape rule."""
+    x, y = a.shape(x_name), a.shape(y_name)
+    if not x or not y:
+        raise a.fail(f"operands must have rank >= 1, got shapes {_shape(x)} and {_shape(y)}")
+    _inner_match(a, x[-1], y[0] if len(y) == 1 else y[-2])
+    batch = broadcast_shapes(a, x[:-2], y[:-2])
+    rows = x[-2:-1]
+    cols = y[-1:] if len(y) > 1 else ()
+    return (*batch, *rows, *cols)
+
+
+def matmul_macs(x: SSAValue, y: SSAValue) -> int:
+    """A matmul's Cube work: one multiply-accumulate per result element and inner index."""
+    return elements(y) * (shape_of(tensor_type_of(x))[-1] or 1)
+
+
 @irdl_op_definition
 class MatMulOp(GeOp):
     """ONNX MatMul: numpy matmul (1-D operands promoted, batch dims broadcast)."""
@@ -836,17 +868,10 @@ class MatMulOp(GeOp):
     def infer(cls, a: InferArgs) -> list[TensorType]:
         dtype = a.expect_dtype("A", MATMUL_TYPES)
         a.expect_same_dtype("A", "B")
-        x, y = a.shape("A"), a.shape("B")
-        if not x or not y:
-            raise a.fail(f"operands must have rank >= 1, got shapes {_shape(x)} and {_shape(y)}")
-        _inner_match(a, x[-1], y[0] if len(y) == 1 else y[-2])
-        batch = broadcast_shapes(a, x[:-2], y[:-2])
-        rows = x[-2:-1]
-        cols = y[-1:] if len(y) > 1 else ()
-        return [tensor(dtype, (*batch, *rows, *cols))]
+        return [tensor(dtype, matmul_shape(a, "A", "B"))]
 
     def macs(self) -> int:
-        return elements(self.Y) * (shape_of(tensor_type_of(self.A))[-1] or 1)
+        return matmul_macs(self.A, self.Y)
 
     def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
         """dA = dY @ B^T, dB = A^T @ dY with numpy's 1-D promotion and batch broadcasting undone

@@ -32,7 +32,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "inputs instead of adapting the Scan"
     ),
     r"test_bernoulli": "Bernoulli's function body draws with RandomUniformLike (random ops are not imported)",
-    r"test_dynamicquantizelinear": "DynamicQuantizeLinear's body needs QuantizeLinear (int8 is not imported yet)",
     r"test_celu_bfloat16": "the body rounds each step to bf16; the expected values round once (atol 1e-7)",
     r"test_attention_[34]d_(causal|padded_kv|causal_padded_kv|attn_mask_causal)_(bf16|fp16)": (
         "the body rounds each step to bf16 / f16; the expected values round once (2 ulps off at rtol 1e-3; "

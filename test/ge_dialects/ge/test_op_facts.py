@@ -93,6 +93,10 @@ def test_known_engines():
         "ge.conv_backprop_filter",
         "ge.einsum",
         "ge.conv_transpose",
+        "ge.matmul_integer",
+        "ge.conv_integer",
+        "ge.qlinear_matmul",
+        "ge.qlinear_conv",
     }
     assert {n for n, e in engine.items() if e is Engine.CUBE_VECTOR} == {"ge.attention"}
     assert {n for n, e in engine.items() if e is Engine.AICPU} == {
@@ -161,6 +165,7 @@ def test_known_traits():
         "ge.arg_min",
         "ge.top_k",
         "ge.hardmax",
+        "ge.dynamic_quantize_linear",
     }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
@@ -372,3 +377,43 @@ def test_mutation_reductions_counted_per_result_element_are_caught(monkeypatch):
     monkeypatch.setattr(ge.ReduceMaxOp, "vector_elements", GeOp.vector_elements)
     with pytest.raises(AssertionError):
         test_reductions_and_selections_work_on_every_input_element()
+
+
+def test_integer_products_count_the_macs_of_matmul_and_conv():
+    """The integer matmuls and convs are Cube work counted as ge.matmul's and ge.conv's (one
+    definition each), whatever the zero points and scales; quantizing is Vector work."""
+    from xdsl.dialects.builtin import i8, i32
+
+    from ge.ge_dialects.ge.types import ui8
+
+    block = Block(arg_types=[tensor(ui8, (2, 8, 16)), tensor(i8, (16, 10)), tensor(ui8, (1, 16, 8, 8))])
+    a, b, x = block.args
+    w = Block(
+        arg_types=[tensor(i8, (32, 16, 3, 3)), tensor(f32, ()), tensor(ui8, ()), tensor(i8, ()), tensor(i32, (32,))]
+    )
+    wt, scale, zx, zw, bias = w.args
+    integer = ge.MatMulIntegerOp.create({"A": a, "B": b, "a_zero_point": None, "b_zero_point": None}, {})
+    q = ge.QLinearMatMulOp.create(
+        {"a": a, "a_scale": scale, "a_zero_point": zx, "b": b, "b_scale": scale, "b_zero_point": zw}
+        | {"y_scale": scale, "y_zero_point": zx},
+        {},
+    )
+    conv = ge.ConvIntegerOp.create({"x": x, "w": wt, "x_zero_point": zx, "w_zero_point": None}, {})
+    qconv = ge.QLinearConvOp.create(
+        {"x": x, "x_scale": scale, "x_zero_point": zx, "w": wt, "w_scale": scale, "w_zero_point": zw}
+        | {"y_scale": scale, "y_zero_point": zx, "B": bias},
+        {},
+    )
+    assert integer.macs() == q.macs() == 2 * 8 * 10 * 16 == ops_like_matmul()
+    assert conv.macs() == qconv.macs() == 32 * 6 * 6 * 16 * 3 * 3
+    assert {op.engine() for op in (integer, q, conv, qconv)} == {Engine.CUBE}
+    assert integer.vector_elements() == conv.vector_elements() == 0
+    quant = ge.QuantizeLinearOp.create({"x": scale, "y_scale": scale, "y_zero_point": None}, {})
+    quant.verify()
+    assert (
+        quant.macs() == 0 and quant.engine_class() is quant.engine() is Engine.VECTOR
+    )  # an integer result, float work
+
+
+def ops_like_matmul() -> int:
+    return _ops()["ge.matmul"].macs()
