@@ -515,6 +515,24 @@ class LeakyReluOp(UnaryElementwiseOp):
         return g.value(WhereOp, {"condition": kept, "X": dy, "Y": g.scale(dy, self.p("alpha"))})
 
 
+@irdl_op_definition
+class ThresholdedReluOp(UnaryElementwiseOp):
+    """ONNX ThresholdedRelu (GE's ThresholdedRelu): x where x > alpha, else 0."""
+
+    name = "ge.thresholded_relu"
+    ONNX: ClassVar = ("ThresholdedRelu",)
+    traits = traits_def(PreservesZero())
+    alpha = opt_prop_def(FloatProp)
+    DEFAULTS: ClassVar = {"alpha": 1.0}
+
+    def grad_x(self, g: GradBuilder, dy: SSAValue) -> SSAValue:
+        from ge.ge_dialects.ge.logic import GreaterOp
+        from ge.ge_dialects.ge.tensor_ops import WhereOp
+
+        kept = g.value(GreaterOp, {"a": self.x, "b": g.scalar(self.p("alpha"), self.x)})
+        return g.value(WhereOp, {"condition": kept, "X": dy, "Y": g.zeros(dy)})
+
+
 def _show_shape(shape: Shape) -> str:
     """(4, ?) for a shape with an unknown dim, (5,) for rank 1."""
     dims = ", ".join("?" if d is None else str(d) for d in shape)
@@ -581,6 +599,7 @@ class GeluGradOp(ActivationGradOp):
 
 ELEMENTWISE_OPS = [
     ReluOp,
+    ThresholdedReluOp,
     SqrtOp,
     ErfOp,
     TanhOp,

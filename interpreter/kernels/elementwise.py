@@ -236,6 +236,11 @@ def leaky_relu(op, ins):
     return np.where(x >= 0, x, x * x.dtype.type(op.p("alpha")))
 
 
+def thresholded_relu(op, ins):
+    x = ins["x"]
+    return np.where(x > x.dtype.type(op.p("alpha")), x, x.dtype.type(0))
+
+
 def _unary(fn):
     """fn(x) in x's own type (exact in every type: abs, neg, sign, floor, ceil, not)."""
 
@@ -296,6 +301,7 @@ class ElementwiseFunctions(InterpreterFunctions):
     run_reciprocal = impl(ge.ReciprocalOp)(kernel_impl(reciprocal))
     run_hard_sigmoid = impl(ge.HardSigmoidOp)(kernel_impl(hard_sigmoid))
     run_leaky_relu = impl(ge.LeakyReluOp)(kernel_impl(leaky_relu))
+    run_thresholded_relu = impl(ge.ThresholdedReluOp)(kernel_impl(thresholded_relu))
     run_greater = impl(ge.GreaterOp)(kernel_impl(_compare(np.greater)))
     run_less = impl(ge.LessOp)(kernel_impl(_compare(np.less)))
     run_greater_equal = impl(ge.GreaterEqualOp)(kernel_impl(_compare(np.greater_equal)))

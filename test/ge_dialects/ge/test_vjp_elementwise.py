@@ -94,6 +94,7 @@ UNARY_INPUTS = {
     ge.ReciprocalOp: lambda x: away_from(x, (0.0,), 0.4),
     ge.HardSigmoidOp: lambda x: away_from(4 * x, (-2.5, 2.5), 0.05),  # alpha x + beta leaves [0, 1] at +-2.5
     ge.LeakyReluOp: lambda x: away_from(x, (0.0,), 0.05),
+    ge.ThresholdedReluOp: lambda x: away_from(2 * x, (1.0,), 0.05),  # alpha 1: the step
     ge.SinOp: lambda x: 2 * x,
     ge.CosOp: lambda x: 2 * x,
     ge.TanOp: lambda x: np.clip(x, -1.2, 1.2),  # inside (-pi/2, pi/2)
