@@ -1,7 +1,7 @@
 """Function bodies ge writes itself, for operators whose ONNX schema has none: the recurrent
 layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization, and
-ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices. Like
-a
+ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices, and
+the reductions whose schema has a body only from opset 18 (ReduceL2, ...) read as that node. Like a
 schema's context-dependent function, each is built for the node's attributes and input types,
 and the importer expands it as it expands any function body (frontend/onnx_functions.py): the
 result is plain ge ops, so the recurrent layers fold, fuse, get gradients and lower like the rest
@@ -425,6 +425,21 @@ def _tensor_scatter(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where
     return b.function({0: b.one("ScatterElements", "in0", index, "in1", axis=axis)})
 
 
+def _at_opset_18(node: onnx.NodeProto, types: Sequence[onnx.TypeProto], where: str) -> onnx.FunctionProto:
+    """The reduction as its opset-18 node (the `axes` attribute an input), whose schema has the
+    function body the older opsets lack."""
+    b = _Body(node, where)
+    axes = b.attr("axes")
+    inputs = ["in0"] if axes is None else ["in0", b.ints(*axes)]
+    return b.function({0: b.one(node.op_type, *inputs, keepdims=b.attr("keepdims", 1))})
+
+
+_REDUCTIONS_WITH_BODIES_FROM_18 = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+
+DECOMPOSED_BEFORE: dict[str, int] = dict.fromkeys(_REDUCTIONS_WITH_BODIES_FROM_18, 18)
+"""Operators whose decomposition serves only the opsets before this one (from there their schema
+has a body of its own)."""
+
 DECOMPOSITIONS: dict[str, Callable[[onnx.NodeProto, Sequence[onnx.TypeProto], str], onnx.FunctionProto]] = {
     "RNN": _recurrent(_Rnn),
     "GRU": _recurrent(_Gru),
@@ -432,5 +447,6 @@ DECOMPOSITIONS: dict[str, Callable[[onnx.NodeProto, Sequence[onnx.TypeProto], st
     "LpNormalization": _lp_normalization,
     "ReverseSequence": _reverse_sequence,
     "TensorScatter": _tensor_scatter,
+    **dict.fromkeys(_REDUCTIONS_WITH_BODIES_FROM_18, _at_opset_18),
 }
 """Default-domain operator -> the builder of its body (node, input types, where -> FunctionProto)."""

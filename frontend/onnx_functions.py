@@ -19,7 +19,7 @@ from typing import Any
 
 import onnx
 
-from ge.frontend.onnx_decompositions import DECOMPOSITIONS
+from ge.frontend.onnx_decompositions import DECOMPOSED_BEFORE, DECOMPOSITIONS
 from ge.frontend.onnx_ops import DEFAULT_DOMAINS, OnnxImportError, is_native
 
 MAX_EXPANDED_NODES = 100_000
@@ -54,7 +54,7 @@ class FunctionBodies:
         """Whether the node's operator has a function body to expand (without building it)."""
         if (node.domain, node.op_type) in self.local:
             return True
-        if _decomposition(node) is not None:
+        if _decomposition(node, opset) is not None:
             return True
         schema = _schema(node, opset)
         if schema is None:
@@ -76,7 +76,7 @@ class FunctionBodies:
                 inner = _body_opset(fn, opset)
                 self.checked[key] = all(self.is_supported(n, inner, seen | {key}) for n in fn.node)
             return self.checked[key]
-        if _decomposition(node) is not None:
+        if _decomposition(node, opset) is not None:
             return True  # built at import for the input types, and its operators checked then
         schema = _schema(node, opset)
         if schema is None:
@@ -97,7 +97,7 @@ class FunctionBodies:
         if key in self.local:
             fn = self.local[key]
             return fn, _body_opset(fn, opset), f"{node.domain}.{node.op_type}"
-        decomposition = _decomposition(node)
+        decomposition = _decomposition(node, opset)
         if decomposition is not None:
             fn = decomposition(node, input_types, where)
             return fn, _body_opset(fn, opset), None
@@ -204,9 +204,11 @@ def _rename_graph(
     graph.node.extend(renamed)
 
 
-def _decomposition(node: onnx.NodeProto):
-    """ge's own body builder for the node's operator (onnx_decompositions), if it has one."""
-    return DECOMPOSITIONS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+def _decomposition(node: onnx.NodeProto, opset: int):
+    """ge's own body builder for the node's operator at the opset (onnx_decompositions), if it has one."""
+    if node.domain not in DEFAULT_DOMAINS or opset >= DECOMPOSED_BEFORE.get(node.op_type, opset + 1):
+        return None
+    return DECOMPOSITIONS.get(node.op_type)
 
 
 def _schema(node: onnx.NodeProto, opset: int) -> Any:

@@ -159,6 +159,16 @@ def test_bad_attributes_are_refused_in_one_line(op_type, inputs, attrs, message)
         import_model(model)
 
 
+@pytest.mark.parametrize("op_type", ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"])
+@pytest.mark.parametrize("opset, attrs", [(13, {"axes": [1], "keepdims": 0}), (17, {"axes": [-1, 0]}), (17, {})])
+def test_reductions_before_opset_18_equal_onnxruntime(op_type, opset, attrs):
+    """Their schemas have a body only from opset 18: older nodes are read as the opset-18 node."""
+    x = np.abs(_f32(3, 4, 5)) + 0.1  # ReduceLogSum takes the log of the sum
+    model = node_model(op_type, {"x": x}, 1, **attrs)
+    model.opset_import[0].version = opset
+    compare_with_onnxruntime(model, {"x": x}, 1e-5, 1e-6)
+
+
 # -- mutations -----------------------------------------------------------------------------------
 
 
@@ -205,3 +215,12 @@ def test_mutation_circular_writes_without_the_wrap_are_caught(monkeypatch):
     monkeypatch.setitem(onnx_decompositions.DECOMPOSITIONS, "TensorScatter", linear)
     with pytest.raises(KernelError, match="index 6 is out of range for axis 2 of size 6"):
         test_tensor_scatter_equals_onnxruntime("circular", -2, [4, 6])
+
+
+def test_mutation_a_decomposition_at_every_opset_nests_itself(monkeypatch):
+    """Without the opset bound the opset-18 node would be decomposed again, into itself."""
+    from ge.frontend import onnx_decompositions
+
+    monkeypatch.setitem(onnx_decompositions.DECOMPOSED_BEFORE, "ReduceL2", 10**6)
+    with pytest.raises(OnnxImportError, match="function bodies nest deeper than 64 levels"):
+        test_reductions_before_opset_18_equal_onnxruntime("ReduceL2", 17, {})
