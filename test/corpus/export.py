@@ -1,0 +1,441 @@
+"""Exports the corpus of real architectures (torchvision, timm, transformers) to test/corpus/models/.
+
+Not part of the project's dependencies: it runs in a separate venv that has torch,
+
+    python3 -m venv /work/corpus-venv
+    /work/corpus-venv/bin/pip install torch==2.14.1 torchvision==0.29.1 timm transformers onnx onnxscript onnxruntime
+    /work/corpus-venv/bin/python test/corpus/export.py [--only resnet18,bert] [--list]
+
+Every architecture is built in a small configuration (a few layers, tiny widths, 32-64 px images,
+batch 1, 8-token sequences) with seeded random weights (nothing is downloaded: transformers models
+come from Config objects), and exported with the TorchScript exporter (opset 17) or the dynamo one
+(opset 18), as its entry says. An architecture that does not export is skipped with the reason printed.
+
+What is stored, per model, is `<name>.onnx.gz`: the graph with every float initializer of more than
+64 elements removed and described instead, in the metadata entry "ge.corpus" (JSON), by its name,
+dims, dtype, mean and std (and whether it was non-negative); bench/corpus.py draws them again from
+those. A tensor of such size with std 0 (zeros, ones, a constant layer scale) is recorded with std
+0.02 around its mean, so regenerated weights are never constant; a float tensor of two distinct
+values (a mask) stays stored as it is, and so do small and integer tensors. The same entry holds
+the library, family, exporter and opset, and for every integer input its value range [low, high).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+OUT = Path(__file__).resolve().parent / "models"
+LARGE = 64
+"""Float initializers of more elements than this are stored as records, not values."""
+REDRAW_STD = 0.02
+SEQ = 8
+VOCAB = 100
+
+
+@dataclass(frozen=True)
+class Input:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    high: int | None = None  # integer inputs: values in [low, high)
+    low: int = 0
+
+    def tensor(self, generator: torch.Generator) -> torch.Tensor:
+        if self.high is not None:
+            return torch.randint(self.low, self.high, self.shape, generator=generator, dtype=getattr(torch, self.dtype))
+        return torch.randn(self.shape, generator=generator)
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    library: str
+    family: str
+    build: Callable[[], torch.nn.Module]
+    inputs: tuple[Input, ...]
+    dynamo: bool = False
+    kwargs: dict = field(default_factory=dict)
+
+
+def image(size: int = 32, channels: int = 3) -> tuple[Input, ...]:
+    return (Input("pixel_values", (1, channels, size, size)),)
+
+
+def tokens(*extra: str, vocab: int = VOCAB) -> tuple[Input, ...]:
+    inputs = [Input("input_ids", (1, SEQ), "int64", vocab)]
+    for name in extra:
+        if name == "attention_mask":
+            inputs.append(Input(name, (1, SEQ), "int64", 2, 1))  # all ones: no padding
+        elif name == "token_type_ids":
+            inputs.append(Input(name, (1, SEQ), "int64", 2))
+        elif name == "decoder_input_ids":
+            inputs.append(Input(name, (1, SEQ), "int64", vocab))
+    return tuple(inputs)
+
+
+# --------------------------------------------------------------------------------- torchvision
+
+
+def tv(name: str, **kwargs) -> Callable[[], torch.nn.Module]:
+    def build():
+        import torchvision
+
+        return torchvision.models.get_model(name, weights=None, **kwargs)
+
+    return build
+
+
+def tv_resnext():
+    from torchvision.models.resnet import Bottleneck, ResNet
+
+    return ResNet(Bottleneck, [1, 1, 1, 1], num_classes=10, groups=4, width_per_group=8)
+
+
+def tv_densenet():
+    from torchvision.models.densenet import DenseNet
+
+    return DenseNet(growth_rate=8, block_config=(2, 2, 2, 2), num_init_features=16, num_classes=10)
+
+
+def tv_vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    return VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10
+    )
+
+
+def tv_swin():
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    return SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4], num_classes=10
+    )
+
+
+def tv_swin_v2():
+    from torchvision.models.swin_transformer import PatchMergingV2, SwinTransformer, SwinTransformerBlockV2
+
+    return SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4], num_classes=10,
+        block=SwinTransformerBlockV2, downsample_layer=PatchMergingV2,
+    )  # fmt: skip
+
+
+def tv_convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+    return ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)], num_classes=10)
+
+
+def tv_maxvit():
+    from torchvision.models.maxvit import MaxVit
+
+    return MaxVit(
+        input_size=(32, 32), stem_channels=16, partition_size=2, block_channels=[16, 32], block_layers=[1, 1],
+        head_dim=8, stochastic_depth_prob=0.0, num_classes=10,
+    )  # fmt: skip
+
+
+def tv_segmentation(name: str):
+    def build():
+        import torchvision
+
+        model = torchvision.models.get_model(name, weights=None, weights_backbone=None, num_classes=4)
+        return Output(model, "out")
+
+    return build
+
+
+class Output(torch.nn.Module):
+    """One tensor of a model that returns a dict, a tuple or a ModelOutput."""
+
+    def __init__(self, model: torch.nn.Module, key, **call):
+        super().__init__()
+        self.model, self.key, self.call = model, key, call
+
+    def forward(self, *args):
+        out = self.model(*args, **self.call)
+        return out[self.key]
+
+
+# --------------------------------------------------------------------------------------- timm
+
+
+def timm_model(name: str, **kwargs) -> Callable[[], torch.nn.Module]:
+    def build():
+        import timm
+
+        return timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+
+    return build
+
+
+def timm_class(module: str, cls: str, **kwargs) -> Callable[[], torch.nn.Module]:
+    """A timm model built from its class, for the small sizes the registered builders fix."""
+
+    def build():
+        import importlib
+
+        timm_module = importlib.import_module(f"timm.models.{module}")
+        resolved = {
+            k: getattr(timm_module, v[1:]) if isinstance(v, str) and v.startswith("@") else v for k, v in kwargs.items()
+        }
+        return getattr(timm_module, cls)(num_classes=10, **resolved)
+
+    return build
+
+
+MIXER = dict(img_size=32, patch_size=8, num_blocks=2, embed_dim=32)
+METAFORMER = dict(depths=(1, 1, 1, 1), dims=(16, 16, 32, 32))
+
+
+# ------------------------------------------------------------------------------- transformers
+
+SMALL = dict(
+    vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+    max_position_embeddings=64,
+)  # fmt: skip
+
+
+class Keywords(torch.nn.Module):
+    """A transformers model called with its inputs by name, returning one output tensor."""
+
+    def __init__(self, model: torch.nn.Module, names: tuple[str, ...], key: str, **call):
+        super().__init__()
+        self.model, self.names, self.key, self.call = model, names, key, call
+
+    def forward(self, *args):
+        out = self.model(**dict(zip(self.names, args)), **self.call, return_dict=True)
+        return out[self.key]
+
+
+def hf(config_name: str, model_name: str, inputs: tuple[Input, ...], key: str, call: dict | None = None, **config):
+    def build():
+        import transformers
+
+        cfg = getattr(transformers, config_name)(**config)
+        cfg._attn_implementation = "eager"
+        model = getattr(transformers, model_name)(cfg)
+        return Keywords(model, tuple(i.name for i in inputs), key, **(call or {}))
+
+    return build
+
+
+def hf_spec(name: str, family: str, config_name: str, model_name: str, inputs, key, dynamo=False, call=None, **config):
+    return Spec(name, "transformers", family, hf(config_name, model_name, inputs, key, call, **config), inputs, dynamo)
+
+
+DECODER = dict(SMALL, num_key_value_heads=1)
+NO_CACHE = {"use_cache": False}
+AUDIO = (Input("input_values", (1, 400)),)
+
+SPECS: list[Spec] = [
+    # torchvision
+    Spec("resnet18", "torchvision", "resnet", tv("resnet18", num_classes=10), image()),
+    Spec("resnext", "torchvision", "resnet", tv_resnext, image()),
+    Spec("regnet_x", "torchvision", "resnet", tv("regnet_x_400mf", num_classes=10), image(), dynamo=True),
+    Spec("mobilenet_v2", "torchvision", "mobile", tv("mobilenet_v2", num_classes=10, width_mult=0.25), image()),
+    Spec("mobilenet_v3_small", "torchvision", "mobile", tv("mobilenet_v3_small", num_classes=10), image(), dynamo=True),
+    Spec("mnasnet", "torchvision", "mobile", tv("mnasnet0_5", num_classes=10), image()),
+    Spec("squeezenet", "torchvision", "cnn", tv("squeezenet1_1", num_classes=10), image(64)),
+    Spec("shufflenet_v2", "torchvision", "mobile", tv("shufflenet_v2_x0_5", num_classes=10), image()),
+    Spec("efficientnet_b0", "torchvision", "mobile", tv("efficientnet_b0", num_classes=10), image(), dynamo=True),
+    Spec("regnet_y", "torchvision", "resnet", tv("regnet_y_400mf", num_classes=10), image()),
+    Spec("densenet", "torchvision", "cnn", tv_densenet, image()),
+    Spec("googlenet", "torchvision", "cnn", tv("googlenet", num_classes=10, aux_logits=False, init_weights=True), image()),
+    Spec("vit", "torchvision", "vit", tv_vit, image()),
+    Spec("swin", "torchvision", "window", tv_swin, image()),
+    Spec("swin_v2", "torchvision", "window", tv_swin_v2, image(), dynamo=True),
+    Spec("convnext", "torchvision", "cnn", tv_convnext, image(), dynamo=True),
+    Spec("maxvit", "torchvision", "window", tv_maxvit, image()),
+    Spec("deeplabv3", "torchvision", "segmentation", tv_segmentation("deeplabv3_mobilenet_v3_large"), image()),
+    Spec("lraspp", "torchvision", "segmentation", tv_segmentation("lraspp_mobilenet_v3_large"), image()),
+    Spec("r3d", "torchvision", "video", tv("r3d_18", num_classes=10), (Input("video", (1, 3, 4, 16, 16)),)),
+    # timm
+    Spec("mixer", "timm", "mlp", timm_class("mlp_mixer", "MlpMixer", **MIXER), image()),
+    Spec("resmlp", "timm", "mlp", timm_class("mlp_mixer", "MlpMixer", **MIXER, mlp_ratio=4, block_layer="@ResBlock", norm_layer="@Affine"), image()),
+    Spec("gmlp", "timm", "mlp", timm_class("mlp_mixer", "MlpMixer", **MIXER, mlp_ratio=6, block_layer="@SpatialGatingBlock", mlp_layer="@GatedMlp"), image()),
+    Spec("poolformer", "timm", "metaformer", timm_class("metaformer", "MetaFormer", **METAFORMER, downsample_norm=None, mlp_act=torch.nn.GELU, mlp_bias=True, norm_layers="@GroupNorm1", layer_scale_init_values=1e-5, res_scale_init_values=None, use_mlp_head=False), image()),
+    Spec("convformer", "timm", "metaformer", timm_class("metaformer", "MetaFormer", **METAFORMER, token_mixers="@SepConv", norm_layers="@LayerNorm2dNoBias"), image(), dynamo=True),
+    Spec("ghostnet", "timm", "mobile", timm_model("ghostnet_050"), image()),
+    Spec("levit", "timm", "vit", timm_model("levit_128s", img_size=64, embed_dim=(32, 48, 64), key_dim=8, num_heads=(2, 2, 2), depth=(1, 1, 1)), image(64)),
+    Spec("deit", "timm", "vit", timm_model("deit_tiny_patch16_224", img_size=32, patch_size=8, depth=2, embed_dim=32, num_heads=2), image()),
+    Spec("cait", "timm", "vit", timm_model("cait_xxs24_224", img_size=32, patch_size=8, depth=2, embed_dim=32, num_heads=2), image(), dynamo=True),
+    Spec("pit", "timm", "vit", timm_model("pit_ti_224", img_size=32, patch_size=4, stride=2, base_dims=[16, 16], depth=[1, 1], heads=[1, 2]), image()),
+    Spec("convmixer", "timm", "cnn", timm_class("convmixer", "ConvMixer", dim=32, depth=2, kernel_size=3, patch_size=4), image()),
+    Spec("rexnet", "timm", "mobile", timm_model("rexnet_100", width_mult=0.5), image()),
+    Spec("mobilevit", "timm", "vit", timm_model("mobilevit_xxs"), image(64), dynamo=True),
+    Spec("resnest", "timm", "resnet", timm_model("resnest14d"), image()),
+    Spec("skresnet", "timm", "resnet", timm_model("skresnet18"), image()),
+    Spec("repvgg", "timm", "resnet", timm_model("repvgg_a0"), image()),
+    # transformers
+    hf_spec("bert", "encoder", "BertConfig", "BertModel", tokens("attention_mask", "token_type_ids"), "last_hidden_state", **SMALL),
+    hf_spec("roberta", "encoder", "RobertaConfig", "RobertaModel", tokens("attention_mask"), "last_hidden_state", **SMALL),
+    hf_spec("albert", "encoder", "AlbertConfig", "AlbertModel", tokens("attention_mask"), "last_hidden_state", embedding_size=16, **SMALL),
+    hf_spec("electra", "encoder", "ElectraConfig", "ElectraModel", tokens("attention_mask"), "last_hidden_state", embedding_size=16, **SMALL),
+    hf_spec("distilbert", "encoder", "DistilBertConfig", "DistilBertModel", tokens("attention_mask"), "last_hidden_state", vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64),
+    hf_spec("deberta_v2", "encoder", "DebertaV2Config", "DebertaV2Model", tokens("attention_mask"), "last_hidden_state", dynamo=True, **SMALL),
+    hf_spec("mpnet", "encoder", "MPNetConfig", "MPNetModel", tokens("attention_mask"), "last_hidden_state", **SMALL),
+    hf_spec("gpt2", "decoder", "GPT2Config", "GPT2LMHeadModel", tokens("attention_mask"), "logits", call=NO_CACHE, vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=64),
+    hf_spec("gpt_neo", "decoder", "GPTNeoConfig", "GPTNeoForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, vocab_size=VOCAB, hidden_size=32, num_layers=2, attention_types=[[["global", "local"], 1]], num_heads=2, max_position_embeddings=64, window_size=4),
+    hf_spec("opt", "decoder", "OPTConfig", "OPTForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, max_position_embeddings=64, word_embed_proj_dim=32),
+    hf_spec("bloom", "decoder", "BloomConfig", "BloomForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=2),
+    hf_spec("llama", "decoder", "LlamaConfig", "LlamaForCausalLM", tokens("attention_mask"), "logits", dynamo=True, call=NO_CACHE, **DECODER),
+    hf_spec("mistral", "decoder", "MistralConfig", "MistralForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, **DECODER),
+    hf_spec("qwen2", "decoder", "Qwen2Config", "Qwen2ForCausalLM", tokens("attention_mask"), "logits", dynamo=True, call=NO_CACHE, **DECODER),
+    hf_spec("phi3", "decoder", "Phi3Config", "Phi3ForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, pad_token_id=0, **DECODER),
+    hf_spec("gemma", "decoder", "GemmaConfig", "GemmaForCausalLM", tokens("attention_mask"), "logits", dynamo=True, call=NO_CACHE, head_dim=16, **DECODER),
+    hf_spec("t5", "seq2seq", "T5Config", "T5Model", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, relative_attention_num_buckets=8),
+    hf_spec("bart", "seq2seq", "BartConfig", "BartModel", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64),
+    hf_spec("wav2vec2", "audio", "Wav2Vec2Config", "Wav2Vec2Model", AUDIO, "last_hidden_state", hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 4, 4), conv_kernel=(10, 8, 4), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, do_stable_layer_norm=True, feat_extract_norm="layer"),
+    hf_spec("vit_hf", "vit", "ViTConfig", "ViTModel", image(), "last_hidden_state", dynamo=True, image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
+    hf_spec("segformer", "segmentation", "SegformerConfig", "SegformerForSemanticSegmentation", image(), "logits", num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2], decoder_hidden_size=32, num_labels=4),
+]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------- export
+
+
+def export(spec: Spec) -> onnx.ModelProto:
+    torch.manual_seed(0)
+    torch.backends.mha.set_fastpath_enabled(False)  # nn.MultiheadAttention as its ops, not one fused aten op
+    model = spec.build().eval()
+    generator = torch.Generator().manual_seed(1)
+    args = tuple(i.tensor(generator) for i in spec.inputs)
+    names = [i.name for i in spec.inputs]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if spec.dynamo:
+            program = torch.onnx.export(
+                model, args, input_names=names, output_names=["output"], opset_version=18, dynamo=True, verbose=False
+            )
+            proto = program.model_proto
+        else:
+            buffer = io.BytesIO()
+            torch.onnx.export(
+                model, args, buffer, input_names=names, output_names=["output"], opset_version=17, dynamo=False
+            )
+            proto = onnx.load_from_string(buffer.getvalue())
+    onnx.checker.check_model(proto)
+    _runs_in_onnxruntime(proto, spec, args)
+    return proto
+
+
+def _runs_in_onnxruntime(proto: onnx.ModelProto, spec: Spec, args) -> None:
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    session.run(None, {i.name: a.numpy() for i, a in zip(spec.inputs, args)})
+
+
+def _constants_to_initializers(graph: onnx.GraphProto) -> None:
+    """Large float Constant nodes become initializers, so that they are recorded like the rest."""
+    keep = []
+    for node in graph.node:
+        if node.op_type == "Constant" and len(node.attribute) == 1 and node.attribute[0].name == "value":
+            tensor = node.attribute[0].t
+            if _is_float(tensor) and int(np.prod(tensor.dims)) > LARGE:
+                tensor.name = node.output[0]
+                graph.initializer.append(tensor)
+                continue
+        keep.append(node)
+    del graph.node[:]
+    graph.node.extend(keep)
+
+
+def _is_float(tensor: onnx.TensorProto) -> bool:
+    return tensor.data_type in (
+        onnx.TensorProto.FLOAT,
+        onnx.TensorProto.FLOAT16,
+        onnx.TensorProto.DOUBLE,
+        onnx.TensorProto.BFLOAT16,
+    )
+
+
+def strip(proto: onnx.ModelProto, spec: Spec) -> onnx.ModelProto:
+    """The model as stored: large float initializers replaced by their records (module docstring)."""
+    graph = proto.graph
+    _constants_to_initializers(graph)
+    records, kept = [], []
+    for tensor in graph.initializer:
+        values = numpy_helper.to_array(tensor)
+        if not _is_float(tensor) or values.size <= LARGE:
+            kept.append(tensor)
+            continue
+        values = values.astype(np.float64)
+        std = float(values.std())
+        if std > 0 and len(np.unique(values)) <= 2:  # a mask: its values are what it means
+            kept.append(tensor)
+            continue
+        records.append(
+            {
+                "name": tensor.name,
+                "dims": list(tensor.dims),
+                "dtype": onnx.TensorProto.DataType.Name(tensor.data_type),
+                "mean": float(values.mean()),
+                "std": std if std > 0 else REDRAW_STD,
+                "nonnegative": bool(values.min() >= 0),
+            }
+        )
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    meta = {
+        "library": spec.library,
+        "family": spec.family,
+        "exporter": "dynamo" if spec.dynamo else "torchscript",
+        "opset": next(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
+        "weights": records,
+        "int_ranges": {i.name: [i.low, i.high] for i in spec.inputs if i.high is not None},
+    }
+    del proto.metadata_props[:]
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = "ge.corpus", json.dumps(meta)
+    return proto
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print the traceback of a skipped export")
+    args = parser.parse_args()
+    specs = [s for s in SPECS if not args.only or s.name in args.only.split(",")]
+    if args.list:
+        for s in specs:
+            print(s.name, s.library, s.family, "dynamo" if s.dynamo else "torchscript")
+        return
+    OUT.mkdir(exist_ok=True)
+    skipped = []
+    for spec in specs:
+        try:
+            proto = strip(export(spec), spec)
+        except Exception as e:
+            lines = str(e).strip().splitlines()
+            reason = f"{type(e).__name__}: {lines[0] if lines else ''}"[:200]
+            skipped.append((spec.name, reason))
+            print(f"SKIP {spec.name}: {reason}", flush=True)
+            if args.verbose:
+                traceback.print_exc()
+            continue
+        data = gzip.compress(proto.SerializeToString(), mtime=0)
+        (OUT / f"{spec.name}.onnx.gz").write_bytes(data)
+        print(f"{spec.name}: {len(proto.graph.node)} nodes, {len(data) / 1024:.1f} KiB", flush=True)
+    print(f"{len(specs) - len(skipped)} exported, {len(skipped)} skipped")
+
+
+if __name__ == "__main__":
+    main()
