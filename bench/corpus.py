@@ -23,17 +23,16 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
-import json
+import importlib.util
 import tempfile
-import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
 from ge.frontend.onnx_importer import import_model
@@ -45,12 +44,24 @@ from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
 
-FOLDER = Path(__file__).resolve().parent.parent / "test" / "corpus" / "models"
-META_KEY = "ge.corpus"
+CORPUS = Path(__file__).resolve().parent.parent / "test" / "corpus"
+FOLDER = CORPUS / "models"
 TOLERANCE = 1e-3
 LEVELS = ("O0", "O3", "stream")
 STREAMS = 2
 LOWER = f"lower-to-tasks,plan-memory,lower-to-streams{{streams={STREAMS}}}"
+
+
+def _weights_module():
+    """test/corpus/weights.py, the draws that export.py calibrates on (it lives beside the export
+    script, which runs in a venv without the project)."""
+    spec = importlib.util.spec_from_file_location("corpus_weights", CORPUS / "weights.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+draws = _weights_module()
 
 
 def names() -> list[str]:
@@ -70,46 +81,14 @@ def stored(name: str) -> onnx.ModelProto:
     return onnx.load_from_string(_stored(name))
 
 
-def meta(model: onnx.ModelProto) -> dict:
-    """The model's "ge.corpus" record: library, family, exporter, opset, weights, int_ranges."""
-    for entry in model.metadata_props:
-        if entry.key == META_KEY:
-            return json.loads(entry.value)
-    raise KeyError(f"the model has no {META_KEY!r} metadata entry")
-
-
-def _draw(record: Mapping, seed: int) -> np.ndarray:
-    rng = np.random.default_rng([seed, zlib.crc32(record["name"].encode())])
-    values = rng.standard_normal(tuple(record["dims"]), dtype=np.float32) * record["std"] + record["mean"]
-    if record.get("nonnegative"):
-        values = np.abs(values)
-    return values.astype(helper.tensor_dtype_to_np_dtype(onnx.TensorProto.DataType.Value(record["dtype"])))
+meta = draws.meta
+with_weights = draws.with_weights
+inputs = draws.inputs
 
 
 def load(name: str, seed: int = 0) -> onnx.ModelProto:
-    """The model with its recorded weights drawn again: each a seeded normal of the recorded mean and
-    std (its absolute value where the exported tensor was non-negative), in the recorded dtype."""
-    model = stored(name)
-    for record in meta(model)["weights"]:
-        model.graph.initializer.append(numpy_helper.from_array(_draw(record, seed), record["name"]))
-    return model
-
-
-def inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs: integers uniform in their recorded [low, high), floats standard normal."""
-    ranges = meta(model)["int_ranges"]
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for value in model.graph.input:
-        tensor_type = value.type.tensor_type
-        shape = tuple(d.dim_value for d in tensor_type.shape.dim)
-        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
-        if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
-            low, high = ranges.get(value.name, (0, 2))
-            feeds[value.name] = rng.integers(low, high, size=shape).astype(dtype)
-        else:
-            feeds[value.name] = rng.standard_normal(shape, dtype=np.float32).astype(dtype)
-    return feeds
+    """The corpus model `name` with its weights drawn (test/corpus/weights.py)."""
+    return with_weights(stored(name), seed)
 
 
 # ------------------------------------------------------------------------------------- checking
@@ -146,6 +125,7 @@ class Case:
     feeds: dict[str, np.ndarray]
     expected: dict[str, np.ndarray]
     meta: dict = field(default_factory=dict)
+    session: Any = None  # the onnxruntime session that gave `expected`
 
 
 def onnxruntime_session(model: onnx.ModelProto, optimized: str | None = None):
@@ -159,12 +139,36 @@ def onnxruntime_session(model: onnx.ModelProto, optimized: str | None = None):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def case(name: str, seed: int = 0) -> Case:
-    model = load(name, seed)
+def case(name: str, seed: int = 0, model: onnx.ModelProto | None = None) -> Case:
+    """`name` (or `model`, a stored model) with seeded weights and inputs, and onnxruntime's outputs."""
+    model = with_weights(stored(name) if model is None else model, seed)
     feeds = inputs(model, seed)
     session = onnxruntime_session(model)
     outputs = [o.name for o in session.get_outputs()]
-    return Case(name, model, feeds, dict(zip(outputs, session.run(outputs, feeds))), meta(model))
+    return Case(name, model, feeds, dict(zip(outputs, session.run(outputs, feeds))), meta(model), session)
+
+
+SPREAD = 5 * TOLERANCE
+"""A reference output is taken as constant when its elements' std, or its change when the inputs
+are drawn again, is below this fraction of its largest magnitude: not five times what the
+comparison's tolerance lets pass."""
+
+
+def constant_output(c: Case) -> str | None:
+    """Why onnxruntime's outputs of a case are (nearly) constant, or None: a comparison with a
+    constant output shows nothing (randomly initialised deep networks can shrink their activations
+    to nothing; test/corpus/export.py calibrates them)."""
+    session = c.session or onnxruntime_session(c.model)
+    other = dict(zip(c.expected, session.run(list(c.expected), inputs(c.model, seed=1))))
+    for key, want in c.expected.items():
+        scale = float(np.max(np.abs(want))) if want.size else 0.0
+        if scale == 0 or not np.isfinite(scale):
+            return f"{key}: largest magnitude {scale}"
+        if (spread := float(np.std(want)) / scale) < SPREAD:
+            return f"{key}: std {spread:.2g} of its largest magnitude"
+        if (change := float(np.max(np.abs(other[key] - want))) / scale) < SPREAD:
+            return f"{key}: changes by {change:.2g} of its largest magnitude with other inputs"
+    return None
 
 
 def imported(model: onnx.ModelProto, weights: Mapping[str, np.ndarray] | None = None) -> ModuleOp:
@@ -174,13 +178,25 @@ def imported(model: onnx.ModelProto, weights: Mapping[str, np.ndarray] | None = 
     return module
 
 
+def optimized(module: ModuleOp, level: int) -> ModuleOp:
+    """A copy of an imported module after `ge-optimize{level}`."""
+    out = clone_with_weights(module)
+    GeOptimizePass(level=level).apply(make_context(), out)
+    return out
+
+
+def lowered(module: ModuleOp) -> ModuleOp:
+    """A copy of a ge-level module lowered to the stream level (LOWER)."""
+    out = clone_with_weights(module)
+    apply_all(make_context(), out, parse_passes(LOWER))
+    return out
+
+
 def at_level(module: ModuleOp, level: str) -> ModuleOp:
     """A copy of an imported module at `level` (one of LEVELS)."""
-    out = clone_with_weights(module)
-    GeOptimizePass(level=0 if level == "O0" else 3).apply(make_context(), out)
     if level == "stream":
-        apply_all(make_context(), out, parse_passes(LOWER))
-    return out
+        return lowered(optimized(module, 3))
+    return optimized(module, 0 if level == "O0" else 3)
 
 
 def compare(expected: Mapping[str, np.ndarray], got: Mapping[str, np.ndarray]) -> Outcome:
@@ -189,10 +205,11 @@ def compare(expected: Mapping[str, np.ndarray], got: Mapping[str, np.ndarray]) -
     return Outcome(max(relative_error(expected[k], got[k]) for k in expected))
 
 
-def outcome(c: Case, module: ModuleOp, level: str) -> Outcome:
-    """The comparison at `level` of an imported module (an exception's one line when it fails)."""
+def outcome(c: Case, module: ModuleOp, level: str | None = None) -> Outcome:
+    """The comparison of an imported module at `level` (of a module as it is without one), or the
+    first failure's one line."""
     try:
-        return compare(c.expected, run(at_level(module, level), c.feeds))
+        return compare(c.expected, run(module if level is None else at_level(module, level), c.feeds))
     except Exception as e:  # a report: every kind of failure is one line of it
         return Outcome(failure=one_line(e))
 
@@ -205,6 +222,25 @@ def check(name: str, levels: Sequence[str] = LEVELS, seed: int = 0) -> dict[str,
     except Exception as e:  # as in `outcome`
         return {level: Outcome(failure=one_line(e)) for level in levels}
     return {level: outcome(c, module, level) for level in levels}
+
+
+REQUIRED = {"architectures": 40, "dynamo": 10, "torchscript": 10}
+LIBRARIES = {"torchvision", "timm", "transformers"}
+
+
+def coverage_problems(metas: Mapping[str, Mapping]) -> list[str]:
+    """What the corpus (name -> its "ge.corpus" record) lacks of its promise: REQUIRED architectures
+    and exports of each exporter, from each of LIBRARIES."""
+    problems = []
+    if len(metas) < REQUIRED["architectures"]:
+        problems.append(f"{len(metas)} architectures, fewer than {REQUIRED['architectures']}")
+    exporters = Counter(m["exporter"] for m in metas.values())
+    for exporter in ("dynamo", "torchscript"):
+        if exporters[exporter] < REQUIRED[exporter]:
+            problems.append(f"{exporters[exporter]} {exporter} exports, fewer than {REQUIRED[exporter]}")
+    if missing := LIBRARIES - {m["library"] for m in metas.values()}:
+        problems.append(f"no model from {', '.join(sorted(missing))}")
+    return problems
 
 
 # ------------------------------------------------------------------------------------ the table
