@@ -129,9 +129,13 @@ class Case:
 
 
 def onnxruntime_session(model: onnx.ModelProto, optimized: str | None = None):
+    """A CPU session at ORT_ENABLE_ALL on one thread: the models are small, and the test workers
+    are one per core (onnxruntime's default pool of spinning threads per session slows the others)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     if optimized:

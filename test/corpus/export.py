@@ -80,7 +80,7 @@ def image(size: int = 32, channels: int = 3) -> tuple[Input, ...]:
 def tokens(*extra: str, vocab: int = VOCAB) -> tuple[Input, ...]:
     inputs = [Input("input_ids", (1, SEQ), "int64", vocab)]
     for name in extra:
-        if name == "attention_mask":
+        if name in ("attention_mask", "decoder_attention_mask"):
             inputs.append(Input(name, (1, SEQ), "int64", 2, 1))  # all ones: no padding
         elif name == "token_type_ids":
             inputs.append(Input(name, (1, SEQ), "int64", 2))
@@ -303,6 +303,16 @@ SPECS: list[Spec] = [
     Spec("resnest", "timm", "resnet", timm_model("resnest14d", channels=(16, 32, 64, 128), stem_width=16), image()),
     Spec("skresnet", "timm", "resnet", timm_model("skresnet18", layers=[1, 1, 1, 1], channels=(16, 32, 64, 128)), image()),
     Spec("repvgg", "timm", "resnet", timm_model("repvgg_a0"), image()),
+    Spec("beit", "timm", "vit", timm_model("beit_base_patch16_224", img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2), image()),
+    Spec("xcit", "timm", "vit", timm_model("xcit_nano_12_p8_224", img_size=32, depth=2, embed_dim=32, num_heads=2), image()),
+    Spec("tnt", "timm", "vit", timm_model("tnt_s_patch16_224", img_size=32, patch_size=8, embed_dim=32, inner_dim=8, depth=2, num_heads_outer=2), image()),
+    Spec("twins", "timm", "window", timm_model("twins_svt_small", embed_dims=[16, 32, 64, 128], num_heads=[1, 2, 4, 8], depths=[1, 1, 1, 1], wss=[2, 2, 2, 1]), image(64)),
+    Spec("edgenext", "timm", "metaformer", timm_model("edgenext_xx_small", depths=(1, 1, 1, 1), dims=(16, 32, 48, 64), heads=(2, 2, 2, 2)), image(64)),
+    Spec("efficientvit", "timm", "vit", timm_model("efficientvit_m0", img_size=64, embed_dim=[16, 32, 48], depth=[1, 1, 1], num_heads=[2, 2, 2], window_size=[2, 2, 2]), image(64), dynamo=True),
+    Spec("mobilenet_v4", "timm", "mobile", timm_model("mobilenetv4_conv_small"), image()),
+    Spec("lcnet", "timm", "mobile", timm_model("lcnet_050"), image()),
+    Spec("sequencer", "timm", "mlp", timm_model("sequencer2d_s", layers=[1, 1, 1, 1], embed_dims=[16, 32, 32, 32], hidden_sizes=[8, 16, 16, 16]), image()),
+    Spec("volo", "timm", "vit", timm_class("volo", "VOLO", layers=(1, 1, 1, 1), embed_dims=(16, 32, 32, 32), num_heads=(1, 2, 2, 2), img_size=32, stem_hidden_dim=16), image(), dynamo=True),
     # transformers
     hf_spec("bert", "encoder", "BertConfig", "BertModel", tokens("attention_mask", "token_type_ids"), "last_hidden_state", **SMALL),
     hf_spec("roberta", "encoder", "RobertaConfig", "RobertaModel", tokens("attention_mask"), "last_hidden_state", **SMALL),
@@ -320,6 +330,19 @@ SPECS: list[Spec] = [
     hf_spec("qwen2", "decoder", "Qwen2Config", "Qwen2ForCausalLM", tokens("attention_mask"), "logits", dynamo=True, call=NO_CACHE, **DECODER),
     hf_spec("phi3", "decoder", "Phi3Config", "Phi3ForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, pad_token_id=0, **DECODER),
     hf_spec("gemma", "decoder", "GemmaConfig", "GemmaForCausalLM", tokens("attention_mask"), "logits", dynamo=True, call=NO_CACHE, head_dim=16, **DECODER),
+    hf_spec("gemma2", "decoder", "Gemma2Config", "Gemma2ForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, head_dim=16, sliding_window=4, final_logit_softcapping=30.0, attn_logit_softcapping=50.0, **DECODER),
+    hf_spec("mixtral", "decoder", "MixtralConfig", "MixtralForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, num_local_experts=4, num_experts_per_tok=2, **DECODER),
+    hf_spec("gpt_neox", "decoder", "GPTNeoXConfig", "GPTNeoXForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, rotary_pct=0.5, **SMALL),
+    hf_spec("falcon", "decoder", "FalconConfig", "FalconForCausalLM", tokens("attention_mask"), "logits", call=NO_CACHE, vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2),
+    hf_spec("clip_text", "encoder", "CLIPTextConfig", "CLIPTextModel", tokens("attention_mask"), "pooler_output", eos_token_id=2, **SMALL),
+    hf_spec("convbert", "encoder", "ConvBertConfig", "ConvBertModel", tokens("attention_mask"), "last_hidden_state", embedding_size=32, conv_kernel_size=3, **SMALL),
+    hf_spec("squeezebert", "encoder", "SqueezeBertConfig", "SqueezeBertModel", tokens("attention_mask"), "last_hidden_state", embedding_size=32, q_groups=2, k_groups=2, v_groups=2, post_attention_groups=2, intermediate_groups=2, output_groups=2, **SMALL),
+    hf_spec("funnel", "encoder", "FunnelConfig", "FunnelModel", tokens("attention_mask"), "last_hidden_state", vocab_size=VOCAB, block_sizes=[1, 1], d_model=32, n_head=2, d_head=16, d_inner=64),
+    hf_spec("xlnet", "encoder", "XLNetConfig", "XLNetModel", tokens("attention_mask"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, n_layer=2, n_head=2, d_inner=64),
+    hf_spec("whisper", "seq2seq", "WhisperConfig", "WhisperModel", (Input("input_features", (1, 8, 16)), *tokens("decoder_input_ids", "decoder_attention_mask")[1:]), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, num_mel_bins=8, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=8, max_target_positions=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+    hf_spec("wavlm", "audio", "WavLMConfig", "WavLMModel", AUDIO, "last_hidden_state", hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 4, 4), conv_kernel=(10, 8, 4), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, num_buckets=16, max_bucket_distance=32),
+    hf_spec("dinov2", "vit", "Dinov2Config", "Dinov2Model", image(), "last_hidden_state", dynamo=True, image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2),
+    hf_spec("convnext_v2", "cnn", "ConvNextV2Config", "ConvNextV2Model", image(), "pooler_output", num_stages=2, hidden_sizes=[16, 32], depths=[1, 1]),
     hf_spec("t5", "seq2seq", "T5Config", "T5Model", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, relative_attention_num_buckets=8),
     hf_spec("bart", "seq2seq", "BartConfig", "BartModel", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64),
     hf_spec("wav2vec2", "audio", "Wav2Vec2Config", "Wav2Vec2Model", AUDIO, "last_hidden_state", hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 4, 4), conv_kernel=(10, 8, 4), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, do_stable_layer_norm=True, feat_extract_norm="layer"),
