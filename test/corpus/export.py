@@ -6,18 +6,20 @@ Not part of the project's dependencies: it runs in a separate venv that has torc
     /work/corpus-venv/bin/pip install torch==2.14.1 torchvision==0.29.1 timm transformers onnx onnxscript onnxruntime
     /work/corpus-venv/bin/python test/corpus/export.py [--only resnet18,bert] [--list]
 
-Every architecture is built in a small configuration (a few layers, tiny widths, 32-64 px images,
+Every architecture is built in a small configuration (a few layers, tiny widths, 28-128 px images,
 batch 1, 8-token sequences) with seeded random weights (nothing is downloaded: transformers models
 come from Config objects), and exported with the TorchScript exporter (opset 17) or the dynamo one
 (opset 18), as its entry says. An architecture that does not export is skipped with the reason printed.
 
 What is stored, per model, is `<name>.onnx.gz`: the graph with every float initializer of more than
 64 elements removed and described instead, in the metadata entry "ge.corpus" (JSON), by its name,
-dims, dtype, mean and std (and whether it was non-negative); bench/corpus.py draws them again from
-those. A tensor of such size with std 0 (zeros, ones, a constant layer scale) is recorded with std
-0.02 around its mean, so regenerated weights are never constant; a float tensor of two distinct
-values (a mask) stays stored as it is, and so do small and integer tensors. The same entry holds
-the library, family, exporter and opset, and for every integer input its value range [low, high).
+dims, dtype, mean and std (and whether it was non-negative); weights.py (beside this file) draws
+them again from those, for bench/corpus.py and the tests. A tensor of such size with std 0 (zeros,
+ones, a constant layer scale) is recorded with std 0.02 around its mean, so regenerated weights are
+never constant; a float tensor of two distinct values (a mask) stays stored as it is, and so do
+small and integer tensors. The records are then calibrated on the drawn tensors (`calibrated`), so
+that a drawn model is well conditioned. The same entry holds the library, family, exporter and
+opset, and for every integer input its value range [low, high).
 """
 
 from __future__ import annotations
@@ -170,6 +172,12 @@ def tv_swin3d():
     )
 
 
+def tv_raft():
+    import torchvision
+
+    return Output(torchvision.models.optical_flow.raft_small(weights=None), -1, num_flow_updates=2)
+
+
 def tv_segmentation(name: str):
     def build():
         import torchvision
@@ -286,6 +294,8 @@ SPECS: list[Spec] = [
     Spec("lraspp", "torchvision", "segmentation", tv_segmentation("lraspp_mobilenet_v3_large"), image()),
     Spec("r3d", "torchvision", "video", tv_r3d, VIDEO),
     Spec("swin3d", "torchvision", "video", tv_swin3d, VIDEO, dynamo=True),
+    Spec("inception_v3", "torchvision", "cnn", tv("inception_v3", num_classes=10, aux_logits=False, init_weights=True), image(80)),
+    Spec("raft", "torchvision", "flow", tv_raft, (Input("image1", (1, 3, 128, 128)), Input("image2", (1, 3, 128, 128)))),
     # timm
     Spec("mixer", "timm", "mlp", timm_class("mlp_mixer", "MlpMixer", **MIXER), image()),
     Spec("resmlp", "timm", "mlp", timm_class("mlp_mixer", "MlpMixer", **MIXER, mlp_ratio=4, block_layer="@ResBlock", norm_layer="@Affine"), image()),
@@ -313,6 +323,10 @@ SPECS: list[Spec] = [
     Spec("lcnet", "timm", "mobile", timm_model("lcnet_050"), image()),
     Spec("sequencer", "timm", "mlp", timm_model("sequencer2d_s", layers=[1, 1, 1, 1], embed_dims=[16, 32, 32, 32], hidden_sizes=[8, 16, 16, 16]), image()),
     Spec("volo", "timm", "vit", timm_class("volo", "VOLO", layers=(1, 1, 1, 1), embed_dims=(16, 32, 32, 32), num_heads=(1, 2, 2, 2), img_size=32, stem_hidden_dim=16), image(), dynamo=True),
+    Spec("pvt_v2", "timm", "window", timm_model("pvt_v2_b0", depths=(1, 1, 1, 1), embed_dims=(16, 32, 32, 64), num_heads=(1, 2, 2, 4)), image(64)),
+    Spec("eva", "timm", "vit", timm_model("eva02_tiny_patch14_224", img_size=28, patch_size=14, depth=2, embed_dim=32, num_heads=2), image(28), dynamo=True),
+    Spec("focalnet", "timm", "metaformer", timm_class("focalnet", "FocalNet", depths=(1, 1, 1, 1), embed_dim=16), image()),
+    Spec("fastvit", "timm", "mobile", timm_model("fastvit_t8", layers=(1, 1, 1, 1), embed_dims=(16, 32, 64, 128)), image(64)),
     # transformers
     hf_spec("bert", "encoder", "BertConfig", "BertModel", tokens("attention_mask", "token_type_ids"), "last_hidden_state", **SMALL),
     hf_spec("roberta", "encoder", "RobertaConfig", "RobertaModel", tokens("attention_mask"), "last_hidden_state", **SMALL),
@@ -343,6 +357,12 @@ SPECS: list[Spec] = [
     hf_spec("wavlm", "audio", "WavLMConfig", "WavLMModel", AUDIO, "last_hidden_state", hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 4, 4), conv_kernel=(10, 8, 4), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, num_buckets=16, max_bucket_distance=32),
     hf_spec("dinov2", "vit", "Dinov2Config", "Dinov2Model", image(), "last_hidden_state", dynamo=True, image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2),
     hf_spec("convnext_v2", "cnn", "ConvNextV2Config", "ConvNextV2Model", image(), "pooler_output", num_stages=2, hidden_sizes=[16, 32], depths=[1, 1]),
+    hf_spec("fnet", "encoder", "FNetConfig", "FNetModel", tokens("token_type_ids"), "last_hidden_state", dynamo=True, use_tpu_fourier_optimizations=False, vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, intermediate_size=64, max_position_embeddings=64),
+    hf_spec("mobilebert", "encoder", "MobileBertConfig", "MobileBertModel", tokens("attention_mask"), "last_hidden_state", embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16, num_feedforward_networks=2, **SMALL),
+    hf_spec("longformer", "encoder", "LongformerConfig", "LongformerModel", tokens("attention_mask"), "last_hidden_state", attention_window=4, **SMALL),
+    hf_spec("mamba", "decoder", "MambaConfig", "MambaForCausalLM", tokens(), "logits", dynamo=True, call=NO_CACHE, vocab_size=VOCAB, hidden_size=32, state_size=4, num_hidden_layers=2, expand=2, conv_kernel=4),
+    hf_spec("patchtst", "timeseries", "PatchTSTConfig", "PatchTSTModel", (Input("past_values", (1, 32, 2)),), "last_hidden_state", dynamo=True, num_input_channels=2, context_length=32, patch_length=8, patch_stride=8, d_model=16, num_attention_heads=2, num_hidden_layers=1, ffn_dim=32),
+    hf_spec("dpt", "segmentation", "DPTConfig", "DPTForDepthEstimation", image(), "predicted_depth", hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64, image_size=32, patch_size=8, backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[8, 16, 32, 32], fusion_hidden_size=16, head_in_index=-1),
     hf_spec("t5", "seq2seq", "T5Config", "T5Model", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, relative_attention_num_buckets=8),
     hf_spec("bart", "seq2seq", "BartConfig", "BartModel", tokens("decoder_input_ids"), "last_hidden_state", call=NO_CACHE, vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64),
     hf_spec("wav2vec2", "audio", "Wav2Vec2Config", "Wav2Vec2Model", AUDIO, "last_hidden_state", hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16, 16), conv_stride=(5, 4, 4), conv_kernel=(10, 8, 4), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, do_stable_layer_norm=True, feat_extract_norm="layer"),
