@@ -434,6 +434,10 @@ def strip(proto: onnx.ModelProto, spec: Spec) -> onnx.ModelProto:
     """The model as stored: large float initializers replaced by their records (module docstring)."""
     graph = proto.graph
     _constants_to_initializers(graph)
+    for node in graph.node:  # the dynamo exporter's stack traces and FX names: size, not meaning
+        kept_props = [p for p in node.metadata_props if not p.key.startswith("pkg.torch.onnx.")]
+        del node.metadata_props[:]
+        node.metadata_props.extend(kept_props)
     records, kept = [], []
     for tensor in graph.initializer:
         values = numpy_helper.to_array(tensor)
