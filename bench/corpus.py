@@ -264,7 +264,9 @@ def row(name: str, levels: Sequence[str]) -> dict[str, object]:
     try:
         module = imported(c.model)
     except Exception as e:  # as in `outcome`
-        result.update({"ops imported": "-", "kernels O3": "-"}, **{level: one_line(e) for level in levels})
+        failure = one_line(e)
+        result.update({"ops imported": "-", "kernels O3": "-"})
+        result.update({level: failure if i == 0 else "(import)" for i, level in enumerate(levels)})
         return result
     result["ops imported"] = census(module).kernels
     try:

@@ -183,3 +183,14 @@ def test_known_failure_matcher_mutation():
     with pytest.raises(AssertionError):
         expect_ok("resnet18", corpus.Outcome(error=2 * corpus.TOLERANCE), "O0")
     expect_ok("resnet18", corpus.Outcome(error=corpus.TOLERANCE / 2), "O0")
+
+
+def test_bench_prints_the_table_and_totals(capsys):
+    """python -m bench.corpus on a passing and a failing model, at O0."""
+    corpus.main(["--models", "mixer,roberta", "--levels", "O0"])
+    out = capsys.readouterr().out
+    rows = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
+    assert rows["mixer"].split("|")[-1].strip() == "ok"
+    assert "CumSum" in rows["roberta"]
+    assert "2 models: 1 timm, 1 transformers; 2 torchscript" in out
+    assert "O0: 1/2 ok" in out
