@@ -4,13 +4,13 @@ with onnxruntime (max|ge - ort| / max|ort| <= 1e-3).
 
 Every model is checked at O0, after a check that its reference output is not constant. O3 and
 the stream level (lower-to-tasks, plan-memory, lower-to-streams) are checked on one model per
-family, the smallest or fastest of it, so that the
-file stays within its time budget: a family's models share their layers (convolution stages,
-attention blocks, mixers), and what differs inside a family is mostly what the importer sees,
-which O0 covers on every model.
+family (DEEP), so that the file stays within its time budget: a family's models share their
+layers (convolution stages, attention blocks, mixers), and what differs inside a family is mostly
+what the importer sees, which O0 covers on every model (`python -m bench.corpus` runs every
+model at every level).
 
-KNOWN_FAILURES gives, for each model that does not pass yet, its first failure; the model's tests
-are strict xfails that count only that failure, so a model that starts to pass (or fails for
+KNOWN_FAILURES gives, for each model that does not pass yet, its first failure; the model's test
+is a strict xfail that count only that failure, so a model that starts to pass (or fails for
 another reason) fails the test until the entry is removed (or corrected)."""
 
 from __future__ import annotations
@@ -38,22 +38,23 @@ KNOWN_FAILURES: dict[str, str] = {
 
 DEEP = {
     "resnet": "resnext",
-    "mobile": "mobilenet_v3_small",
+    "mobile": "mobilenet_v4",
     "cnn": "densenet",
     "vit": "deit",
     "window": "swin_v2",
-    "segmentation": "lraspp",
+    "segmentation": "segformer",
     "mlp": "mixer",
     "metaformer": "convformer",
     "encoder": "bert",
-    "decoder": "llama",
+    "decoder": "qwen2",
     "seq2seq": "bart",
     "audio": "wav2vec2",
     "video": "swin3d",
-    "flow": "raft",
     "timeseries": "patchtst",
 }
-"""The models checked at O3 and the stream level: one per family."""
+"""The models checked at O3 and the stream level: one per family, the fastest at O3 and the stream
+level but for a wider choice of ops where that costs little; the flow family's one model, RAFT
+(at 128 px, the smallest its correlation pyramid takes), costs a second there and stays at O0."""
 
 NAMES = corpus.names()
 
@@ -117,7 +118,7 @@ def test_equals_onnxruntime(name):
 def test_deep_subset_has_one_model_per_family():
     metas = {n: corpus.meta(corpus.stored(n)) for n in NAMES}
     families = {m["family"] for m in metas.values()}
-    assert set(DEEP) == families
+    assert set(DEEP) == families - {"flow"}
     assert all(metas[name]["family"] == family for family, name in DEEP.items())
     assert set(KNOWN_FAILURES) <= set(NAMES)
 
