@@ -23,17 +23,9 @@ from bench import corpus
 pytest.importorskip("onnxruntime")
 
 KNOWN_FAILURES: dict[str, str] = {
-    "bloom": "not supported at opset 17: CumSum",  # ALiBi positions from the mask's cumsum
-    "clip_text": "not supported at opset 17: ArgMax",  # the pooled token: the first end-of-text token
-    "convnext_v2": "not supported at opset 17: ReduceL2",  # global response normalization
-    "edgenext": "not supported at opset 17: CumSum",  # and ReduceL2: sine positions, XCA's L2 norm
     "fnet": "not supported at opset 18: DFT",  # the Fourier transform that replaces attention
-    "longformer": "not supported at opset 17: CumSum",  # and NonZero: positions; the banded attention
-    "mpnet": "not supported at opset 17: CumSum",  # position ids from the padding mask
-    "opt": "not supported at opset 17: CumSum",  # learned positions from the mask's cumsum
-    "roberta": "not supported at opset 17: CumSum",  # position ids from the padding mask
-    "volo": "not supported at opset 18: Col2Im",  # and ReduceMax: outlook attention's fold
-    "xcit": "not supported at opset 17: ReduceL2",  # cross-covariance attention's L2 norm
+    "longformer": "not supported at opset 17: NonZero",  # the banded attention's data-dependent indices
+    "volo": "not supported at opset 18: Col2Im",  # outlook attention's fold
 }
 
 DEEP = {
@@ -172,14 +164,14 @@ def test_perturbed_weight_fails_the_comparison_mutation():
 def test_known_failure_matcher_mutation():
     """Mutation: a failure other than the one KNOWN_FAILURES records is a plain failure (the strict
     xfail expects KnownFailure only), an error over the tolerance fails, and a pass passes."""
-    cumsum = corpus.Outcome(failure="OnnxImportError: 1 operator is not supported at opset 17: CumSum (1 node: 'x')")
+    dft = corpus.Outcome(failure="OnnxImportError: 1 operator is not supported at opset 18: DFT (1 node: 'x')")
     with pytest.raises(KnownFailure):
-        expect_ok("roberta", cumsum, "import")
+        expect_ok("fnet", dft, "import")
     with pytest.raises(AssertionError) as other:
-        expect_ok("roberta", corpus.Outcome(failure="KernelError: a kernel refused its input"), "O0")
+        expect_ok("fnet", corpus.Outcome(failure="KernelError: a kernel refused its input"), "O0")
     assert not isinstance(other.value, KnownFailure)
     with pytest.raises(AssertionError) as unlisted:
-        expect_ok("resnet18", cumsum, "import")
+        expect_ok("resnet18", dft, "import")
     assert not isinstance(unlisted.value, KnownFailure)
     with pytest.raises(AssertionError):
         expect_ok("resnet18", corpus.Outcome(error=2 * corpus.TOLERANCE), "O0")
@@ -188,10 +180,10 @@ def test_known_failure_matcher_mutation():
 
 def test_bench_prints_the_table_and_totals(capsys):
     """python -m bench.corpus on a passing and a failing model, at O0."""
-    corpus.main(["--models", "mixer,roberta", "--levels", "O0"])
+    corpus.main(["--models", "mixer,fnet", "--levels", "O0"])
     out = capsys.readouterr().out
     rows = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
     assert rows["mixer"].split("|")[-1].strip() == "ok"
-    assert "CumSum" in rows["roberta"]
-    assert "2 models: 1 timm, 1 transformers; 2 torchscript" in out
+    assert "DFT" in rows["fnet"]
+    assert "2 models: 1 timm, 1 transformers; 1 dynamo, 1 torchscript" in out
     assert "O0: 1/2 ok" in out
