@@ -162,6 +162,13 @@ def _reduce_axes_to_input(inputs: Inputs, attrs: Attrs, make_constant: MakeConst
     return inputs, attrs
 
 
+def _axis_attribute_to_input(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
+    """DFT before opset 20 takes `axis` as an attribute (default 1); ge takes it as its last operand."""
+    axis = attrs.pop("axis", 1)
+    inputs = [*inputs, None][:2] + [make_constant(np.asarray(axis, dtype=np.int64), f"{name}/axis")]
+    return inputs, attrs
+
+
 def _drop(*names: str):
     def adapt(inputs: Inputs, attrs: Attrs, make_constant: MakeConstant, name: str):
         for n in names:
@@ -187,6 +194,7 @@ ADAPTERS: dict[tuple[str, int], Callable] = {
     # `spatial` left BatchNormalization in opset 9; `is_test`-style leftovers are ignored likewise.
     ("BatchNormalization", 14): _drop("spatial"),
     ("GridSample", 20): _grid_sample_mode_names,
+    ("DFT", 20): _axis_attribute_to_input,
 }
 
 

@@ -1,6 +1,6 @@
 """Linear algebra beyond matmul: Einsum (GE's Einsum: a contraction of two or more operands runs on
-the Cube, one operand's transpose, trace or sum on the Vector unit) and Det (GE's
-MatrixDeterminant, an AI CPU op)."""
+the Cube, one operand's transpose, trace or sum on the Vector unit), Det (GE's
+MatrixDeterminant, an AI CPU op) and the DFT (an AI CPU op: GE has no Fourier transform of its own)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,19 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def, var_operand_def
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
 from xdsl.traits import Pure
 
-from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp
+from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import FLOAT_TYPES, NUMERIC_TYPES, Shape, shape_of, tensor, tensor_type_of, type_name
@@ -200,6 +209,62 @@ class DetOp(GeOp):
         return [tensor(dtype, shape[:-2])]
 
 
-LINALG_OPS = [EinsumOp, DetOp]
+@irdl_op_definition
+class DftOp(GeOp):
+    """ONNX DFT (opset 20 form: `axis` an operand; the attribute of opsets 17 and 19 is adapted
+    to it at import). The input's last dim holds one (real) or two (real, imaginary) parts; the
+    transform runs along `axis` (default -2, counted with that last dim) over `dft_length` points
+    (the axis's length by default, zero-padded or cut to it), forward or `inverse` (scaled by
+    1/n). `onesided` keeps the n//2 + 1 non-negative frequencies of a forward transform; an
+    inverse one takes them and gives the real signal of 2 * (len - 1) points by default."""
 
-__all__ = ["EinsumOp", "DetOp", "Equation", "EinsumError", "LINALG_OPS"]
+    name = "ge.dft"
+    ONNX: ClassVar = ("DFT",)
+    DATA_OPERANDS: ClassVar = ("input",)
+    input = operand_def(TensorType)
+    dft_length = opt_operand_def(TensorType)
+    axis = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    inverse = opt_prop_def(IntProp)
+    onesided = opt_prop_def(IntProp)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure(), RunsOn(Engine.AICPU))
+    DEFAULTS: ClassVar = {"inverse": 0, "onesided": 0}
+    NO_GRADIENT: ClassVar = "not built: its gradient is the adjoint transform, which no model here trains through"
+
+    @classmethod
+    def infer(cls, a: InferArgs) -> list[TensorType]:
+        dtype = a.expect_dtype("input", FLOAT_TYPES)
+        shape = list(a.shape("input"))
+        if len(shape) < 2 or shape[-1] not in (None, 1, 2):
+            raise a.fail(f"the input must be [..., 1] (real) or [..., 2] (complex), got shape {shape}")
+        inverse, onesided = bool(a.prop("inverse")), bool(a.prop("onesided"))
+        length = a.const_ints("dft_length") if a.has("dft_length") else None
+        axis_values = a.const_ints("axis") if a.has("axis") else [-2]
+        out: list[int | None] = [*shape[:-1], 1 if inverse and onesided else 2]
+        if axis_values is None:  # a runtime axis: only a transform that keeps its length is known
+            if a.has("dft_length") or onesided:
+                out = [*(None for _ in shape[:-1]), out[-1]]
+            return [tensor(dtype, out)]
+        (axis,) = axis_values
+        if not -len(shape) <= axis <= len(shape) - 2 or axis == -1:
+            raise a.fail(f"axis {axis} must name a signal dim of a rank-{len(shape)} input (not its last)")
+        axis %= len(shape)
+        n = dft_points(shape[axis], length[0] if length else None, inverse, onesided, bool(a.has("dft_length")))
+        out[axis] = n // 2 + 1 if (onesided and not inverse and n is not None) else n
+        return [tensor(dtype, out)]
+
+
+def dft_points(along: int | None, length: int | None, inverse: bool, onesided: bool, given: bool) -> int | None:
+    """The transform's length: `dft_length` when given (None when it is not a constant), else the
+    axis's length, or 2 * (len - 1) for an inverse of one-sided frequencies."""
+    if given:
+        return length
+    if along is None:
+        return None
+    return 2 * (along - 1) if inverse and onesided else along
+
+
+LINALG_OPS = [EinsumOp, DetOp, DftOp]
+
+__all__ = ["EinsumOp", "DetOp", "DftOp", "Equation", "EinsumError", "LINALG_OPS", "dft_points"]

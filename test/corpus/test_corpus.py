@@ -23,7 +23,6 @@ from bench import corpus
 pytest.importorskip("onnxruntime")
 
 KNOWN_FAILURES: dict[str, str] = {
-    "fnet": "not supported at opset 18: DFT",  # the Fourier transform that replaces attention
     "longformer": "not supported at opset 17: NonZero",  # the banded attention's data-dependent indices
     "volo": "not supported at opset 18: Col2Im",  # outlook attention's fold
 }
@@ -164,14 +163,14 @@ def test_perturbed_weight_fails_the_comparison_mutation():
 def test_known_failure_matcher_mutation():
     """Mutation: a failure other than the one KNOWN_FAILURES records is a plain failure (the strict
     xfail expects KnownFailure only), an error over the tolerance fails, and a pass passes."""
-    dft = corpus.Outcome(failure="OnnxImportError: 1 operator is not supported at opset 18: DFT (1 node: 'x')")
+    nonzero = corpus.Outcome(failure="OnnxImportError: 1 operator is not supported at opset 17: NonZero (1 node: 'x')")
     with pytest.raises(KnownFailure):
-        expect_ok("fnet", dft, "import")
+        expect_ok("longformer", nonzero, "import")
     with pytest.raises(AssertionError) as other:
-        expect_ok("fnet", corpus.Outcome(failure="KernelError: a kernel refused its input"), "O0")
+        expect_ok("longformer", corpus.Outcome(failure="KernelError: a kernel refused its input"), "O0")
     assert not isinstance(other.value, KnownFailure)
     with pytest.raises(AssertionError) as unlisted:
-        expect_ok("resnet18", dft, "import")
+        expect_ok("resnet18", nonzero, "import")
     assert not isinstance(unlisted.value, KnownFailure)
     with pytest.raises(AssertionError):
         expect_ok("resnet18", corpus.Outcome(error=2 * corpus.TOLERANCE), "O0")
@@ -180,10 +179,10 @@ def test_known_failure_matcher_mutation():
 
 def test_bench_prints_the_table_and_totals(capsys):
     """python -m bench.corpus on a passing and a failing model, at O0."""
-    corpus.main(["--models", "mixer,fnet", "--levels", "O0"])
+    corpus.main(["--models", "mixer,longformer", "--levels", "O0"])
     out = capsys.readouterr().out
     rows = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
     assert rows["mixer"].split("|")[-1].strip() == "ok"
-    assert "DFT" in rows["fnet"]
-    assert "2 models: 1 timm, 1 transformers; 1 dynamo, 1 torchscript" in out
+    assert "NonZero" in rows["longformer"]
+    assert "2 models: 1 timm, 1 transformers; 2 torchscript" in out
     assert "O0: 1/2 ok" in out

@@ -53,3 +53,20 @@ func.func @grid_sample_mode(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) ->
   %0 = ge.grid_sample %x, %g {mode = "area"} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
   func.return %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+func.func @dft_last_dim(%x: tensor<2x6x3xf32>) -> tensor<2x6x2xf32> {
+  // CHECK: ge.dft: the input must be [..., 1] (real) or [..., 2] (complex), got shape [2, 6, 3]
+  %0 = ge.dft %x : (tensor<2x6x3xf32>) -> tensor<2x6x2xf32>
+  func.return %0 : tensor<2x6x2xf32>
+}
+
+// -----
+
+func.func @dft_axis_is_the_parts(%x: tensor<2x6x2xf32>) -> tensor<2x6x2xf32> {
+  %axis = ge.constant dense<2> : tensor<i64>
+  // CHECK: ge.dft: axis 2 must name a signal dim of a rank-3 input (not its last)
+  %0 = ge.dft %x, axis = %axis : (tensor<2x6x2xf32>, tensor<i64>) -> tensor<2x6x2xf32>
+  func.return %0 : tensor<2x6x2xf32>
+}

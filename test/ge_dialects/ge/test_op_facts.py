@@ -105,6 +105,7 @@ def test_known_engines():
         "ge.constant_of_shape",
         "ge.det",
         "ge.size",
+        "ge.dft",
     }
     assert {n for n, e in engine.items() if e is Engine.NONE} == {"ge.constant", "ge.variable"}
     assert engine["ge.add"] is engine["ge.softmax"] is engine["ge.trans_data"] is Engine.VECTOR
