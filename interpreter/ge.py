@@ -28,6 +28,7 @@ from ge.ge_dialects.messages import one_line
 from ge.interpreter.kernels import vouch_for
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
+from ge.interpreter.kernels.col2im import Col2ImFunctions
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
@@ -55,6 +56,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     QuantizeFunctions,
     NnFunctions,
     ConvTransposeFunctions,
+    Col2ImFunctions,
     PoolingFunctions,
     InstanceNormFunctions,
     ConvGradFunctions,

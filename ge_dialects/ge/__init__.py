@@ -12,6 +12,8 @@ from ge.ge_dialects.ge.base import GeOp as GeOp
 from ge.ge_dialects.ge.base import InferArgs as InferArgs
 from ge.ge_dialects.ge.bitwise import *  # noqa: F403
 from ge.ge_dialects.ge.bitwise import BITWISE_OPS
+from ge.ge_dialects.ge.col2im import *  # noqa: F403
+from ge.ge_dialects.ge.col2im import COL2IM_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
@@ -67,6 +69,7 @@ ALL_OPS: list[type[GeOp]] = [
     *LINALG_OPS,
     *QUANTIZE_OPS,
     *CONV_TRANSPOSE_OPS,
+    *COL2IM_OPS,
     *POOLING_OPS,
     *INSTANCE_NORM_OPS,
     *CONV_GRAD_OPS,

@@ -24,7 +24,6 @@ pytest.importorskip("onnxruntime")
 
 KNOWN_FAILURES: dict[str, str] = {
     "longformer": "not supported at opset 17: NonZero",  # the banded attention's data-dependent indices
-    "volo": "not supported at opset 18: Col2Im",  # outlook attention's fold
 }
 
 DEEP = {
