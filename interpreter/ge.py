@@ -30,6 +30,7 @@ from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
+from ge.interpreter.kernels.custom import CustomFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.grid_sample import GridSampleFunctions
 from ge.interpreter.kernels.indexing import IndexingFunctions
@@ -69,6 +70,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     GridSampleFunctions,
     LossFunctions,
     OptimizerFunctions,
+    CustomFunctions,
 )
 
 
