@@ -1,0 +1,227 @@
+"""Custom operators (docs/custom_ops.md): a plugin's registration becomes `ge.custom`, which imports,
+optimizes at O3, lowers to streams and runs equal to a numpy reference; its IR round-trips; a
+missing, failing or clashing plugin is refused in one line. The mutation tests break a kernel and a
+shape function and show the reference comparison and the verifier catch them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import ge
+from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import OnnxImportError
+from ge.ge_dialects import task
+from ge.ge_dialects.context import make_context
+from ge.ge_dialects.ge.custom import CustomOp
+from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.op_library import OpLibrary, OpLibraryError
+from ge.interpreter.ge import KernelError
+from ge.interpreter.runner import run
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools import ge_opt, ge_run, ge_translate
+from ge.tools.common import UserError, parse_module, print_module
+
+PLUGIN = Path(__file__).parent / "custom_ops" / "example_ops.py"
+ALPHA = 2.0
+X = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+B = np.asarray([[0.5, -1.0, 2.0]], dtype=np.float32)
+LOWER = "ge-optimize{level=3},lower-to-tasks,plan-memory,lower-to-streams"
+
+
+def model(version: int = 1) -> onnx.ModelProto:
+    """x -> Mul(B) -> com.example.ScaledSoftplus(alpha) -> Relu -> y."""
+    nodes = [
+        helper.make_node("Mul", ["x", "b"], ["m"], name="mul"),
+        helper.make_node("ScaledSoftplus", ["m"], ["s"], name="ssp", domain="com.example", alpha=ALPHA),
+        helper.make_node("Relu", ["s"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [onnx.numpy_helper.from_array(B, "b")],
+    )
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("com.example", version)]
+    return helper.make_model(graph, opset_imports=imports)
+
+
+def reference(x: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """log(1 + exp(alpha * x * B)) / alpha, then Relu (a no-op on softplus), in float64."""
+    m = x.astype(np.float64) * B
+    return np.logaddexp(0.0, alpha * m) / alpha
+
+
+def stream_level_error(library: OpLibrary) -> float:
+    """The largest relative error of the model run at the stream level (imported, O3, lowered)
+    against `reference`, with `library` loaded."""
+    with ge.op_library(library):
+        module, _ = import_model(model())
+        apply_all(make_context(), module, parse_passes(LOWER))
+        got = run(module, {"x": X})["y"]
+    want = reference(X)
+    return float(np.max(np.abs(got - want) / np.abs(want)))
+
+
+def shape_lie(inputs, attrs):
+    return [ge.TensorSpec(inputs[0].shape[::-1], inputs[0].dtype)]
+
+
+def variant(**changes) -> OpLibrary:
+    """A library named as the plugin's, registering ScaledSoftplus with `changes`."""
+    declaration = dict(
+        domain="com.example",
+        opsets=(1, 3),
+        inputs=["X"],
+        outputs=["Y"],
+        attributes={"alpha": ("float", 1.0)},
+        shape=lambda inputs, attrs: [inputs[0]],
+        kernel=lambda inputs, attrs: [
+            (np.logaddexp(0, attrs["alpha"] * inputs[0]) / attrs["alpha"]).astype(inputs[0].dtype)
+        ],
+        engine="vector",
+        work=lambda inputs, outputs, attrs: 4 * outputs[0].size,
+    )
+    library = OpLibrary("example_ops", "variant")
+    library.register("ScaledSoftplus", **{**declaration, **changes})
+    return library
+
+
+@pytest.fixture(scope="module")
+def library() -> OpLibrary:
+    return ge.load_op_library(PLUGIN)
+
+
+def test_a_custom_op_imports_optimizes_at_o3_lowers_and_runs_at_the_stream_level_equal_to_numpy(library):
+    assert stream_level_error(library) <= 1e-6
+
+
+def test_the_lowered_task_has_the_registrations_engine_and_work(library):
+    with ge.op_library(library):
+        module, _ = import_model(model())
+        apply_all(make_context(), module, parse_passes("lower-to-tasks"))
+    kernels = [op for op in next(iter(module.ops)).body.block.ops if isinstance(op, task.KernelOp)]
+    (custom,) = [k for k in kernels if any(isinstance(m, CustomOp) for m in k.body.block.ops)]
+    assert custom.engine.data == "vector"
+    (op,) = [m for m in custom.body.block.ops if isinstance(m, CustomOp)]
+    with ge.op_library(library):
+        assert (op.vector_elements(), op.macs(), op.engine_class()) == (4 * X.size, 0, Engine.VECTOR)
+    with ge.op_library(variant(engine="cube")):
+        assert (op.vector_elements(), op.macs(), op.engine_class()) == (0, 4 * X.size, Engine.CUBE)
+    with ge.op_library(variant(engine="aicpu")):
+        module, _ = import_model(model())
+        apply_all(make_context(), module, parse_passes("lower-to-tasks"))
+        engines = {op.engine.data for op in next(iter(module.ops)).body.block.ops if isinstance(op, task.KernelOp)}
+    assert "aicpu" in engines
+
+
+def test_the_textual_ir_round_trips_with_the_library_loaded(library):
+    with ge.op_library(library):
+        module, _ = import_model(model())
+        text = print_module(module)
+        assert '= ge.custom %1 {library = "example_ops", domain = "com.example", op_type = "ScaledSoftplus"' in text
+        assert print_module(parse_module(text, "<test>")) == text
+    with pytest.raises(UserError, match="not loaded \\(give --load-op-library example_ops.py\\)"):
+        parse_module(text, "<test>")
+
+
+def test_a_domain_version_outside_the_registered_range_is_unsupported(library):
+    with ge.op_library(library), pytest.raises(OnnxImportError, match="com.example.ScaledSoftplus \\(1 node: 'ssp'\\)"):
+        import_model(model(version=4))
+
+
+def test_the_tools_translate_optimize_and_run_with_the_plugin_and_refuse_without(tmp_path, run_main, library):
+    onnx.save(model(), tmp_path / "m.onnx")
+    mlir, lowered = tmp_path / "m.mlir", tmp_path / "low.mlir"
+    code, out, err = run_main(ge_translate.main, ["--import-onnx", tmp_path / "m.onnx", "-o", mlir])
+    assert code == 1 and out == "" and not mlir.exists()
+    assert err.count("\n") == 1 and "com.example.ScaledSoftplus (1 node: 'ssp')" in err
+    assert err.endswith("; register a custom operator with --load-op-library (docs/custom_ops.md)\n")
+    flag = ["--load-op-library", PLUGIN]
+    assert run_main(ge_translate.main, ["--import-onnx", tmp_path / "m.onnx", "-o", mlir, *flag])[0] == 0
+    assert run_main(ge_opt.main, [mlir, "-p", LOWER, "-o", lowered, *flag])[0] == 0
+    np.savez(tmp_path / "in.npz", x=X)
+    code, _, err = run_main(ge_run.main, [lowered, "--inputs", tmp_path / "in.npz", "-o", tmp_path / "out.npz", *flag])
+    assert code == 0, err
+    got = np.load(tmp_path / "out.npz")["y"]
+    assert np.max(np.abs(got - reference(X)) / reference(X)) <= 1e-6
+    code, _, err = run_main(ge_run.main, [lowered, "--inputs", tmp_path / "in.npz"])
+    assert code == 1 and err.count("\n") == 1 and "give --load-op-library example_ops.py" in err
+
+
+def _plugin(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text("import ge\n" + body)
+    return path
+
+
+REGISTRATION = """
+ge.register_op("{op}", domain="{domain}", inputs=["X"], outputs=["Y"], attributes={{"alpha": "float"}}, shape={shape},
+               kernel=lambda ins, attrs: [ins[0]], engine="vector", work=lambda i, o, a: 1)
+"""
+
+
+def test_a_shape_function_that_raises_is_refused_in_one_line_naming_the_op_and_the_plugin(tmp_path, run_main):
+    onnx.save(model(), tmp_path / "m.onnx")
+    plugin = _plugin(
+        tmp_path,
+        "bad_shape",
+        REGISTRATION.format(op="ScaledSoftplus", domain="com.example", shape="lambda i, a: 1 / 0"),
+    )
+    code, out, err = run_main(ge_translate.main, ["--import-onnx", tmp_path / "m.onnx", "--load-op-library", plugin])
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert f"node 'ssp' (com.example.ScaledSoftplus): com.example.ScaledSoftplus (plugin {plugin})" in err
+    assert "the shape function raised ZeroDivisionError: division by zero" in err
+
+
+def test_a_plugin_mapping_a_mapped_type_is_refused_in_one_line(tmp_path, run_main):
+    onnx.save(model(), tmp_path / "m.onnx")
+    builtin = _plugin(tmp_path, "relu", REGISTRATION.format(op="Relu", domain="", shape="lambda i, a: i"))
+    code, _, err = run_main(ge_translate.main, ["--import-onnx", tmp_path / "m.onnx", "--load-op-library", builtin])
+    assert code == 1 and err == (
+        f"ge-translate: error: --load-op-library: plugin {builtin}: Relu is a built-in ONNX operator; "
+        "register an operator ge does not import, or one of your own domain\n"
+    )
+    twice = _plugin(
+        tmp_path, "again", REGISTRATION.format(op="ScaledSoftplus", domain="com.example", shape="lambda i, a: i")
+    )
+    argv = ["--import-onnx", tmp_path / "m.onnx", "--load-op-library", PLUGIN, "--load-op-library", twice]
+    code, _, err = run_main(ge_translate.main, argv)
+    assert code == 1 and err == (
+        f"ge-translate: error: --load-op-library: plugin {twice}: com.example.ScaledSoftplus is already "
+        f"registered by plugin {PLUGIN}\n"
+    )
+
+
+def test_register_op_outside_a_plugin_and_a_malformed_registration_are_refused():
+    with pytest.raises(OpLibraryError, match="outside a plugin"):
+        ge.register_op("X", domain="d")
+    with pytest.raises(OpLibraryError, match="engine 'gpu' is not one of cube, vector, aicpu"):
+        variant(engine="gpu")
+    with pytest.raises(OpLibraryError, match="attribute 'alpha' has kind 'double'"):
+        variant(attributes={"alpha": "double"})
+
+
+def test_mutation_a_kernel_that_ignores_the_attribute_is_caught_by_the_reference_comparison():
+    assert stream_level_error(variant()) <= 1e-6
+    ignores_alpha = variant(kernel=lambda ins, attrs: [np.logaddexp(0, ins[0]).astype(ins[0].dtype)])
+    assert stream_level_error(ignores_alpha) > 1e-2
+
+
+def test_mutation_a_shape_function_returning_a_wrong_shape_is_caught_by_the_verifier(library):
+    with ge.op_library(library):
+        text = print_module(import_model(model())[0])
+        parse_module(text, "<test>")  # verifies with the plugin's shape function
+    with ge.op_library(variant(shape=shape_lie)):
+        with pytest.raises(
+            UserError, match="ge.custom 'ssp': result #0 has type tensor<2x3xf32> but its operands imply tensor<3x2"
+        ):
+            parse_module(text, "<test>")
+        module, _ = import_model(model())  # typed by the lie: the kernel's result contradicts it
+        with pytest.raises(KernelError, match="result #0 has shape \\(2, 3\\), type says tensor<3x2xf32>"):
+            run(module, {"x": X})
