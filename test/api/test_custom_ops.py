@@ -11,14 +11,19 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from xdsl.dialects.builtin import f32
+from xdsl.ir import Block
 
 import ge
+from ge.frontend.onnx_export_rules import custom_domain_versions
+from ge.frontend.onnx_exporter import OnnxExportError, export_module
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import task
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.custom import CustomOp
 from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.types import tensor
 from ge.ge_dialects.op_library import OpLibrary, OpLibraryError
 from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import run
@@ -225,3 +230,53 @@ def test_mutation_a_shape_function_returning_a_wrong_shape_is_caught_by_the_veri
         module, _ = import_model(model())  # typed by the lie: the kernel's result contradicts it
         with pytest.raises(KernelError, match="result #0 has shape \\(2, 3\\), type says tensor<3x2xf32>"):
             run(module, {"x": X})
+
+
+def test_the_onnx_export_writes_the_op_in_its_domain_and_reimports_to_the_same_numbers(library):
+    with ge.op_library(library):
+        module, weights = import_model(model())
+        exported = export_module(module, weights)
+        (node,) = [n for n in exported.graph.node if n.domain == "com.example"]
+        assert node.op_type == "ScaledSoftplus" and helper.get_attribute_value(node.attribute[0]) == ALPHA
+        assert {(o.domain, o.version) for o in exported.opset_import} >= {("com.example", 1)}
+        got = run(import_model(exported)[0], {"x": X})["y"]
+    assert np.max(np.abs(got - reference(X)) / reference(X)) <= 1e-6
+
+
+def test_registrations_of_one_domain_with_disjoint_opset_ranges_are_refused_at_export():
+    early = variant(opsets=(1, 1))
+    late = OpLibrary("late_ops", "late")
+    definition = early.ops[("com.example", "ScaledSoftplus")]
+    late.register(
+        "Twin",
+        domain="com.example",
+        opsets=(2, None),
+        inputs=["X"],
+        outputs=["Y"],
+        shape=definition.shape,
+        kernel=definition.kernel,
+        engine="vector",
+        work=definition.work,
+    )
+    x = Block(arg_types=[tensor(f32, (2, 3))]).args[0]
+    with ge.op_library(early, late):
+        ops = [
+            CustomOp.build_for(d, [x], {}, name)
+            for d, name in ((definition, "a"), (late.ops[("com.example", "Twin")], "b"))
+        ]
+        assert custom_domain_versions(ops[1:]) == {"com.example": 2}
+        with pytest.raises(
+            OnnxExportError,
+            match="ge.custom 'a': com.example is exported at version 2, which com.example.ScaledSoftplus \\(plugin variant\\) does not map \\(it maps 1 to 1\\)",
+        ):
+            custom_domain_versions(ops)
+
+
+def test_mutation_an_export_at_a_version_the_registration_does_not_map_does_not_reimport(library, monkeypatch):
+    from ge.frontend import onnx_exporter
+
+    monkeypatch.setattr(onnx_exporter, "custom_domain_versions", lambda ops: {"com.example": 4})
+    with ge.op_library(library):
+        exported = export_module(*import_model(model()))
+        with pytest.raises(OnnxImportError, match="com.example.ScaledSoftplus \\(1 node: 'ssp'\\)"):
+            import_model(exported)
