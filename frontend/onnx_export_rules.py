@@ -96,6 +96,11 @@ def _custom(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name: st
     """The registered operator itself, in its own domain, with its attributes (defaults filled in);
     the model imports the domain at `custom_domain_versions`."""
     assert isinstance(op, ge.CustomOp)
+    definition = op.definition()
+    if definition.gradient_of is not None:
+        from ge.frontend.onnx_exporter import OnnxExportError
+
+        raise OnnxExportError(f"{describe(op)}: the gradient of {definition.gradient_of} is {_TRAINING}")
     domain = op.domain.data
     scope.node(op.op_type.data, ins, outs, name, domain="" if domain == "ai.onnx" else domain, **op.attribute_values())
 

@@ -53,6 +53,7 @@ class TensorSpec:
 ShapeFunction = Callable[[Sequence[TensorSpec], Mapping[str, Any]], Sequence[TensorSpec]]
 Kernel = Callable[[Sequence[np.ndarray], Mapping[str, Any]], Sequence[np.ndarray]]
 WorkFunction = Callable[[Sequence[TensorSpec], Sequence[TensorSpec], Mapping[str, Any]], int]
+VjpFunction = Callable[[Sequence[np.ndarray], Sequence[np.ndarray], Mapping[str, Any]], Sequence[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,11 @@ class CustomOpDef:
     kernel: Kernel
     engine: str
     work: WorkFunction
+    gradient: CustomOpDef | None = None
+    """The op the registration's `vjp` makes (`<type>Grad`: the inputs and the outputs' cotangents
+    to the inputs' cotangents), None without one."""
+    gradient_of: str | None = None
+    """For a gradient op: the type whose gradient it is."""
 
     @property
     def qualified(self) -> str:
@@ -121,6 +127,8 @@ class OpLibrary:
     name: str
     plugin: str
     ops: dict[tuple[str, str], CustomOpDef] = field(default_factory=dict)
+    gradients: dict[tuple[str, str], CustomOpDef] = field(default_factory=dict)
+    """The gradient ops of the registrations with a `vjp`: ops, never imported from a model."""
 
     def register(
         self,
@@ -135,6 +143,7 @@ class OpLibrary:
         work: WorkFunction,
         attributes: Mapping[str, str | tuple[str, Any]] | None = None,
         opsets: tuple[int, int | None] = (1, None),
+        vjp: VjpFunction | None = None,
     ) -> CustomOpDef:
         """Adds one operator (see `register_op`); refuses a malformed declaration or a type this
         library already maps."""
@@ -145,7 +154,7 @@ class OpLibrary:
             raise OpLibraryError(f"plugin {self.plugin}: {where}: engine '{engine}' is not one of {', '.join(ENGINES)}")
         if not outputs:
             raise OpLibraryError(f"plugin {self.plugin}: {where} declares no outputs")
-        for what, fn in (("shape", shape), ("kernel", kernel), ("work", work)):
+        for what, fn in (("shape", shape), ("kernel", kernel), ("work", work), ("vjp", vjp or work)):
             if not callable(fn):
                 raise OpLibraryError(f"plugin {self.plugin}: {where}: {what} must be a function")
         first, last = opsets
@@ -160,6 +169,10 @@ class OpLibrary:
                     f"not one of {', '.join(ATTRIBUTE_KINDS)}"
                 )
             declared[name] = Attribute(kind, default)
+        gradient = None
+        if vjp is not None:
+            gradient = _gradient(self, domain, op_type, tuple(inputs), tuple(outputs), declared, engine, work, vjp)
+            self.gradients[_key(domain, gradient.op_type)] = gradient
         definition = CustomOpDef(
             self.name,
             self.plugin,
@@ -173,9 +186,52 @@ class OpLibrary:
             kernel,
             engine,
             work,
+            gradient,
         )
         self.ops[_key(domain, op_type)] = definition
         return definition
+
+
+def _gradient(
+    library: OpLibrary,
+    domain: str,
+    op_type: str,
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+    attributes: dict[str, Attribute],
+    engine: str,
+    work: WorkFunction,
+    vjp: VjpFunction,
+) -> CustomOpDef:
+    """The gradient op of a registration with a `vjp`: operands the forward's inputs, then one
+    cotangent per output; results one cotangent per input, of the input's type; its work is the
+    forward's, twice."""
+    n = len(inputs)
+
+    def shape(specs: Sequence[TensorSpec], attrs: Mapping[str, Any]) -> list[TensorSpec]:
+        return list(specs[:n])
+
+    def kernel(arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[np.ndarray]:
+        return list(vjp(arrays[:n], arrays[n:], attrs))
+
+    def gradient_work(ins: Sequence[TensorSpec], outs: Sequence[TensorSpec], attrs: Mapping[str, Any]) -> int:
+        return 2 * int(work(ins[:n], ins[n:], attrs))
+
+    return CustomOpDef(
+        library.name,
+        library.plugin,
+        domain,
+        f"{op_type}Grad",
+        (1, None),
+        (*inputs, *(f"d{o}" for o in outputs)),
+        tuple(f"d{i}" for i in inputs),
+        attributes,
+        shape,
+        kernel,
+        engine,
+        gradient_work,
+        gradient_of=op_type,
+    )
 
 
 _LOADING: ContextVar[OpLibrary | None] = ContextVar("ge_op_library_loading", default=None)
@@ -190,7 +246,9 @@ def register_op(op_type: str, **declaration: Any) -> CustomOpDef:
     {name: (kind, default)}, kinds "int", "float", "str", "ints", "floats"), `shape` (input
     `TensorSpec`s and attributes -> one `TensorSpec` per output), `kernel` (input arrays and
     attributes -> output arrays), `engine` ("cube", "vector" or "aicpu") and `work` (input and
-    output specs and attributes -> MACs on the Cube, operations otherwise)."""
+    output specs and attributes -> MACs on the Cube, operations otherwise); optionally `vjp` (input
+    arrays, the outputs' cotangents and attributes -> one cotangent per input), which makes the op
+    differentiable through a `<type>Grad` op of the same library."""
     library = _LOADING.get()
     if library is None:
         raise OpLibraryError(
@@ -256,7 +314,8 @@ def find(library: str, domain: str, op_type: str) -> CustomOpDef | None:
     """The registration a `ge.custom` op names, if its library is loaded."""
     for lib in _INSTALLED.get():
         if lib.name == library:
-            return lib.ops.get(_key(domain, op_type))
+            key = _key(domain, op_type)
+            return lib.ops.get(key) or lib.gradients.get(key)
     return None
 
 

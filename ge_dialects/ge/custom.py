@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr, TensorType
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -31,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, _engine_of_class, describe, to_attribute, to_python
 from ge.ge_dialects.ge.facts import Engine, RunsOn
+from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
 from ge.ge_dialects.op_library import CustomOpDef, TensorSpec, find
 
@@ -69,7 +71,6 @@ class CustomOp(GeOp):
     attrs = opt_prop_def(DictionaryAttr)
     traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
     PRECISION: ClassVar = "keep"  # the registration's dtypes are what its kernel computes in
-    NO_GRADIENT: ClassVar = "a custom operator's registration declares no gradient"
 
     @classmethod
     def build_for(
@@ -179,6 +180,17 @@ class CustomOp(GeOp):
 
     def transcendental_elements(self) -> int:
         return 0
+
+    def vjp(self, g: GradBuilder, cotangents: Sequence[SSAValue | None]) -> Sequence[SSAValue | None]:
+        """The registration's `vjp`, as its `<type>Grad` op: the inputs and the results' cotangents
+        (zeros for a result the loss does not read) to the inputs' cotangents."""
+        definition = self.definition()
+        if definition.gradient is None:
+            raise NotDifferentiable(f"{describe(self)}: {definition.describe()} registers no vjp")
+        dys = [dy if dy is not None else g.zeros(r) for dy, r in zip(cotangents, self.results)]
+        op = CustomOp.build_for(definition.gradient, [*self.inputs, *dys], self.attribute_values(), g.name)
+        g.insert(op)
+        return list(op.results)
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         """Always checked: the verdict depends on the loaded registration, which the content-keyed

@@ -280,3 +280,53 @@ def test_mutation_an_export_at_a_version_the_registration_does_not_map_does_not_
         exported = export_module(*import_model(model()))
         with pytest.raises(OnnxImportError, match="com.example.ScaledSoftplus \\(1 node: 'ssp'\\)"):
             import_model(exported)
+
+
+def loss_model(dtype=TensorProto.DOUBLE) -> onnx.ModelProto:
+    """loss = ReduceSum(ScaledSoftplus(x * b)): b a parameter, f64 for finite differences."""
+    nodes = [
+        helper.make_node("Mul", ["x", "b"], ["m"], name="mul"),
+        helper.make_node("ScaledSoftplus", ["m"], ["s"], name="ssp", domain="com.example", alpha=ALPHA),
+        helper.make_node("ReduceSum", ["s"], ["loss"], name="sum", keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", dtype, [2, 3])],
+        [helper.make_tensor_value_info("loss", dtype, [])],
+        [onnx.numpy_helper.from_array(B.astype(np.float64), "b")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+
+
+def _grad_of_b(library: OpLibrary) -> np.ndarray:
+    with ge.op_library(library):
+        backward = ge.grad(ge.GraphParser().parse_onnx_model(loss_model()), wrt=["b"])
+        return ge.GraphExecutor().load_graph(backward).run({"x": X.astype(np.float64)})["b_grad"]
+
+
+def test_the_registered_vjp_gives_the_gradient_finite_differences_give(library):
+    x = X.astype(np.float64)
+
+    def loss(b):
+        return float(np.sum(np.logaddexp(0.0, ALPHA * x * b) / ALPHA))
+
+    eps, base = 1e-6, B.astype(np.float64)
+    want = np.zeros_like(base)
+    for i in np.ndindex(base.shape):
+        up, down = base.copy(), base.copy()
+        up[i] += eps
+        down[i] -= eps
+        want[i] = (loss(up) - loss(down)) / (2 * eps)
+    np.testing.assert_allclose(_grad_of_b(library), want, rtol=1e-6)
+
+
+def test_mutation_a_vjp_that_ignores_the_attribute_is_caught_by_finite_differences(library):
+    wrong = variant(vjp=lambda ins, dys, attrs: [dys[0] / (1 + np.exp(-ins[0]))])
+    right = _grad_of_b(library)
+    assert np.max(np.abs(_grad_of_b(wrong) - right)) > 1e-2
+
+
+def test_without_a_vjp_the_gradient_is_refused_in_one_line():
+    with pytest.raises(ge.GEError, match="com.example.ScaledSoftplus \\(plugin variant\\) registers no vjp"):
+        _grad_of_b(variant())

@@ -12,6 +12,13 @@ def scaled_softplus(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.logaddexp(x.dtype.type(0), a * x) / a
 
 
+def scaled_softplus_vjp(inputs, cotangents, attrs):
+    """d/dx log(1 + exp(a x)) / a = sigmoid(a x)."""
+    (x,), (dy,) = inputs, cotangents
+    a = x.dtype.type(attrs["alpha"])
+    return [dy / (1 + np.exp(-a * x))]
+
+
 ge.register_op(
     "ScaledSoftplus",
     domain="com.example",
@@ -23,4 +30,5 @@ ge.register_op(
     kernel=lambda inputs, attrs: [scaled_softplus(inputs[0], attrs["alpha"])],
     engine="vector",
     work=lambda inputs, outputs, attrs: 4 * outputs[0].size,  # multiply, exp, log1p, divide
+    vjp=scaled_softplus_vjp,
 )
