@@ -5,6 +5,7 @@ shape function and show the reference comparison and the verifier catch them."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -330,3 +331,24 @@ def test_mutation_a_vjp_that_ignores_the_attribute_is_caught_by_finite_differenc
 def test_without_a_vjp_the_gradient_is_refused_in_one_line():
     with pytest.raises(ge.GEError, match="com.example.ScaledSoftplus \\(plugin variant\\) registers no vjp"):
         _grad_of_b(variant())
+
+
+def test_the_gradient_op_is_refused_by_the_onnx_export_as_a_training_op(library):
+    with ge.op_library(library):
+        backward = ge.grad(ge.GraphParser().parse_onnx_model(loss_model()), wrt=["b"])
+        with pytest.raises(
+            OnnxExportError, match="ge.custom 'ssp/grad': the gradient of ScaledSoftplus is a training op"
+        ):
+            export_module(backward.module)
+
+
+def test_mutation_a_gradient_op_exported_anyway_is_a_model_no_importer_reads():
+    """What the refusal guards: written out, `ScaledSoftplusGrad` is an operator nothing maps."""
+    lib = variant(vjp=lambda ins, dys, attrs: [dys[0]])
+    key = ("com.example", "ScaledSoftplusGrad")
+    lib.gradients[key] = dataclasses.replace(lib.gradients[key], gradient_of=None)
+    with ge.op_library(lib):
+        backward = ge.grad(ge.GraphParser().parse_onnx_model(loss_model()), wrt=["b"])
+        exported = export_module(backward.module)
+        with pytest.raises(OnnxImportError, match="com.example.ScaledSoftplusGrad \\(1 node"):
+            import_model(exported)
