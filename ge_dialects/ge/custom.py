@@ -96,13 +96,16 @@ class CustomOp(GeOp):
 
     # -- the registration -------------------------------------------------------------------------
     def definition(self) -> CustomOpDef:
+        """The registration the op names, from the loaded libraries (VerifyException when its
+        library is not loaded)."""
         names = (self.library.data, self.domain.data, self.op_type.data)
-        found = _lookup(*names)
+        found = find(*names)
         if found is None:
             raise VerifyException(f"{describe(self)}: {_not_loaded(*names)}")
         return found
 
     def attribute_values(self) -> dict[str, Any]:
+        """The attributes as Python values (what the registration's functions receive)."""
         given = self.attrs.data if self.attrs is not None else {}
         return {k: to_python(v) for k, v in given.items()}
 
@@ -115,7 +118,7 @@ class CustomOp(GeOp):
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
         library, domain, op_type = (a.prop(k) for k in ("library", "domain", "op_type"))
-        definition = _lookup(library, domain, op_type)
+        definition = find(library, domain, op_type)
         if definition is None:
             raise a.fail(_not_loaded(library, domain, op_type))
         inputs = a.values("inputs")
@@ -199,10 +202,6 @@ class CustomOp(GeOp):
 
 
 CustomOp.engine_class = _EngineOf()  # type: ignore[assignment, method-assign]  # per op: its registration's engine
-
-
-def _lookup(library: str, domain: str, op_type: str) -> CustomOpDef | None:
-    return find(library, domain, op_type)
 
 
 def _not_loaded(library: str, domain: str, op_type: str) -> str:
