@@ -4,6 +4,7 @@ Most ge ops are one ONNX operator whose inputs are the op's operands in definiti
 attributes are its properties of the same name: the importer's table (frontend/onnx_ops.py) read
 backwards, so an op added to both directions needs no entry here. The others have an export
 function: the ops the optimizer makes (`ge.attention`) decompose into standard nodes, and
+`ge.custom` exports as the operator its plugin registered, in its own domain (docs/custom_ops.md), and
 `ge.trans_data` exports its logical meaning (an Identity: the shape in a ge type is always the
 logical one, the storage format only says how the device lays the bytes out); `ge.cum_prod`
 exports as CumProd only at an export opset that has it (26 on). Training ops
@@ -91,6 +92,42 @@ def _cum_prod(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name: 
     scope.node("CumProd", ins, outs, name, exclusive=op.p("exclusive"), reverse=op.p("reverse"))
 
 
+def _custom(scope: Scope, op: ge.GeOp, ins: list[str], outs: list[str], name: str) -> None:
+    """The registered operator itself, in its own domain, with its attributes (defaults filled in);
+    the model imports the domain at `custom_domain_versions`."""
+    assert isinstance(op, ge.CustomOp)
+    definition = op.definition()
+    if definition.gradient_of is not None:
+        from ge.frontend.onnx_exporter import OnnxExportError
+
+        raise OnnxExportError(f"{describe(op)}: the gradient of {definition.gradient_of} is {_TRAINING}")
+    domain = op.domain.data
+    scope.node(op.op_type.data, ins, outs, name, domain="" if domain == "ai.onnx" else domain, **op.attribute_values())
+
+
+def custom_domain_versions(ops: list[ge.CustomOp]) -> dict[str, int]:
+    """The version each custom domain is imported at: the latest first version of its registrations,
+    which every one of them must map (their libraries loaded: the ops verified)."""
+    from ge.frontend.onnx_exporter import OnnxExportError
+
+    by_domain: dict[str, list[tuple[ge.CustomOp, tuple[int, int | None]]]] = {}
+    for op in ops:
+        domain = op.domain.data
+        if domain not in ("", "ai.onnx"):
+            by_domain.setdefault(domain, []).append((op, op.definition().opsets))
+    versions = {}
+    for domain, found in by_domain.items():
+        version = max(first for _, (first, _) in found)
+        for op, (first, last) in found:
+            if last is not None and last < version:
+                raise OnnxExportError(
+                    f"{describe(op)}: {domain} is exported at version {version}, which {op.definition().describe()} "
+                    f"does not map (it maps {first} to {last})"
+                )
+        versions[domain] = version
+    return versions
+
+
 def _table() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     for onnx_type in ONNX_TO_GE:
@@ -104,6 +141,7 @@ def _table() -> dict[str, Rule]:
     rules[ge.TransDataOp.name] = Rule("Identity (logical meaning)", export=_identity)
     rules[ge.AttentionOp.name] = Rule("MatMul, scale, mask, Softmax, MatMul", export=_attention)
     rules[ge.CumProdOp.name] = Rule("CumProd (opset 26 on)", export=_cum_prod)
+    rules[ge.CustomOp.name] = Rule("the registered operator, in its domain", export=_custom)
     return rules
 
 

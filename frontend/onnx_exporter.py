@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 
-from ge.frontend.onnx_export_rules import REFUSED, RULES
+from ge.frontend.onnx_export_rules import REFUSED, RULES, custom_domain_versions
 from ge.frontend.onnx_ops import ONNX_DTYPES
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.base import describe, location_name, to_python
@@ -384,6 +384,8 @@ def export_module(
     opsets = [helper.make_opsetid("", opset)]
     if exporter.functions:
         opsets.append(helper.make_opsetid(FUSED_DOMAIN, 1))
+    custom = custom_domain_versions([op for op in fn.walk() if isinstance(op, ge.CustomOp)])
+    opsets += [helper.make_opsetid(domain, version) for domain, version in custom.items()]
     model = helper.make_model(graph, opset_imports=opsets, functions=exporter.functions, producer_name="ge-translate")
     model.ir_version = max(helper.find_min_ir_version_for([opsets[0]]), 8)  # 8: model-local functions
     onnx.checker.check_model(model, full_check=True)  # a failure is the exporter's bug: an internal error

@@ -39,6 +39,8 @@ from ge.frontend.onnx_ops import (
     VARIADIC,
     OnnxImportError,
     adapt_node,
+    custom_op_for,
+    domain_versions,
     ge_op_for,
     is_native,
     node_name,
@@ -64,6 +66,7 @@ from ge.frontend.validate import (
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
 from ge.ge_dialects.ge.types import element_type_of, is_float, numpy_dtype, shape_of, tensor
+from ge.ge_dialects.op_library import CustomOpDef
 from ge.interpreter.ge import KernelError, folding_interpreter
 from ge.passes.fold_constants import undefined_result
 
@@ -167,6 +170,8 @@ class _Importer:
     """The version of ai.onnx.preview.training the model imports (its update ops), if any."""
     functions: FunctionBodies = field(default_factory=lambda: FunctionBodies({}))
     """The function bodies operators without a ge op expand to."""
+    domain_versions: dict[str, int] = field(default_factory=dict)
+    """The version of each domain the model imports, for the custom operators' opset ranges."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
         """A constant; `key` is an initializer's name: a float initializer is the parameter of that
@@ -285,6 +290,10 @@ class _Importer:
         for i, input_name in enumerate(node.input):
             if input_name in self.sequences:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is a sequence; the operator takes tensors")
+        custom = custom_op_for(node, self.domain_versions)
+        if custom is not None:
+            self.custom(node, custom, name)
+            return
         if not is_native(node):
             self.expand(node, name, where)
             return
@@ -352,6 +361,22 @@ class _Importer:
             if out and out not in self.values:
                 raise OnnxImportError(f"{where}: its function body does not produce output '{out}'")
 
+    def custom(self, node: onnx.NodeProto, definition: CustomOpDef, name: str) -> None:
+        """The node as the `ge.custom` op of its registration (ge_dialects/ge/custom.py)."""
+        where = f"node '{name}' ({definition.qualified})"
+        for i, input_name in enumerate(node.input):
+            if not input_name:
+                raise OnnxImportError(f"{where}: input #{i} is left out; a custom operator takes every input")
+        attrs = {a.name: self.attribute_value(a, where) for a in node.attribute}
+        inputs = [self.tensor_input(node, i, where) for i in range(len(node.input))]
+        try:
+            op = ge.CustomOp.build_for(definition, inputs, attrs, name)
+        except VerifyException as e:
+            raise OnnxImportError(f"{where}: {_strip_op_prefix(str(e))}") from None
+        for out_name, value in zip(node.output, self.add(op, name, where)):
+            if out_name:
+                self.values[out_name] = value
+
     def emit(self, op_cls: type[ge.GeOp], operands, attrs, num_results: int, name: str, where: str) -> list[SSAValue]:
         """The op typed by its shape function, its results' sizes checked, folded when its inputs
         are constants (else added to the graph): its result values."""
@@ -359,6 +384,11 @@ class _Importer:
             op = op_cls.create(operands, attrs, num_results=num_results, name=name)
         except VerifyException as e:
             raise OnnxImportError(f"{where}: {_strip_op_prefix(str(e))}") from None
+        return self.add(op, name, where)
+
+    def add(self, op: ge.GeOp, name: str, where: str) -> list[SSAValue]:
+        """`op`, built, with its results' sizes checked, folded when its inputs are constants (else
+        added to the graph): its result values."""
         for i, result in enumerate(op.results):
             self.check_result_size(result.type, f"{where}: result #{i}")
         folded = self.try_fold(op, name, where)
@@ -549,6 +579,7 @@ def import_model(
     importer = _Importer(opset, inline_limit, max_tensor_bytes, training=training)
     importer.functions = FunctionBodies.of(model, max_expanded_nodes)
     importer.training_opset = next((o.version for o in model.opset_import if o.domain == TRAINING_DOMAIN), None)
+    importer.domain_versions = domain_versions(model, opset)
     module = importer.run(model.graph)
     try:
         module.verify()
@@ -560,8 +591,13 @@ def import_model(
 def _refuse_unsupported(model: onnx.ModelProto, opset: int) -> None:
     """Every operator the importer lacks, named in one line before any node is imported."""
     functions = FunctionBodies.of(model)
+    versions = domain_versions(model, opset)
     message = unsupported_operators(
-        model.graph.node, opset, lambda n: n.domain == TRAINING_DOMAIN or functions.is_supported(n, opset)
+        model.graph.node,
+        opset,
+        lambda n: (
+            n.domain == TRAINING_DOMAIN or custom_op_for(n, versions) is not None or functions.is_supported(n, opset)
+        ),
     )
     if message is not None:
         raise OnnxImportError(message)

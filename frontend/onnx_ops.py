@@ -13,6 +13,7 @@ from xdsl.ir import SSAValue
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.messages import one_line
+from ge.ge_dialects.op_library import CustomOpDef, OpLibrary, OpLibraryError, mapping
 
 
 class OnnxImportError(Exception):
@@ -145,7 +146,39 @@ def unsupported_operators(
         for op, names in found.items()
     )
     count = f"{len(found)} operators are" if len(found) > 1 else "1 operator is"
-    return f"{count} not supported at opset {opset}: {listed}"
+    return f"{count} not supported at opset {opset}: {listed}; {REGISTER_HINT}"
+
+
+REGISTER_HINT = "register a custom operator with --load-op-library (docs/custom_ops.md)"
+"""How the list of unsupported operators ends: the way to add one."""
+
+
+def domain_versions(model: onnx.ModelProto, opset: int) -> dict[str, int]:
+    """The version of each domain the model imports ("" for the default domain, at `opset`)."""
+    versions = {o.domain: o.version for o in model.opset_import if o.domain not in DEFAULT_DOMAINS}
+    versions[""] = opset
+    return versions
+
+
+def custom_op_for(node: onnx.NodeProto, versions: dict[str, int]) -> CustomOpDef | None:
+    """The loaded registration (ge_dialects/op_library.py) the node imports as: of its domain and
+    type, mapping the version of its domain the model imports."""
+    definition = mapping(node.domain, node.op_type)
+    if definition is None:
+        return None
+    version = versions.get("" if node.domain in DEFAULT_DOMAINS else node.domain)
+    return definition if version is not None and definition.maps(version) else None
+
+
+def check_claims(library: OpLibrary) -> None:
+    """Refuses a registration of a default-domain operator the importer reads itself: a model's
+    meaning may not change with a plugin (another registration of a type is refused by `op_library`)."""
+    for definition in library.ops.values():
+        if definition.domain in DEFAULT_DOMAINS and definition.op_type in SUPPORTED_TYPES:
+            raise OpLibraryError(
+                f"plugin {library.plugin}: {definition.op_type} is a built-in ONNX operator; "
+                "register an operator ge does not import, or one of your own domain"
+            )
 
 
 Inputs = list[SSAValue | None]

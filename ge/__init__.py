@@ -32,6 +32,11 @@ _API = {
     "GraphExecutor": "executor",
     "GraphProfiler": "profiler",
     "Session": "session",
+    "register_op": "custom_ops",
+    "load_op_library": "custom_ops",
+    "op_library": "custom_ops",
+    "OpLibrary": "custom_ops",
+    "TensorSpec": "custom_ops",
 }
 __all__ = ["__version__", *_API]
 

@@ -31,6 +31,7 @@ from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: 
 from ge.interpreter.kernels.col2im import Col2ImFunctions
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
+from ge.interpreter.kernels.custom import CustomFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.grid_sample import GridSampleFunctions
 from ge.interpreter.kernels.indexing import IndexingFunctions
@@ -71,6 +72,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     GridSampleFunctions,
     LossFunctions,
     OptimizerFunctions,
+    CustomFunctions,
 )
 
 

@@ -185,6 +185,41 @@ def positive(text: str) -> int:
     return value
 
 
+def add_op_library_argument(parser) -> None:
+    """`--load-op-library FILE`, repeatable: the custom operators a plugin registers (docs/custom_ops.md)."""
+    parser.add_argument(
+        "--load-op-library",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="run the Python FILE and add the custom operators it registers (ge.register_op) to the "
+        "importer, the IR and the interpreter; repeatable (docs/custom_ops.md)",
+    )
+
+
+@contextmanager
+def op_libraries(paths: list[str]) -> Iterator[None]:
+    """The plugins named with --load-op-library, loaded (each file runs: only files the user named)
+    and known to every step while the block runs; a plugin that cannot be loaded is one line."""
+    from ge.frontend.onnx_ops import check_claims
+    from ge.ge_dialects.op_library import OpLibraryError, load_op_library, op_library
+
+    try:
+        libraries = []
+        for path in paths:
+            library = load_op_library(path)
+            check_claims(library)
+            libraries.append(library)
+        scope = op_library(*libraries)
+        scope.__enter__()
+    except OpLibraryError as e:
+        raise UserError(f"--load-op-library: {e}") from None
+    try:
+        yield
+    finally:
+        scope.__exit__(None, None, None)
+
+
 def one_line_usage_errors(parser) -> None:
     """A bad command line is a user mistake like any other: one line, exit code 1 (argparse would print
     the usage too and exit with 2, the code the tools keep for internal errors)."""

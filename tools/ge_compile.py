@@ -22,7 +22,14 @@ from ge.interpreter.kernels import format_bytes, tensor_byte_limit
 from ge.passes.ge_optimize import PRECISION_MODES
 from ge.target import DEFAULT_TARGET, target_names
 from ge.tools.artifact import SUFFIX
-from ge.tools.common import UserError, add_contract_arguments, doing, reported_errors
+from ge.tools.common import (
+    UserError,
+    add_contract_arguments,
+    add_op_library_argument,
+    doing,
+    op_libraries,
+    reported_errors,
+)
 from ge.tools.compile_cache import DEFAULT_TARGET_ALIAS, CompileOptions, compile_graph
 from ge.tools.ge_run import load_program  # the reading ge-run does: ONNX import, or IR and its sidecar
 from ge.tools.outputs import Outputs
@@ -84,9 +91,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing but errors (no summary, no progress line on a terminal)"
     )
+    add_op_library_argument(parser)
     add_contract_arguments(parser, notes=True)
     args = parser.parse_args(argv)
-    with reported_errors("ge-compile", args.debug, args.verbose), tensor_byte_limit(args.max_tensor_bytes):
+    with (
+        reported_errors("ge-compile", args.debug, args.verbose),
+        tensor_byte_limit(args.max_tensor_bytes),
+        op_libraries(args.load_op_library),
+    ):
         execute(args)
 
 
@@ -112,7 +124,9 @@ def execute(args) -> None:
         module, _ = load_program(args.model)
     with doing(f"compiling {args.model}"), PassProgress(args.model, wanted(args.quiet)) as progress:
         try:
-            compiled = compile_graph(module, options, use_cache=not args.no_cache, progress=progress)
+            # the cache key does not hold the plugins' code: a compile with custom operators is never cached
+            use_cache = not args.no_cache and not args.load_op_library
+            compiled = compile_graph(module, options, use_cache=use_cache, progress=progress)
         except UserError as e:
             raise UserError(f"{args.model}: {e}") from None
     outputs.add(args.output, compiled.artifact.write_to)

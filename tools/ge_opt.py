@@ -7,7 +7,8 @@ is written to a complete sidecar beside the output (`out.safetensors`). `--remar
 passes applied and refused.
 
 Only this project's passes and a few xDSL ones (passes/pipeline.py) can be named in `-p`; user
-fusion rules (Python) load only from files named with `--load-fusion-rules` (docs/security.md).
+fusion rules and custom operators (Python) load only from files named with `--load-fusion-rules` and
+`--load-op-library` (docs/security.md, docs/custom_ops.md).
 """
 
 from __future__ import annotations
@@ -42,7 +43,15 @@ from ge.passes.fuse_ops import RuleFileError, load_rule_file, merged_table, user
 from ge.passes.fusion.engine import FusionRule
 from ge.passes.ge_options import apply_ge_options
 from ge.passes.pipeline import Observer, PassVerificationError, available_passes, expand, spell_exponents
-from ge.tools.common import UserError, add_contract_arguments, doing, first_line, reported_errors
+from ge.tools.common import (
+    UserError,
+    add_contract_arguments,
+    add_op_library_argument,
+    doing,
+    first_line,
+    op_libraries,
+    reported_errors,
+)
 from ge.tools.ir_input import read_ir_chunk
 from ge.tools.outputs import Outputs, reserve_ir_output
 from ge.tools.progress import PassProgress, wanted
@@ -112,6 +121,7 @@ class GeOptMain(xDSLOptMain):
             help="run the Python FILE and add the fusion rules it defines (RULES, a list of FusionRule) in "
             "front of fuse-ops' table; repeatable",
         )
+        add_op_library_argument(arg_parser)
         arg_parser.add_argument(
             "--ge-option",
             action="append",
@@ -271,7 +281,11 @@ class GeOptMain(xDSLOptMain):
             reserve_ir_output(outputs, self.args.output_file)  # a bad -o fails before any work
         source = self.args.input_file or "<stdin>"
         try:
-            with tensor_byte_limit(self.args.max_tensor_bytes), doing(f"optimizing {source}"):
+            with (
+                tensor_byte_limit(self.args.max_tensor_bytes),
+                op_libraries(self.args.load_op_library),
+                doing(f"optimizing {source}"),
+            ):
                 super().run()
         except ValueError as e:
             if "Unrecognized file extension" in str(e):

@@ -72,9 +72,11 @@ from ge.tools.artifact import load_artifact
 from ge.tools.common import (
     UserError,
     add_contract_arguments,
+    add_op_library_argument,
     doing,
     first_line,
     import_onnx_file,
+    op_libraries,
     positive,
     read_module,
     reported_errors,
@@ -354,6 +356,7 @@ def main(argv: list[str] | None = None) -> None:
     source.add_argument("--random-inputs", metavar="SEED", type=seed, help="random inputs from this seed")
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
+    add_op_library_argument(parser)
     add_contract_arguments(parser, notes=True)
     device = parser.add_argument_group("modeled device (modules lowered to streams)")
     chip = device.add_mutually_exclusive_group()
@@ -388,7 +391,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
-    with reported_errors("ge-run", args.debug, args.verbose), tensor_byte_limit(args.max_tensor_bytes):
+    with (
+        reported_errors("ge-run", args.debug, args.verbose),
+        tensor_byte_limit(args.max_tensor_bytes),
+        op_libraries(args.load_op_library),
+    ):
         execute(args)
 
 

@@ -17,7 +17,16 @@ from xdsl.dialects.builtin import StringAttr
 
 from ge.frontend.sidecar import SIDECAR_ATTR, save
 from ge.ge_dialects import ge
-from ge.tools.common import UserError, add_contract_arguments, doing, import_onnx_file, print_module, reported_errors
+from ge.tools.common import (
+    UserError,
+    add_contract_arguments,
+    add_op_library_argument,
+    doing,
+    import_onnx_file,
+    op_libraries,
+    print_module,
+    reported_errors,
+)
 from ge.tools.outputs import Outputs, reserve_ir_output
 
 
@@ -122,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         help="store every float initializer of rank >= 1 in the sidecar, however small (every float "
         "initializer is a parameter autodiff trains either way)",
     )
+    add_op_library_argument(parser)
     add_contract_arguments(parser, notes=True)
     args = parser.parse_args(argv)
     if args.import_onnx is not None and args.input is not None:
@@ -130,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--export-onnx and --export-dot need the IR file to read")
     if args.remarks and not args.export_dot:
         parser.error("--remarks goes with --export-dot")
-    with reported_errors("ge-translate", args.debug, args.verbose):
+    with reported_errors("ge-translate", args.debug, args.verbose), op_libraries(args.load_op_library):
         if args.export_onnx:
             export_onnx(args.input, args.output)
         elif args.export_dot:

@@ -19,6 +19,8 @@ from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
 from ge.ge_dialects.ge.conv_transpose import *  # noqa: F403
 from ge.ge_dialects.ge.conv_transpose import CONV_TRANSPOSE_OPS
+from ge.ge_dialects.ge.custom import *  # noqa: F403
+from ge.ge_dialects.ge.custom import CUSTOM_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.grid_sample import *  # noqa: F403
@@ -84,6 +86,7 @@ ALL_OPS: list[type[GeOp]] = [
     *LAYOUT_OPS,
     *LOSS_OPS,
     *OPTIMIZER_OPS,
+    *CUSTOM_OPS,
 ]
 
 GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])

@@ -176,7 +176,8 @@ def test_functions_nested_too_deep_are_refused():
 def test_a_body_with_an_unsupported_operator_is_listed_as_unsupported():
     odd = _local("Odd", [helper.make_node("StringNormalizer", ["x"], ["y"])])
     assert refusal(_model([odd], [("Odd", {})])) == (
-        f"1 operator is not supported at opset 21: {LOCAL}.Odd (1 node: 'call0')"
+        f"1 operator is not supported at opset 21: {LOCAL}.Odd (1 node: 'call0'); register a custom operator "
+        "with --load-op-library (docs/custom_ops.md)"
     )
 
 
