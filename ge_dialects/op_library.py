@@ -15,7 +15,7 @@ look them up there (a context variable, so a scope ends cleanly and nested scope
 
 from __future__ import annotations
 
-import runpy
+import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -126,6 +126,9 @@ class OpLibrary:
 
     name: str
     plugin: str
+    digest: str = ""
+    """sha256 of the plugin file's bytes, the ones that ran: what an artifact and the compile cache
+    record of it."""
     ops: dict[tuple[str, str], CustomOpDef] = field(default_factory=dict)
     gradients: dict[tuple[str, str], CustomOpDef] = field(default_factory=dict)
     """The gradient ops of the registrations with a `vjp`: ops, never imported from a model."""
@@ -262,14 +265,16 @@ def load_op_library(path: str | Path) -> OpLibrary:
     """Runs the plugin file (it is Python, run as is: only for a file the user named) and returns the
     operators its `register_op` calls registered."""
     path = str(path)
-    library = OpLibrary(Path(path).stem, path)
-    token = _LOADING.set(library)
     try:
-        runpy.run_path(path)
-    except OpLibraryError:
-        raise
+        source = Path(path).read_bytes()
     except OSError as e:
         raise OpLibraryError(f"plugin {path}: {e.strerror}") from None
+    library = OpLibrary(Path(path).stem, path, hashlib.sha256(source).hexdigest())
+    token = _LOADING.set(library)
+    try:  # the bytes hashed are the bytes run
+        exec(compile(source, path, "exec"), {"__name__": "__ge_op_library__", "__file__": path})
+    except OpLibraryError:
+        raise
     except Exception as e:  # the user's code failed: its own error, in one line
         text = str(e).strip().splitlines()
         raise OpLibraryError(f"plugin {path}: {type(e).__name__}{f': {text[0]}' if text else ''}") from None

@@ -39,18 +39,20 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 import ge
 from ge.frontend.sidecar import SIDECAR_ATTR, SidecarError, open_regular_file, open_weights, read_exactly, save
 from ge.ge_dialects import task
+from ge.ge_dialects.ge.custom import CustomOp
 from ge.ge_dialects.ge.target_attr import module_target
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import attach_weights, referenced_weights
 from ge.ge_dialects.limits import max_tensor_bytes
 from ge.ge_dialects.messages import one_line
+from ge.ge_dialects.op_library import installed
 from ge.interpreter.kernels import format_bytes
 from ge.interpreter.runner import InputError, input_names, input_signature, main_function, output_names, tensor_types
 from ge.interpreter.stream_executor import is_lowered
 from ge.tools.common import UserError, parse_module, print_module, write_atomic
 
 FORMAT = "ge-artifact"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Raised when the container or the manifest's meaning changes; a reader refuses a newer one."""
 SUFFIX = ".ge"
 MANIFEST, IR, WEIGHTS = "manifest.json", "model.mlir", "weights.safetensors"
@@ -69,6 +71,7 @@ MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
     "outputs": list,
     "num_operators": int,
     "cache_key": str,
+    "op_libraries": list,
     "content_hash": str,
 }
 """Every field a manifest has (no other), with its JSON type."""
@@ -199,12 +202,39 @@ class Artifact:
     def load_module(self, source: str | os.PathLike) -> ModuleOp:
         """The stream-level module, weights attached, checked against the manifest (`source` names
         the artifact in errors)."""
+        _check_op_libraries(self.manifest["op_libraries"], source)
         module = parse_module(self.ir.decode("utf-8"), f"{source}[{IR}]")
         if not is_lowered(module):
             raise ArtifactError(source, f"{IR} is not lowered to streams (a ge artifact holds stream-level IR)")
         attach_weights(module, _open_weights(module, self.weights, source))
         _check_against_manifest(module, self.manifest, source)
         return module
+
+
+def used_op_libraries(module: ModuleOp) -> list[dict[str, str]]:
+    """The custom operator libraries the module's `ge.custom` ops name, each with its plugin's
+    sha256 (the libraries are loaded: the module verified)."""
+    names = sorted({op.library.data for op in module.walk() if isinstance(op, CustomOp)})
+    digests = {library.name: library.digest for library in installed()}
+    return [{"name": name, "sha256": digests[name]} for name in names]
+
+
+def _check_op_libraries(recorded: list[dict[str, str]], source: str | os.PathLike) -> None:
+    """Each library the artifact was compiled with is loaded, with the same plugin content."""
+    loaded = {library.name: library for library in installed()}
+    for entry in recorded:
+        name, digest = entry["name"], entry["sha256"]
+        library = loaded.get(name)
+        if library is None:
+            raise ArtifactError(
+                source, f"it needs the custom operator library '{name}' (give --load-op-library {name}.py)"
+            )
+        if library.digest != digest:
+            raise ArtifactError(
+                source,
+                f"custom operator library '{name}' ({library.plugin}) is not the plugin it was compiled with "
+                f"(sha256 {library.digest[:16]}..., the artifact's {digest[:16]}...): recompile the model",
+            )
 
 
 def _open_weights(module: ModuleOp, data: bytes, source: str | os.PathLike) -> Mapping[str, np.ndarray]:
@@ -277,6 +307,7 @@ def build_artifact(module: ModuleOp, options: Mapping[str, Any], pipeline: str, 
         **signature(module),
         "num_operators": kernel_count(module),
         "cache_key": cache_key,
+        "op_libraries": used_op_libraries(module),
     }
     manifest["content_hash"] = content_hash(manifest, ir, weights)
     return Artifact(manifest, ir, weights)
@@ -420,12 +451,25 @@ def _manifest(path, data: bytes) -> dict[str, Any]:
             raise ArtifactError(path, f"{MANIFEST} has no field {name}")
         if not isinstance(manifest[name], kind) or isinstance(manifest[name], bool):
             raise ArtifactError(path, f"{MANIFEST} field {name} is not a JSON {kind.__name__}")  # type: ignore[union-attr]
+    for entry in manifest["op_libraries"]:
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"name", "sha256"}
+            and all(isinstance(v, str) for v in entry.values())
+        ):
+            raise ArtifactError(
+                path, f"{MANIFEST} field op_libraries holds {json.dumps(entry)[:80]}, not a name and a sha256"
+            )
     extra = sorted(set(manifest) - set(MANIFEST_FIELDS))
     if extra:
         raise ArtifactError(path, f"{MANIFEST} has an unknown field {json.dumps(extra[0])}")
     if canonical_json(manifest) != data:
         raise ArtifactError(path, f"{MANIFEST} is not in the form ge-compile writes (it was edited)")
     return manifest
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
 
 
 def _check_against_manifest(module: ModuleOp, manifest: Mapping[str, Any], source) -> None:

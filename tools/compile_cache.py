@@ -36,6 +36,7 @@ import ge
 from ge.ge_dialects import stream
 from ge.ge_dialects.ge.target_attr import resolve_target_name
 from ge.ge_dialects.ge.weights import referenced_weights
+from ge.ge_dialects.op_library import installed
 from ge.interpreter.ge import TensorTooLarge
 from ge.lowering.compile import compile_module, compile_pipeline
 from ge.passes.ge_optimize import PRECISION_MODES
@@ -128,7 +129,12 @@ def compiler_build() -> str:
 def cache_key(module: ModuleOp, options: Mapping[str, Any]) -> str:
     """The key of `module` (ge level, weights attached) compiled with `options` (resolved)."""
     digest = hashlib.sha256(b"ge-compile-cache\n")
-    header = {"format_version": FORMAT_VERSION, "compiler": ge.__version__, "build": compiler_build()}
+    header = {
+        "format_version": FORMAT_VERSION,
+        "compiler": ge.__version__,
+        "build": compiler_build(),
+        "op_libraries": [[library.name, library.digest] for library in installed()],
+    }
     for part in (canonical_json(header), canonical_json(dict(options)), print_module(module).encode()):
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)

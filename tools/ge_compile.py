@@ -124,9 +124,7 @@ def execute(args) -> None:
         module, _ = load_program(args.model)
     with doing(f"compiling {args.model}"), PassProgress(args.model, wanted(args.quiet)) as progress:
         try:
-            # the cache key does not hold the plugins' code: a compile with custom operators is never cached
-            use_cache = not args.no_cache and not args.load_op_library
-            compiled = compile_graph(module, options, use_cache=use_cache, progress=progress)
+            compiled = compile_graph(module, options, use_cache=not args.no_cache, progress=progress)
         except UserError as e:
             raise UserError(f"{args.model}: {e}") from None
     outputs.add(args.output, compiled.artifact.write_to)

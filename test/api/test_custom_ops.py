@@ -29,7 +29,7 @@ from ge.ge_dialects.op_library import OpLibrary, OpLibraryError
 from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import run
 from ge.passes.pipeline import apply_all, parse_passes
-from ge.tools import ge_opt, ge_run, ge_translate
+from ge.tools import ge_compile, ge_opt, ge_run, ge_translate
 from ge.tools.common import UserError, parse_module, print_module
 
 PLUGIN = Path(__file__).parent / "custom_ops" / "example_ops.py"
@@ -158,6 +158,40 @@ def test_the_tools_translate_optimize_and_run_with_the_plugin_and_refuse_without
     assert np.max(np.abs(got - reference(X)) / reference(X)) <= 1e-6
     code, _, err = run_main(ge_run.main, [lowered, "--inputs", tmp_path / "in.npz"])
     assert code == 1 and err.count("\n") == 1 and "give --load-op-library example_ops.py" in err
+
+
+def test_an_artifact_records_its_library_and_refuses_another_plugin_in_one_line(tmp_path, run_main):
+    """The manifest names the library with its plugin's sha256; the cache key holds it, so the same
+    plugin is a cache hit and an edited one (same name, another byte) a miss; loading without the
+    library, or with the edited plugin, is one line each."""
+    import hashlib
+
+    from ge.tools.artifact import read_artifact
+
+    onnx.save(model(), tmp_path / "m.onnx")
+    edited = tmp_path / "edited" / PLUGIN.name
+    edited.parent.mkdir()
+    edited.write_text(PLUGIN.read_text() + "\n# edited\n")
+    artifact = tmp_path / "m.ge"
+
+    def compile_with(plugin: Path) -> str:
+        code, out, err = run_main(ge_compile.main, [tmp_path / "m.onnx", "-o", artifact, "--load-op-library", plugin])
+        assert code == 0, err
+        return out
+
+    assert "compiled in" in compile_with(PLUGIN)
+    recorded = read_artifact(artifact).manifest["op_libraries"]
+    assert recorded == [{"name": "example_ops", "sha256": hashlib.sha256(PLUGIN.read_bytes()).hexdigest()}]
+    assert "from the cache" in compile_with(PLUGIN)
+    np.savez(tmp_path / "in.npz", x=X)
+    run = [artifact, "--inputs", tmp_path / "in.npz"]
+    code, _, err = run_main(ge_run.main, run)
+    assert code == 1 and err.count("\n") == 1
+    assert err.endswith("it needs the custom operator library 'example_ops' (give --load-op-library example_ops.py)\n")
+    code, _, err = run_main(ge_run.main, [*run, "--load-op-library", edited])
+    assert code == 1 and err.count("\n") == 1 and "is not the plugin it was compiled with" in err
+    assert "compiled in" in compile_with(edited)  # another plugin: another key
+    assert run_main(ge_run.main, [*run, "--load-op-library", edited])[0] == 0
 
 
 def _plugin(tmp_path: Path, name: str, body: str) -> Path:

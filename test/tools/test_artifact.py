@@ -298,6 +298,9 @@ def test_manifest_fields(saved, tmp_path):
         (lambda m: m.update(num_operators="59"), "num_operators is not a JSON int"),
         (lambda m: m.update(format="zip"), "does not name the format ge-artifact"),
         (lambda m: m.update(format_version=0), "format version 0 is not one"),
+        (lambda m: m.update(op_libraries={}), "op_libraries is not a JSON list"),
+        (lambda m: m.update(op_libraries=[{"name": "x", "sha256": 1}]), "op_libraries holds {"),
+        (lambda m: m.update(op_libraries=[{"name": "x", "sha256": "0" * 64}]), "custom operator library 'x'"),
     ):
         parts = _members(saved)
         edit(parts["manifest"])
