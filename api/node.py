@@ -14,6 +14,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from ge.api import op_types
 from ge.ge_dialects.ge.base import GeOp, location_name, value_label
+from ge.ge_dialects.ge.custom import CustomOp
 from ge.ge_dialects.ge.types import format_of, numpy_dtype, shape_of
 
 if TYPE_CHECKING:
@@ -90,8 +91,9 @@ _IMAGE_OPS = {"ge.conv", "ge.max_pool", "ge.avg_pool", "ge.global_avg_pool", "ge
 
 class Node:
     """One op of the graph. `type` is its GE type (Conv2D, BatchNorm, ...; op_types.py) where one
-    maps, else the ge op name; `node[key]` reads an attribute by its ge name, by the GE name of the
-    node's type, or `data_format` (the images' origin format, as FusionPattern constraints ask)."""
+    maps, a custom operator's registered type, else the ge op name; `node[key]` reads an attribute
+    by its ge name, by the GE name of the node's type, or `data_format` (the images' origin format,
+    as FusionPattern constraints ask)."""
 
     __slots__ = ("graph", "op")
 
@@ -105,6 +107,8 @@ class Node:
 
     @property
     def type(self) -> str:
+        if isinstance(self.op, CustomOp):
+            return self.op.op_type.data
         return op_types.type_of(self.op.name) or self.op.name
 
     @property

@@ -386,3 +386,10 @@ def test_mutation_a_gradient_op_exported_anyway_is_a_model_no_importer_reads():
         exported = export_module(backward.module)
         with pytest.raises(OnnxImportError, match="com.example.ScaledSoftplusGrad \\(1 node"):
             import_model(exported)
+
+
+def test_a_graph_node_of_a_custom_op_has_the_registered_type(library):
+    with ge.op_library(library):
+        module, _ = import_model(model())
+        nodes = ge.Graph.from_module(module).nodes
+        assert [(n.type, n.ge_op) for n in nodes if n.ge_op == "ge.custom"] == [("ScaledSoftplus", "ge.custom")]
