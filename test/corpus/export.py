@@ -2,9 +2,9 @@
 
 Not part of the project's dependencies: it runs in a separate venv that has torch,
 
-    python3 -m venv /work/corpus-venv
-    /work/corpus-venv/bin/pip install torch==2.14.1 torchvision==0.29.1 timm transformers onnx onnxscript onnxruntime
-    /work/corpus-venv/bin/python test/corpus/export.py [--only resnet18,bert] [--list]
+    python3 -m venv .corpus-venv
+    .corpus-venv/bin/pip install torch==2.14.1 torchvision==0.29.1 timm transformers onnx onnxscript onnxruntime
+    .corpus-venv/bin/python test/corpus/export.py [--only resnet18,bert] [--list]
 
 Every architecture is built in a small configuration (a few layers, tiny widths, 28-128 px images,
 batch 1, 8-token sequences) with seeded random weights (nothing is downloaded: transformers models
