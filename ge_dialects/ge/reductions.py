@@ -83,6 +83,16 @@ def reduced_axes(op: ReduceOp) -> list[int] | None:
     return sorted(normalize_axes(axes, rank))
 
 
+def _trivial_cotangents(op: ReduceOp, g: GradBuilder, dy: SSAValue) -> Sequence[SSAValue | None] | None:
+    """The cotangents of a reduction where no reduced set is formed: dy itself for the identity
+    (no axes, noop_with_empty_axes), zeros for empty data; else None."""
+    if reduced_axes(op) is None:
+        return operand_cotangents(op, data=dy)
+    if 0 in static_shape(op.data):
+        return operand_cotangents(op, data=g.zeros(op.data))
+    return None
+
+
 def _kept(data: Shape, axes: Sequence[int]) -> tuple[int, ...]:
     return tuple(1 if i in axes else int(d) for i, d in enumerate(data))  # type: ignore[arg-type]
 
@@ -123,12 +133,11 @@ class _ExtremeOp(ReduceOp):
         (dy,) = cotangents
         if dy is None:
             return operand_cotangents(self)
-        axes = reduced_axes(self)
-        if axes is None:
-            return operand_cotangents(self, data=dy)
-        data = static_shape(self.data)
-        if 0 in data:
-            return operand_cotangents(self, data=g.zeros(self.data))
+        trivial = _trivial_cotangents(self, g, dy)
+        if trivial is not None:
+            return trivial
+        axes, data = reduced_axes(self), static_shape(self.data)
+        assert axes is not None  # the identity is one of the trivial cases
         kept = _kept(data, axes)
         hit = g.cast_like(g.value(EqualOp, {"a": self.data, "b": g.reshape(self.reduced, kept)}), self.data)
         share = g.div(g.reshape(dy, kept), g.reduce_sum(hit, axes, keepdims=True))
@@ -174,12 +183,11 @@ class ReduceProdOp(ReduceOp):
         (dy,) = cotangents
         if dy is None:
             return operand_cotangents(self)
-        axes = reduced_axes(self)
-        if axes is None:
-            return operand_cotangents(self, data=dy)
-        data = static_shape(self.data)
-        if 0 in data:
-            return operand_cotangents(self, data=g.zeros(self.data))
+        trivial = _trivial_cotangents(self, g, dy)
+        if trivial is not None:
+            return trivial
+        axes, data = reduced_axes(self), static_shape(self.data)
+        assert axes is not None  # the identity is one of the trivial cases
         rest = [i for i in range(len(data)) if i not in axes]
         perm = rest + axes
         outer = [data[i] for i in rest]
