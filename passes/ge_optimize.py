@@ -3,7 +3,9 @@
   O0  nothing but the precision mode (a build option, not an optimization): the imported graph.
   O1  cleanup, simplification, mixed precision and data layouts; no fusion (GE's O1 turns graph
       and UB fusion off).
-  O2  O1 plus graph fusion: Conv+BN folding, bias folding, LayerNorm / GELU / attention recognition.
+  O2  O1 plus graph fusion: QDQ folding (before the cleanup, whose constant folding would turn the
+      weights' DequantizeLinear into float constants), Conv+BN folding, bias folding, LayerNorm /
+      GELU / attention recognition.
   O3  O2 plus UB fusion into fused.group kernels (GE's default).
 
 Each level in `LEVELS` is a list of stages; a stage builds pass objects from the options. The
@@ -33,6 +35,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
+from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.layout.assign_formats import AssignFormatsPass
@@ -85,6 +88,10 @@ def cleanup(_: LevelOptions) -> list[ModulePass]:
     ]
 
 
+def quantized(_: LevelOptions) -> list[ModulePass]:
+    return [FoldQdqPass()]
+
+
 def graph_fusion(_: LevelOptions) -> list[ModulePass]:
     return [
         FoldConvBnPass(),
@@ -119,8 +126,8 @@ def ub_fusion(options: LevelOptions) -> list[ModulePass]:
 LEVELS: dict[int, tuple[Stage, ...]] = {
     0: (precision,),
     1: (shapes, cleanup, precision, layout),
-    2: (shapes, cleanup, graph_fusion, precision, layout),
-    3: (shapes, cleanup, graph_fusion, precision, layout, ub_fusion),
+    2: (shapes, quantized, cleanup, graph_fusion, precision, layout),
+    3: (shapes, quantized, cleanup, graph_fusion, precision, layout, ub_fusion),
 }
 
 FUSION: tuple[Stage, ...] = (shapes, graph_fusion, ub_fusion)

@@ -1,0 +1,218 @@
+"""Rules of `fold-qdq`: a float Conv or MatMul between DequantizeLinear inputs and a
+QuantizeLinear result becomes the integer op onnxruntime's QDQ transformer makes of it.
+
+    Q(MatMul(DQ(a), DQ(b)), ys, yz)         ->  QLinearMatMul(a, as, az, b, bs, bz, ys, yz)
+    Q(Conv(DQ(x), DQ(w)[, B]), ys, yz)      ->  QLinearConv(x, xs, xz, w, ws, wz, ys, yz[, Bq])
+
+`Bq` is the int32 bias on the grid of `xs * ws` (per output channel when `ws` is): the int32
+constant itself when B is a DequantizeLinear of one with that scale (what `quantize_static`
+writes), else round(B / (xs * ws)) of a float constant B. The quantized values are those the DQ
+ops read, so the integer op computes what the QDQ graph means up to the requantization's
+rounding (one step of the result's grid). The DQ ops may have other users: those keep them; the
+float product must have the Q as its only user.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import f32, i32
+from xdsl.ir import SSAValue
+
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.quantize import PRODUCT_TYPES, QuantizeError, scale_axis
+from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from ge.ge_dialects.ge.weights import constant_array
+from ge.passes.rewrite import Builder, Check, Match, Op, Rule, copy_props
+from ge.passes.tensor_values import tensor_type
+
+_BIAS_RTOL = 1e-6
+"""How close a bias DQ's scale must be to x_scale * w_scale (quantize_static rounds the product to f32)."""
+
+
+def _dq(m: Match, name: str) -> ge.DequantizeLinearOp:
+    return m.op_as(name, ge.DequantizeLinearOp)
+
+
+def _zero_point(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp) -> SSAValue | None:
+    return op.x_zero_point if isinstance(op, ge.DequantizeLinearOp) else op.y_zero_point
+
+
+def _scale(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp) -> SSAValue:
+    return op.x_scale if isinstance(op, ge.DequantizeLinearOp) else op.y_scale
+
+
+def _quantized(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp) -> SSAValue:
+    """The integer side: what a DQ reads, what a Q makes."""
+    return op.x if isinstance(op, ge.DequantizeLinearOp) else op.y
+
+
+def _axis(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp) -> int | None:
+    """The axis the op's scale runs along, None for one scale (the verifier accepted the shapes)."""
+    data = shape_of(tensor_type(_quantized(op)))
+    try:
+        return scale_axis(data, shape_of(tensor_type(_scale(op))), op.p("axis"), op.p("block_size"), "scale")
+    except QuantizeError:  # pragma: no cover - the op's verifier refused these
+        return None
+
+
+def _why_not_linear(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp, axes: tuple[int | None, ...]) -> str | None:
+    """Why a DQ or Q cannot become an integer op's operand: its integer type, its float type,
+    scale and zero point not constants, blocks, or a scale along another axis than `axes`."""
+    what = describe(op)
+    qtype = tensor_type(_quantized(op)).element_type
+    if qtype not in PRODUCT_TYPES:
+        return f"{what} is {type_name(qtype)}, not int8 or uint8"
+    ftype = tensor_type(op.y if isinstance(op, ge.DequantizeLinearOp) else op.x).element_type
+    if ftype != f32:
+        return f"{what} dequantizes to {type_name(ftype)}, not f32"
+    if constant_array(_scale(op)) is None:
+        return f"the scale of {what} is not constant"
+    zero = _zero_point(op)
+    if zero is not None and constant_array(zero) is None:
+        return f"the zero point of {what} is not constant"
+    if op.p("block_size"):
+        return f"{what} is blocked (block_size {op.p('block_size')})"
+    if isinstance(op, ge.QuantizeLinearOp) and op.p("precision") not in (0, 1):
+        return f"{what} divides in another type than f32 (precision {op.p('precision')})"
+    if _axis(op) not in axes:
+        return f"the scale of {what} is per axis {_axis(op)}, not per tensor" + (
+            f" or per axis {axes[1]}" if len(axes) > 1 else ""
+        )
+    return None
+
+
+def _why_not_alone(m: Match, product: str) -> str | None:
+    """Why the float product cannot go: a user besides the Q (which would lose its input)."""
+    other = next((u.operation for u in m[product].uses if u.operation is not m.root), None)
+    if other is None:
+        return None
+    return f"{describe(m.op(product))} has a user outside the pattern ({describe(other)})"
+
+
+def _why_not_matmul(m: Match) -> str | None:
+    if (reason := _why_not_alone(m, "mm")) is not None:
+        return reason
+    b_rank = len(m.shape("b"))
+    for op, axes in ((_dq(m, "ad"), (None,)), (_dq(m, "bd"), (None, b_rank - 1)), (m.root, (None,))):
+        assert isinstance(op, ge.DequantizeLinearOp | ge.QuantizeLinearOp)
+        if (reason := _why_not_linear(op, axes)) is not None:
+            return reason
+    return None
+
+
+def _why_not_conv(m: Match) -> str | None:
+    if (reason := _why_not_alone(m, "conv")) is not None:
+        return reason
+    for op, axes in ((_dq(m, "xd"), (None,)), (_dq(m, "wd"), (None, 0)), (m.root, (None,))):
+        assert isinstance(op, ge.DequantizeLinearOp | ge.QuantizeLinearOp)
+        if (reason := _why_not_linear(op, axes)) is not None:
+            return reason
+    conv = m.op_as("conv", ge.ConvOp)
+    bias = _int32_bias(m) if conv.B is not None else None
+    return bias if isinstance(bias, str) else None
+
+
+def _bias_scale(m: Match) -> np.ndarray:
+    """x_scale * w_scale in f32, one per output channel."""
+    xs = constant_array(_dq(m, "xd").x_scale)
+    ws = constant_array(_dq(m, "wd").x_scale)
+    assert xs is not None and ws is not None  # _why_not_linear refused the others
+    channels = m.shape("w")[0]
+    assert channels is not None  # _int32_bias refused the others
+    return np.broadcast_to(xs.astype(np.float32).reshape(-1) * ws.astype(np.float32).reshape(-1), (channels,))
+
+
+def _int32_bias(m: Match) -> np.ndarray | str:
+    """The conv bias on the grid of x_scale * w_scale as int32, or why there is none."""
+    conv = m.op_as("conv", ge.ConvOp)
+    assert conv.B is not None
+    if m.shape("w")[0] is None:
+        return "the conv's output channels are not static"
+    scale = _bias_scale(m)
+    owner = conv.B.owner
+    if isinstance(owner, ge.DequantizeLinearOp):
+        q = constant_array(owner.x)
+        s = constant_array(owner.x_scale)
+        if tensor_type(owner.x).element_type != i32 or q is None or s is None:
+            return f"the bias {describe(owner)} is not a DequantizeLinear of an int32 constant with a constant scale"
+        if owner.p("block_size") or not np.allclose(
+            np.broadcast_to(s.reshape(-1), scale.shape), scale, rtol=_BIAS_RTOL, atol=0
+        ):
+            return f"the scale of the bias {describe(owner)} is not x_scale * w_scale"
+        return np.broadcast_to(q.reshape(-1), scale.shape).astype(np.int32)
+    bias = constant_array(conv.B)
+    if bias is None:
+        return "the conv's bias is neither a constant nor a DequantizeLinear of one"
+    q = np.round(bias.astype(np.float64) / scale.astype(np.float64))
+    if np.abs(q).max(initial=0) > np.iinfo(np.int32).max:
+        return "the conv's bias does not fit int32 on the grid of x_scale * w_scale"
+    return q.astype(np.int32)
+
+
+def _linear_operands(b: Builder, op: ge.DequantizeLinearOp | ge.QuantizeLinearOp, prefix: str) -> dict[str, SSAValue]:
+    """The quantized value, scale and zero point of a DQ or Q as an integer op's operands; a
+    missing zero point becomes a 0 of the quantized type, shaped like the scale."""
+    zero = _zero_point(op)
+    if zero is None:
+        scale_type = tensor_type(_scale(op))
+        qtype = numpy_dtype(tensor_type(_quantized(op)).element_type)
+        zeros = np.zeros(tuple(d or 1 for d in shape_of(scale_type)), qtype)
+        zero = b.const(zeros, f"{location_name(op) or prefix}.zero_point", op, "zero_point")
+    operands = {f"{prefix}_scale": _scale(op), f"{prefix}_zero_point": zero}
+    if isinstance(op, ge.DequantizeLinearOp):
+        operands[prefix] = op.x
+    return operands
+
+
+def _fold_matmul(m: Match, b: Builder) -> SSAValue:
+    q = m.root_as(ge.QuantizeLinearOp)
+    operands = {
+        **_linear_operands(b, _dq(m, "ad"), "a"),
+        **_linear_operands(b, _dq(m, "bd"), "b"),
+        **_linear_operands(b, q, "y"),
+    }
+    return b.op(ge.QLinearMatMulOp, operands, name=location_name(m.op("mm"))).results[0]
+
+
+def _fold_conv(m: Match, b: Builder) -> SSAValue:
+    q, conv = m.root_as(ge.QuantizeLinearOp), m.op_as("conv", ge.ConvOp)
+    operands = {
+        **_linear_operands(b, _dq(m, "xd"), "x"),
+        **_linear_operands(b, _dq(m, "wd"), "w"),
+        **_linear_operands(b, q, "y"),
+    }
+    if conv.B is not None:
+        bias = _int32_bias(m)
+        assert isinstance(bias, np.ndarray)  # _why_not_conv refused the others
+        name = location_name(conv) or "conv"
+        operands["B"] = b.const(bias, f"{name}.bias_quantized", conv.B, "bias_quantized")
+    return b.op(ge.QLinearConvOp, operands, copy_props(conv), name=location_name(conv)).results[0]
+
+
+def _dequantized(value: str, name: str) -> Op:
+    return Op(ge.DequantizeLinearOp, value, name=name)
+
+
+RULES: list[Rule] = [
+    Rule(
+        "qdq-matmul",
+        Op(
+            ge.QuantizeLinearOp,
+            Op(ge.MatMulOp, _dequantized("a", "ad"), _dequantized("b", "bd"), name="mm"),
+        ),
+        _fold_matmul,
+        rejects=[Check(_why_not_matmul)],
+        private=False,  # a DQ with other users stays for them; _why_not_alone checks the product
+    ),
+    Rule(
+        "qdq-conv",
+        Op(
+            ge.QuantizeLinearOp,
+            Op(ge.ConvOp, _dequantized("x", "xd"), _dequantized("w", "wd"), name="conv"),
+        ),
+        _fold_conv,
+        rejects=[Check(_why_not_conv)],
+        private=False,
+    ),
+]

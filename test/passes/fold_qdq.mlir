@@ -1,0 +1,133 @@
+// RUN: ge-opt %s -p fold-qdq --split-input-file | filecheck %s
+// RUN: ge-opt %s -p fold-qdq --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+
+// Q(MatMul(DQ(a), DQ(b))) -> QLinearMatMul; b's scale is per column (axis 1); the Q has no zero
+// point, so a uint8 0 is made for y_zero_point.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG:     %[[AS:.*]] = ge.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-DAG:     %[[AZ:.*]] = ge.constant dense<3> : tensor<ui8>
+// CHECK-DAG:     %[[B:.*]] = ge.constant dense<{{\[}}[1, -2], [3, 4]]> : tensor<2x2xi8>
+// CHECK-DAG:     %[[BS:.*]] = ge.constant dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>
+// CHECK-DAG:     %[[BZ:.*]] = ge.constant dense<0> : tensor<2xi8>
+// CHECK-DAG:     %[[YS:.*]] = ge.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-DAG:     %[[YZ:.*]] = ge.constant dense<0> : tensor<ui8>
+// CHECK:         %[[Y:.*]] = ge.qlinear_matmul %a, %[[AS]], %[[AZ]], %[[B]], %[[BS]], %[[BZ]], %[[YS]], %[[YZ]] : (tensor<3x2xui8>, tensor<f32>, tensor<ui8>, tensor<2x2xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>) -> tensor<3x2xui8> loc("/mm")
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     ge.dequantize_linear
+func.func @matmul(%a: tensor<3x2xui8>) -> tensor<3x2xui8> {
+  %as = ge.constant dense<0.5> : tensor<f32>
+  %az = ge.constant dense<3> : tensor<ui8>
+  %b = ge.constant dense<[[1, -2], [3, 4]]> : tensor<2x2xi8>
+  %bs = ge.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %bz = ge.constant dense<0> : tensor<2xi8>
+  %ys = ge.constant dense<1.0> : tensor<f32>
+  %0 = ge.dequantize_linear %a, %as, x_zero_point = %az : (tensor<3x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x2xf32> loc("/dq_a")
+  %1 = ge.dequantize_linear %b, %bs, x_zero_point = %bz {axis = 1 : i64} : (tensor<2x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x2xf32> loc("/dq_b")
+  %2 = ge.matmul %0, %1 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32> loc("/mm")
+  %3 = ge.quantize_linear %2, %ys : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xui8> loc("/q")
+  func.return %3 : tensor<3x2xui8>
+}
+// REMARK: remark: fold-qdq: applied qdq-matmul on [/q, /mm, /dq_a, /dq_b]: replaced by ge.qlinear_matmul
+
+// -----
+
+// Q(Conv(DQ(x), DQ(w), B)) with a float bias constant: B becomes round(B / (x_scale * w_scale))
+// in int32, per output channel: [1.0, -0.3] / (0.5 * [0.25, 0.1]) = [8, -6]. The DQ of x has a
+// second user (a relu), which keeps it.
+
+// CHECK-LABEL: func.func @conv_float_bias
+// CHECK:         %[[XD:.*]] = ge.dequantize_linear %x
+// CHECK:         %[[B:.*]] = ge.constant dense<[8, -6]> : tensor<2xi32>
+// CHECK-NEXT:    %[[Y:.*]] = ge.qlinear_conv %x, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, B = %[[B]] {pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x2x2xi8>, tensor<f32>, tensor<i8>, tensor<2x1x1x1xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<i8>, tensor<2xi32>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> loc("/conv")
+// CHECK-NEXT:    %[[R:.*]] = ge.relu %[[XD]]
+// CHECK-NEXT:    func.return %[[Y]], %[[R]]
+// CHECK-NOT:     ge.conv
+func.func @conv_float_bias(%x: tensor<1x1x2x2xi8>) -> (tensor<1x2x2x2xi8, #ge.fmt<NCHW>>, tensor<1x1x2x2xf32>) {
+  %xs = ge.constant dense<0.5> : tensor<f32>
+  %xz = ge.constant dense<0> : tensor<i8>
+  %w = ge.constant dense<[[[[2]]], [[[-3]]]]> : tensor<2x1x1x1xi8>
+  %ws = ge.constant dense<[0.25, 0.1]> : tensor<2xf32>
+  %wz = ge.constant dense<0> : tensor<2xi8>
+  %bias = ge.constant dense<[1.0, -0.3]> : tensor<2xf32>
+  %ys = ge.constant dense<0.2> : tensor<f32>
+  %yz = ge.constant dense<1> : tensor<i8>
+  %0 = ge.dequantize_linear %x, %xs, x_zero_point = %xz : (tensor<1x1x2x2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x1x2x2xf32> loc("/dq_x")
+  %1 = ge.dequantize_linear %w, %ws, x_zero_point = %wz {axis = 0 : i64} : (tensor<2x1x1x1xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x1x1x1xf32> loc("/dq_w")
+  %2 = ge.conv %0, %1, B = %bias {pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32, #ge.fmt<NCHW>> loc("/conv")
+  %3 = ge.quantize_linear %2, %ys, y_zero_point = %yz : (tensor<1x2x2x2xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> loc("/q")
+  %4 = ge.relu %0 : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> loc("/relu")
+  func.return %3, %4 : tensor<1x2x2x2xi8, #ge.fmt<NCHW>>, tensor<1x1x2x2xf32>
+}
+// REMARK: remark: fold-qdq: applied qdq-conv on [/q, /conv, /dq_x, /dq_w]: replaced by ge.qlinear_conv
+
+// -----
+
+// The bias as quantize_static writes it: a DQ of int32 with scale x_scale * w_scale (0.5 * 0.25,
+// per tensor here): its int32 values are the QLinearConv's B.
+
+// CHECK-LABEL: func.func @conv_int32_bias
+// CHECK:         %[[B:.*]] = ge.constant dense<[7, -9]> : tensor<2xi32>
+// CHECK-NEXT:    ge.qlinear_conv %x, {{.*}}, B = %[[B]]
+// CHECK-NOT:     ge.dequantize_linear
+func.func @conv_int32_bias(%x: tensor<1x1x2x2xi8>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> {
+  %xs = ge.constant dense<0.5> : tensor<f32>
+  %w = ge.constant dense<[[[[2]]], [[[-3]]]]> : tensor<2x1x1x1xi8>
+  %ws = ge.constant dense<0.25> : tensor<f32>
+  %bq = ge.constant dense<[7, -9]> : tensor<2xi32>
+  %bs = ge.constant dense<0.125> : tensor<2xf32>
+  %ys = ge.constant dense<0.2> : tensor<f32>
+  %yz = ge.constant dense<1> : tensor<i8>
+  %0 = ge.dequantize_linear %x, %xs : (tensor<1x1x2x2xi8>, tensor<f32>) -> tensor<1x1x2x2xf32> loc("/dq_x")
+  %1 = ge.dequantize_linear %w, %ws : (tensor<2x1x1x1xi8>, tensor<f32>) -> tensor<2x1x1x1xf32> loc("/dq_w")
+  %b = ge.dequantize_linear %bq, %bs {axis = 0 : i64} : (tensor<2xi32>, tensor<2xf32>) -> tensor<2xf32> loc("/dq_b")
+  %2 = ge.conv %0, %1, B = %b : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32, #ge.fmt<NCHW>> loc("/conv")
+  %3 = ge.quantize_linear %2, %ys, y_zero_point = %yz : (tensor<1x2x2x2xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> loc("/q")
+  func.return %3 : tensor<1x2x2x2xi8, #ge.fmt<NCHW>>
+}
+// REMARK: remark: fold-qdq: applied qdq-conv on [/q, /conv, /dq_x, /dq_w]: replaced by ge.qlinear_conv
+
+// -----
+
+// A bias DQ whose scale is not x_scale * w_scale (0.25 for 0.125): its values are on another grid.
+
+// CHECK-LABEL: func.func @conv_bias_wrong_scale
+// CHECK:         ge.conv
+// CHECK-NOT:     ge.qlinear_conv
+func.func @conv_bias_wrong_scale(%x: tensor<1x1x2x2xi8>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> {
+  %xs = ge.constant dense<0.5> : tensor<f32>
+  %w = ge.constant dense<[[[[2]]], [[[-3]]]]> : tensor<2x1x1x1xi8>
+  %ws = ge.constant dense<0.25> : tensor<f32>
+  %bq = ge.constant dense<[7, -9]> : tensor<2xi32>
+  %bs = ge.constant dense<0.25> : tensor<f32>
+  %ys = ge.constant dense<0.2> : tensor<f32>
+  %yz = ge.constant dense<1> : tensor<i8>
+  %0 = ge.dequantize_linear %x, %xs : (tensor<1x1x2x2xi8>, tensor<f32>) -> tensor<1x1x2x2xf32> loc("/dq_x")
+  %1 = ge.dequantize_linear %w, %ws : (tensor<2x1x1x1xi8>, tensor<f32>) -> tensor<2x1x1x1xf32> loc("/dq_w")
+  %b = ge.dequantize_linear %bq, %bs : (tensor<2xi32>, tensor<f32>) -> tensor<2xf32> loc("/dq_b")
+  %2 = ge.conv %0, %1, B = %b : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32, #ge.fmt<NCHW>> loc("/conv")
+  %3 = ge.quantize_linear %2, %ys, y_zero_point = %yz : (tensor<1x2x2x2xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8, #ge.fmt<NCHW>> loc("/q")
+  func.return %3 : tensor<1x2x2x2xi8, #ge.fmt<NCHW>>
+}
+// REMARK: remark: fold-qdq: rejected qdq-conv on [/q, /conv, /dq_x, /dq_w]: the scale of the bias ge.dequantize_linear '/dq_b' is not x_scale * w_scale
+
+// -----
+
+// A scale that is not a constant (a graph input), and a matmul whose float result is also
+// returned: both stay float.
+
+// CHECK-LABEL: func.func @refused
+// CHECK-COUNT-2: ge.matmul
+// CHECK-NOT:     ge.qlinear_matmul
+func.func @refused(%a: tensor<2x2xi8>, %as: tensor<f32>) -> (tensor<2x2xui8>, tensor<2x2xui8>, tensor<2x2xf32>) {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %0 = ge.dequantize_linear %a, %as : (tensor<2x2xi8>, tensor<f32>) -> tensor<2x2xf32> loc("/dq_in")
+  %1 = ge.dequantize_linear %a, %s : (tensor<2x2xi8>, tensor<f32>) -> tensor<2x2xf32> loc("/dq_const")
+  %2 = ge.matmul %0, %1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> loc("/mm1")
+  %3 = ge.quantize_linear %2, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xui8> loc("/q1")
+  %4 = ge.matmul %1, %1 : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32> loc("/mm2")
+  %5 = ge.quantize_linear %4, %s : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xui8> loc("/q2")
+  func.return %3, %5, %4 : tensor<2x2xui8>, tensor<2x2xui8>, tensor<2x2xf32>
+}
+// REMARK-DAG: remark: fold-qdq: rejected qdq-matmul on [/q1, /mm1, /dq_in, /dq_const]: the scale of ge.dequantize_linear '/dq_in' is not constant
+// REMARK-DAG: remark: fold-qdq: rejected qdq-matmul on [/q2, /mm2, /dq_const]: ge.matmul '/mm2' has a user outside the pattern (func.return)

@@ -1,0 +1,236 @@
+"""`fold-qdq` on a QDQ model written by onnxruntime's `quantize_static` (a Conv, a Reshape and a
+MatMul; per-channel and per-tensor weights): the folded module computes with QLinearConv and
+QLinearMatMul and no DQ / Q around them, and its outputs equal onnxruntime's within one step of
+the output grid. onnxruntime at ORT_ENABLE_ALL folds the same QDQ groups itself (its optimized
+model has QLinearConv and QLinearMatMul), so it is the oracle for the folded graph; at
+ORT_DISABLE_ALL it runs the QDQ graph in float, the oracle for the unfolded import."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.weights import attach_weights
+from ge.interpreter.runner import run
+from ge.passes import ge_optimize, remarks
+from ge.passes.fold_qdq import FoldQdqPass
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.rewrite import apply_rules
+from ge.passes.rules import fold_qdq as rules
+from ge.tools.common import parse_module, print_module
+
+X_SHAPE = (1, 3, 6, 1)
+VARIANTS = {
+    "per-channel-u8": dict(per_channel=True, activation_type=QuantType.QUInt8),
+    "per-tensor-s8": dict(per_channel=False, activation_type=QuantType.QInt8),
+}
+
+
+def _float_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "conv.weight"),
+        numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "conv.bias"),
+        numpy_helper.from_array(rng.standard_normal((6, 5)).astype(np.float32), "fc.weight"),
+        numpy_helper.from_array(np.array([1, 4, 6], np.int64), "shape"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], name="/conv/Conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Reshape", ["c", "shape"], ["r"], name="/reshape"),
+        helper.make_node("MatMul", ["r", "fc.weight"], ["y"], name="/fc/MatMul"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "conv_matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, X_SHAPE)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 5])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+class _Reader(CalibrationDataReader):
+    """A few random inputs for calibration."""
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(1)
+        self.batches = iter([{"x": rng.standard_normal(X_SHAPE).astype(np.float32)} for _ in range(4)])
+
+    def get_next(self):
+        return next(self.batches, None)
+
+
+@pytest.fixture(scope="module")
+def quantized(tmp_path_factory):
+    """Per variant: the QDQ model's path, onnxruntime's outputs at ORT_ENABLE_ALL and
+    ORT_DISABLE_ALL, the op types of its optimized model, the inputs and the output scale."""
+    folder = tmp_path_factory.mktemp("qdq")
+    onnx.save(_float_model(), folder / "float.onnx")
+    inputs = {"x": np.random.default_rng(2).standard_normal(X_SHAPE).astype(np.float32) * 1.5}
+    out = {}
+    for name, options in VARIANTS.items():
+        path = folder / f"{name}.onnx"
+        quantize_static(
+            folder / "float.onnx", path, _Reader(), quant_format=QuantFormat.QDQ, weight_type=QuantType.QInt8, **options
+        )
+        model = onnx.load(path)
+        y_scale = next(numpy_helper.to_array(t) for t in model.graph.initializer if t.name == "y_scale")
+        results = {}
+        for level in (ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_DISABLE_ALL):
+            so = ort.SessionOptions()
+            so.graph_optimization_level = level
+            if level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL:
+                so.optimized_model_filepath = str(folder / f"{name}.opt.onnx")
+            results[level] = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+        optimized = [n.op_type for n in onnx.load(folder / f"{name}.opt.onnx").graph.node]
+        out[name] = (model, results, optimized, inputs, float(y_scale))
+    return out
+
+
+def _imported(model):
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    return module
+
+
+def _fold(module):
+    with remarks.collected() as found:
+        FoldQdqPass().apply(None, module)
+    module.verify()
+    return collections.Counter((r.kind, r.rule) for r in found)
+
+
+def _ops(module) -> collections.Counter:
+    return collections.Counter(type(op) for op in module.walk())
+
+
+def _assert_within_one_step(got, want, step):
+    assert got.shape == want.shape
+    worst = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max())
+    assert worst <= step * (1 + 1e-6), f"differs by {worst / step:.2f} steps of {step}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_folded_module_has_qlinear_ops_and_matches_onnxruntime(quantized, variant):
+    model, results, optimized, inputs, step = quantized[variant]
+    # what onnxruntime computes for this model at ORT_ENABLE_ALL: it folds the groups itself
+    assert {"QLinearConv", "QLinearMatMul"} <= set(optimized)
+    assert "Conv" not in optimized and "MatMul" not in optimized
+
+    module = _imported(model)
+    before = run(module, inputs)["y"]
+    _assert_within_one_step(before, results[ort.GraphOptimizationLevel.ORT_DISABLE_ALL], step)
+    assert _ops(module)[ge.ConvOp] == 1 and _ops(module)[ge.MatMulOp] == 1
+
+    counts = _fold(module)
+    assert counts == {("applied", "qdq-conv"): 1, ("applied", "qdq-matmul"): 1}
+    ops = _ops(module)
+    assert ops[ge.QLinearConvOp] == 1 and ops[ge.QLinearMatMulOp] == 1
+    assert ops[ge.ConvOp] == 0 and ops[ge.MatMulOp] == 0
+    for op in module.walk():
+        if isinstance(op, ge.QLinearConvOp | ge.QLinearMatMulOp):
+            assert not any(isinstance(v.owner, ge.DequantizeLinearOp) for v in op.operands)
+            assert not any(isinstance(u.operation, ge.QuantizeLinearOp) for u in op.results[0].uses)
+    # the weights' and the bias's DQ ops are gone (only the activations' Q / DQ remain)
+    assert ops[ge.DequantizeLinearOp] == 2  # after the conv (before the Reshape) and the output
+
+    after = run(module, inputs)["y"]
+    _assert_within_one_step(after, results[ort.GraphOptimizationLevel.ORT_ENABLE_ALL], step)
+
+
+def test_mutation_bias_on_the_wrong_grid_is_caught(quantized, monkeypatch):
+    """Mutation: the fold quantizes the conv bias with twice the scale x_scale * w_scale; the
+    comparison with onnxruntime must fail."""
+    model, results, _, inputs, step = quantized["per-channel-u8"]
+    right = rules._int32_bias
+
+    def wrong(m):
+        bias = right(m)
+        return np.round(bias / 2).astype(np.int32)
+
+    monkeypatch.setattr(rules, "_int32_bias", wrong)
+    module = _imported(model)
+    assert _fold(module)[("applied", "qdq-conv")] == 1
+    with pytest.raises(AssertionError, match="steps"):
+        _assert_within_one_step(run(module, inputs)["y"], results[ort.GraphOptimizationLevel.ORT_ENABLE_ALL], step)
+
+
+def test_bias_dequantized_with_another_scale_stays_float(quantized):
+    """A bias DQ whose scale is not x_scale * w_scale (here doubled) is refused with a remark:
+    its int32 values are on another grid than the conv's sums."""
+    model, _, _, _, _ = quantized["per-channel-u8"]
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for t in model.graph.initializer:
+        if t.name == "conv.bias_quantized_scale":
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * 2, t.name))
+    module = _imported(model)
+    with remarks.collected() as found:
+        FoldQdqPass().apply(None, module)
+    refused = [r for r in found if r.rule == "qdq-conv"]
+    assert [r.kind for r in refused] == ["rejected"]
+    assert "is not x_scale * w_scale" in refused[0].reason
+    assert _ops(module)[ge.ConvOp] == 1 and _ops(module)[ge.QLinearConvOp] == 0
+
+
+def test_mutation_without_the_bias_scale_check_the_numerics_break(quantized, monkeypatch):
+    """Mutation: with the bias scale check off (any scale accepted), the model whose bias DQ has
+    twice the scale folds, and the folded module no longer computes what the QDQ graph does."""
+    model, _, _, inputs, step = quantized["per-channel-u8"]
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for t in model.graph.initializer:
+        if t.name == "conv.bias_quantized_scale":
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * 2, t.name))
+    module = _imported(model)
+    want = run(module, inputs)["y"]
+    monkeypatch.setattr(rules, "_BIAS_RTOL", 10.0)
+    assert _fold(module)[("applied", "qdq-conv")] == 1
+    with pytest.raises(AssertionError, match="steps"):
+        _assert_within_one_step(run(module, inputs)["y"], want, step)
+
+
+LIT = Path(__file__).with_name("fold_qdq.mlir")
+
+
+@pytest.mark.parametrize("index", range(len(rules.RULES)))
+def test_mutation_every_rule_is_needed(index):
+    """Mutation: dropping a rule of the table changes what the pass makes of the lit inputs."""
+    cases = [c for c in LIT.read_text().split("// -----") if "func.func" in c]
+
+    def outcome(table):
+        texts = []
+        for case in cases:
+            module = parse_module(case, "<test>")
+            with remarks.collected():
+                apply_rules(module, table, "fold-qdq")
+            texts.append(print_module(module))
+        return texts
+
+    dropped = [r for i, r in enumerate(rules.RULES) if i != index]
+    assert outcome(list(rules.RULES)) != outcome(dropped)
+
+
+def test_ge_optimize_folds_qdq_before_the_cleanup(quantized, monkeypatch):
+    """At O2 the groups are folded; with fold-qdq moved after the cleanup (a mutation of the
+    level's stages) constant folding has turned the weights' DQ ops into float constants first
+    and nothing folds, which is why the stage comes first."""
+    model, results, _, inputs, step = quantized["per-tensor-s8"]
+    module = _imported(model)
+    GeOptimizePass(level=2).apply(None, module)
+    ops = _ops(module)
+    assert ops[ge.QLinearConvOp] == 1 and ops[ge.QLinearMatMulOp] == 1
+    _assert_within_one_step(run(module, inputs)["y"], results[ort.GraphOptimizationLevel.ORT_ENABLE_ALL], step)
+
+    shapes, qdq, cleanup, *rest = ge_optimize.LEVELS[2]
+    monkeypatch.setitem(ge_optimize.LEVELS, 2, (shapes, cleanup, qdq, *rest))
+    module = _imported(model)
+    GeOptimizePass(level=2).apply(None, module)
+    assert _ops(module)[ge.QLinearConvOp] == 0
