@@ -32,6 +32,7 @@ from ge.interpreter.kernels.col2im import Col2ImFunctions
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
 from ge.interpreter.kernels.custom import CustomFunctions
+from ge.interpreter.kernels.deform_conv import DeformConvFunctions
 from ge.interpreter.kernels.elementwise import ElementwiseFunctions
 from ge.interpreter.kernels.grid_sample import GridSampleFunctions
 from ge.interpreter.kernels.indexing import IndexingFunctions
@@ -58,6 +59,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     NnFunctions,
     ConvTransposeFunctions,
     Col2ImFunctions,
+    DeformConvFunctions,
     PoolingFunctions,
     InstanceNormFunctions,
     ConvGradFunctions,

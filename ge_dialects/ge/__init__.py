@@ -21,6 +21,8 @@ from ge.ge_dialects.ge.conv_transpose import *  # noqa: F403
 from ge.ge_dialects.ge.conv_transpose import CONV_TRANSPOSE_OPS
 from ge.ge_dialects.ge.custom import *  # noqa: F403
 from ge.ge_dialects.ge.custom import CUSTOM_OPS
+from ge.ge_dialects.ge.deform_conv import *  # noqa: F403
+from ge.ge_dialects.ge.deform_conv import DEFORM_CONV_OPS
 from ge.ge_dialects.ge.elementwise import *  # noqa: F403
 from ge.ge_dialects.ge.elementwise import ELEMENTWISE_OPS
 from ge.ge_dialects.ge.grid_sample import *  # noqa: F403
@@ -72,6 +74,7 @@ ALL_OPS: list[type[GeOp]] = [
     *QUANTIZE_OPS,
     *CONV_TRANSPOSE_OPS,
     *COL2IM_OPS,
+    *DEFORM_CONV_OPS,
     *POOLING_OPS,
     *INSTANCE_NORM_OPS,
     *CONV_GRAD_OPS,

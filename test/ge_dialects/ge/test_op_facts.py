@@ -93,6 +93,7 @@ def test_known_engines():
         "ge.conv_backprop_filter",
         "ge.einsum",
         "ge.conv_transpose",
+        "ge.deform_conv",
         "ge.matmul_integer",
         "ge.conv_integer",
         "ge.qlinear_matmul",
