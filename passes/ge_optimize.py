@@ -89,7 +89,10 @@ def cleanup(_: LevelOptions) -> list[ModulePass]:
 
 
 def quantized(_: LevelOptions) -> list[ModulePass]:
-    return [FoldQdqPass()]
+    """Before the cleanup, whose constant folding turns a weight's DequantizeLinear into a float
+    constant; simplify first, so an Identity between a DQ and its product (exporters put one on
+    a shared bias) does not hide the group."""
+    return [SimplifyPass(), FoldQdqPass()]
 
 
 def graph_fusion(_: LevelOptions) -> list[ModulePass]:
