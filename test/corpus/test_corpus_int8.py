@@ -112,3 +112,35 @@ def test_mutation_the_stage_without_simplify_is_caught(quantized, monkeypatch):
     monkeypatch.setattr(ge_optimize, "quantized", lambda options: [FoldQdqPass()])
     with pytest.raises(AssertionError):
         test_the_qdq_import_and_its_folded_groups_equal_onnxruntime(quantized)
+
+
+def test_dynamic_quantization_of_bert_equals_onnxruntime(tmp_path):
+    """`quantize_dynamic` (DynamicQuantizeLinear and MatMulInteger, the QOperator form) on the
+    corpus's BERT: ge's import equals onnxruntime's."""
+    case = corpus.case("bert")
+    onnx.save(case.model, tmp_path / "float.onnx")
+    quantization.quantize_dynamic(
+        tmp_path / "float.onnx", tmp_path / "dynamic.onnx", weight_type=quantization.QuantType.QInt8
+    )
+    model = onnx.load(tmp_path / "dynamic.onnx")
+    kinds = collections.Counter(n.op_type for n in model.graph.node)
+    assert kinds["DynamicQuantizeLinear"] > 0 and kinds["MatMulInteger"] > 0
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    ops = collections.Counter(o.name for o in module.walk())
+    assert ops["ge.dynamic_quantize_linear"] == kinds["DynamicQuantizeLinear"]
+    assert ops["ge.matmul_integer"] == kinds["MatMulInteger"]
+    assert _error(run(module, case.feeds), dict(zip(names, session.run(names, case.feeds)))) <= corpus.TOLERANCE
+
+
+@pytest.mark.mutation
+def test_mutation_integer_products_without_the_activation_zero_point_are_caught(tmp_path, monkeypatch):
+    """MatMulInteger's uint8 activations read without subtracting their zero point."""
+    from ge.interpreter.kernels import quantize as kernels
+
+    right = kernels._matmul_sum
+    monkeypatch.setattr(kernels, "_matmul_sum", lambda a, b, a_zero, b_zero: right(a, b, None, b_zero))
+    with pytest.raises(AssertionError):
+        test_dynamic_quantization_of_bert_equals_onnxruntime(tmp_path)
