@@ -49,6 +49,7 @@ from ge.frontend.onnx_ops import (
 from ge.frontend.onnx_sequences import SEQUENCE_OPS, TensorSequence, import_sequence_node
 from ge.frontend.onnx_training import TRAINING_DOMAIN, TRAINING_OPSET, import_training_node
 from ge.frontend.onnx_upgrade import upgraded
+from ge.frontend.onnx_value_dependent import VALUE_DEPENDENT_OPS, import_value_dependent
 from ge.frontend.sidecar import SidecarError, confined_path, open_regular_file, read_exactly
 from ge.frontend.validate import (
     MAX_TENSOR_BYTES,
@@ -286,6 +287,9 @@ class _Importer:
             return
         if node.domain in DEFAULT_DOMAINS and node.op_type in CONTROL_FLOW_OPS:
             CONTROL_FLOW_OPS[node.op_type](self, node, name, where)
+            return
+        if node.domain in DEFAULT_DOMAINS and node.op_type in VALUE_DEPENDENT_OPS:
+            import_value_dependent(self, node, name, where)
             return
         for i, input_name in enumerate(node.input):
             if input_name in self.sequences:

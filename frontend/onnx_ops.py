@@ -109,6 +109,11 @@ IMPORTED_BY_NAME = {
     "SplitToSequence",
     "ConcatFromSequence",
     "SequenceMap",
+    # value-dependent shapes, evaluated when their inputs are constants (onnx_value_dependent.py)
+    "NonZero",
+    "Unique",
+    "Compress",
+    "NonMaxSuppression",
 }
 """Default-domain operators the importer reads itself instead of mapping them to one ge op."""
 

@@ -31,6 +31,10 @@ KNOWN_FAILURES: dict[str, str] = {
         "opset 8's batch form of Scan is refused: onnx's version converter drops its batch axis from the graph's "
         "inputs instead of adapting the Scan"
     ),
+    r"test_(nonzero|unique|compress|nonmaxsuppression)_": (
+        "the result's shape depends on the values of a graph input here; ge evaluates these operators at "
+        "import when those inputs are constants (Compress: its condition), see test_onnx_value_dependent.py"
+    ),
     r"test_col2im": "image_shape and block_shape are graph inputs here; ge needs them constant (they give the dims)",
     r"test_bernoulli": "Bernoulli's function body draws with RandomUniformLike (random ops are not imported)",
     r"test_celu_bfloat16": "the body rounds each step to bf16; the expected values round once (atol 1e-7)",

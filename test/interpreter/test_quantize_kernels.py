@@ -5,7 +5,9 @@ with per-tensor and per-row / per-column / per-channel zero points and their req
 Each case is one node whose first input is a graph input and the others initializers (the
 verifier sees constant scales), at the opset named. The mutation tests break the rounding, the
 axis a scale runs along and MatMulInteger's zero-point subtraction and show the comparison fails;
-the import errors are one line naming the node."""
+the import errors are one line naming the node. Where onnxruntime's uint8 x int8 products
+saturate (CPUs without VNNI), its oracle runs on the same products in uint8 x uint8
+(`exact_integer_oracle`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import re
 import numpy as np
 import onnx
 import pytest
+from exact_integer_oracle import exact_inputs
 from onnx import TensorProto, helper
 from onnx_oracle import ONNX_TYPES, assert_output_matches
 
@@ -55,11 +58,28 @@ def compare(op_type: str, inputs: dict[str, np.ndarray | None], outputs: int = 1
     m = model(op_type, inputs, outputs, opset, **attrs)
     first = next(iter(inputs))
     feed = {first: inputs[first]}
-    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)
+    oracle = model(op_type, exact_inputs(op_type, inputs), outputs, opset, **attrs)
+    want = ort.InferenceSession(oracle.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)
     got = ge_run(m, feed)
     for i, (g, w) in enumerate(zip(got, want)):
         assert_output_matches(f"out{i}", g, w, rtol=1e-6, atol=0)
     return got
+
+
+def test_the_exact_inputs_keep_the_products():
+    """Mutation of the oracle's rewrite: the shifted factor and zero point give the same integer
+    products (numpy), and a shift of the factor alone does not."""
+    a, b, zb = ints(np.uint8, 3, 8), ints(np.int8, 8, 4), np.asarray(-3, np.int8)
+    exact = (a.astype(np.int64)) @ (b.astype(np.int64) - zb)
+    for given in ({"A": a, "B": b, "b_zero_point": zb}, {"A": a, "B": b}):
+        moved = exact_inputs("MatMulInteger", given)
+        if moved is given:
+            pytest.skip("onnxruntime's uint8 x int8 products are exact on this CPU")
+        assert list(moved) == ["A", "B", "a_zero_point", "b_zero_point"] and moved["a_zero_point"] is None
+        zero = moved["b_zero_point"].astype(np.int64)
+        want = exact if "b_zero_point" in given else a.astype(np.int64) @ b.astype(np.int64)
+        np.testing.assert_array_equal(a.astype(np.int64) @ (moved["B"].astype(np.int64) - zero), want)
+        assert not np.array_equal(a.astype(np.int64) @ moved["B"].astype(np.int64), want)
 
 
 def with_ties(shape, scale: float, spread: float = 300.0) -> np.ndarray:
