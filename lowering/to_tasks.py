@@ -8,7 +8,8 @@
            pattern = "cube_epilogue"} {...}
 
 Constants stay outside (weights live in device memory, not in a kernel); scalar constants a
-kernel reads are cloned into it as immediates.
+kernel reads, and constants read through an op's `IMMEDIATE_OPERANDS` (Col2Im's shapes), are
+cloned into it as immediates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects import fused, stream, task
+from ge.ge_dialects import fused, ge, stream, task
 from ge.ge_dialects.ge.base import location_name
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
@@ -68,7 +69,20 @@ def lower_op(op: Operation, name: str, target: Target) -> task.KernelOp:
         list(op.results),
         lambda ins, types, body: task.KernelOp(name, ins, types, body, props),
         task.YieldOp,
-        fused.is_scalar_constant,
+        _is_immediate,
+    )
+
+
+def _is_immediate(op: Operation) -> bool:
+    """A scalar constant, or a constant an op reads through one of its `IMMEDIATE_OPERANDS`."""
+    if fused.is_scalar_constant(op):
+        return True
+    if not isinstance(op, ge.ConstantOp) or op.inline_value() is None:
+        return False
+    return any(
+        isinstance(use.operation, ge.GeOp)
+        and use.operation.get_irdl_definition().operands[use.index][0] in use.operation.IMMEDIATE_OPERANDS
+        for use in op.results[0].uses
     )
 
 

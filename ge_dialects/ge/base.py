@@ -354,6 +354,9 @@ class GeOp(IRDLOperation):
     """The operands that hold the data the op computes on: under mixed precision they take the
     op's compute type, the others (shapes, axes, indices, statistics) keep theirs. Empty exactly
     for the "keep" ops."""
+    IMMEDIATE_OPERANDS: ClassVar[tuple[str, ...]] = ()
+    """Operands the op needs as constants (its result's dims come from them) that its kernel reads
+    as immediates: lowering clones their constants into the op's task."""
     FP16_ONLY: ClassVar[bool] = False
     """The device has no f32 kernel for the op: it computes in f16 in every mode that may change
     dtypes."""

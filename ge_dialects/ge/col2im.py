@@ -31,6 +31,7 @@ class Col2ImOp(GeOp):
     name = "ge.col2im"
     ONNX: ClassVar = ("Col2Im",)
     DATA_OPERANDS: ClassVar = ("input",)
+    IMMEDIATE_OPERANDS: ClassVar = ("image_shape", "block_shape")
     input = operand_def(TensorType)
     image_shape = operand_def(TensorType)
     block_shape = operand_def(TensorType)

@@ -68,3 +68,33 @@ def test_shapes_known_only_at_run_time_are_refused():
     model.opset_import[0].version = 18
     with pytest.raises(OnnxImportError, match="image_shape and block_shape must be constants"):
         import_model(model)
+
+
+def _lowered_outputs(model, x):
+    from ge.ge_dialects.ge.weights import attach_weights
+    from ge.interpreter.runner import run
+    from ge.passes.pipeline import apply_all, parse_passes
+    from ge.tools.common import make_context
+
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    want = run(module, {"x": x})
+    apply_all(make_context(), module, parse_passes("lower-to-tasks,plan-memory,lower-to-streams"))
+    return run(module, {"x": x}), want
+
+
+def test_lowered_to_streams_keeps_its_outputs():
+    """Its shapes are immediates of its task (IMMEDIATE_OPERANDS): the stream level runs it."""
+    x = RNG.standard_normal((2, 18, 4)).astype(np.float32)
+    got, want = _lowered_outputs(col2im_model(x, [5, 5], [3, 3], strides=[2, 2]), x)
+    np.testing.assert_array_equal(got["out0"], want["out0"])
+
+
+@pytest.mark.mutation
+def test_mutation_shapes_left_outside_the_task_are_caught(monkeypatch):
+    from ge.ge_dialects import ge
+
+    monkeypatch.setattr(ge.Col2ImOp, "IMMEDIATE_OPERANDS", ())
+    x = RNG.standard_normal((2, 18, 4)).astype(np.float32)
+    with pytest.raises(Exception, match="must be constants"):
+        _lowered_outputs(col2im_model(x, [5, 5], [3, 3], strides=[2, 2]), x)
