@@ -79,11 +79,14 @@ def _is_immediate(op: Operation) -> bool:
         return True
     if not isinstance(op, ge.ConstantOp) or op.inline_value() is None:
         return False
-    return any(
-        isinstance(use.operation, ge.GeOp)
-        and use.operation.get_irdl_definition().operands[use.index][0] in use.operation.IMMEDIATE_OPERANDS
-        for use in op.results[0].uses
-    )
+    return any(_read_as_immediate(use.operation, use.index) for use in op.results[0].uses)
+
+
+def _read_as_immediate(user: Operation, index: int) -> bool:
+    if not isinstance(user, ge.GeOp) or not (names := user.IMMEDIATE_OPERANDS):
+        return False
+    definitions = user.get_irdl_definition().operands  # ops with immediates have no variadic operands
+    return index < len(definitions) and definitions[index][0] in names
 
 
 @dataclass(frozen=True)
