@@ -1,8 +1,8 @@
 """`cancel-casts`: removes casts that do nothing and pairs of casts that undo each other.
 
-The rules (`noop`, `symmetric-pair`, `compose`) are the table in `passes/rules/casts.py`; the
-rewrite engine applies them in program-order sweeps until none matches. One remark per rewrite,
-and one per refused pair.
+The rules (`noop`, `symmetric-pair`, `compose`, `dequantize-to`, `quantize-from`) are the table in
+`passes/rules/casts.py`; the rewrite engine applies them in program-order sweeps until none
+matches. One remark per rewrite, and one per refused pair.
 """
 
 from __future__ import annotations

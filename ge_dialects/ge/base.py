@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     NameLoc,
     NoneAttr,
     StringAttr,
@@ -45,7 +46,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ge.ge_dialects.ge.facts import Engine, RunsOn, Transcendental
+from ge.ge_dialects.ge.facts import CopiesElements, Engine, RunsOn, Transcendental
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import (
     FORMATS,
@@ -293,6 +294,16 @@ def has_float_result(op: Operation) -> bool:
     return any(isinstance(r.type, TensorType) and is_float(r.type.element_type) for r in op.results)
 
 
+def _moves_quantized_data(op: GeOp) -> bool:
+    """The op copies elements (`CopiesElements`) and yields only integers of at most 16 bits."""
+    return op.has_trait(CopiesElements) and all(
+        isinstance(r.type, TensorType)
+        and isinstance(r.type.element_type, IntegerType)
+        and r.type.element_type.width.data <= 16
+        for r in op.results
+    )
+
+
 def _dims_compatible(a: Shape, b: Shape) -> bool:
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
@@ -505,9 +516,11 @@ class GeOp(IRDLOperation):
 
     def engine(self) -> Engine:
         """The engine this op runs on: its class's, except that a Vector op with no float result is
-        integer arithmetic, which GE places on the AI CPU."""
+        integer arithmetic, which GE places on the AI CPU, unless it only moves 8- or 16-bit
+        integers (`CopiesElements`: quantized data, which TransData, Transpose and MaxPool take
+        on the AI Core)."""
         engine = self.engine_class()
-        if engine is Engine.VECTOR and not has_float_result(self):
+        if engine is Engine.VECTOR and not has_float_result(self) and not _moves_quantized_data(self):
             return Engine.AICPU
         return engine
 

@@ -8,6 +8,9 @@ declared once on the op class instead of as name sets in each consumer.
 - `Reduction`: the op reduces over whole axes (a kernel tile must hold the reduced row).
 - `LayoutAgnostic`: the op computes the same on any storage format, so a format flows through it
   (GE propagates NC1HWC0 / FRACTAL_NZ through these ops).
+- `CopiesElements`: every element of the result is a copy of an element of the one data operand
+  (reshapes, transposes, slices, gathers, tiling, max pooling): the op commutes with any monotone
+  elementwise map, so it computes the same on a tensor's quantized integers as on its values.
 - `PreservesZero`: an elementwise op with f(0, ..., 0) = 0, so zero padding stays zero and it may
   compute on a blocked, padded storage array directly (the interpreter runs it on storage).
 - `Transcendental`: each result element costs the target's `transcendental_cost` vector
@@ -73,6 +76,13 @@ class LayoutAgnostic(OpTrait):
 
 
 @dataclass(frozen=True)
+class CopiesElements(OpTrait):
+    """Each result element is a copy of an element of the data operand, chosen without regard to
+    the values (data movement) or by their order (a max): a monotone elementwise map such as
+    DequantizeLinear with a positive scale commutes with the op."""
+
+
+@dataclass(frozen=True)
 class PreservesZero(OpTrait):
     """An elementwise op with f(0, ..., 0) = 0: on padded storage the padding stays zero."""
 
@@ -89,6 +99,7 @@ __all__ = [
     "Broadcasting",
     "Reduction",
     "LayoutAgnostic",
+    "CopiesElements",
     "PreservesZero",
     "Transcendental",
 ]

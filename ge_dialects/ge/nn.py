@@ -29,7 +29,15 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
 from ge.ge_dialects.ge.elementwise import EqualOp, broadcast_shapes
-from ge.ge_dialects.ge.facts import Elementwise, Engine, LayoutAgnostic, Reduction, RunsOn, Transcendental
+from ge.ge_dialects.ge.facts import (
+    CopiesElements,
+    Elementwise,
+    Engine,
+    LayoutAgnostic,
+    Reduction,
+    RunsOn,
+    Transcendental,
+)
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.tensor_ops import WhereOp
 from ge.ge_dialects.ge.types import (
@@ -335,6 +343,7 @@ class MaxPoolOp(PoolOp):
     storage_order = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "storage_order": 0}
     ALLOWED: ClassVar = MAX_POOL_TYPES
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:

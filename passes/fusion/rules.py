@@ -35,6 +35,32 @@ ELEMENTWISE = ops(*(op for op in ge.ALL_OPS if op.has_trait(Elementwise)))
 """The ops whose `Elementwise` trait says element i of a result reads element i of the operands only."""
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
+QUANTIZE = ops(ge.QuantizeLinearOp)
+DEQUANTIZE = ops(ge.DequantizeLinearOp)
+
+
+def all_operands(op: Operation) -> Sequence[int]:
+    return range(len(op.operands))
+
+
+QUANTIZED_CUBE = ops(ge.QLinearConvOp, ge.QLinearMatMulOp)
+QUANTIZED_PRODUCERS = (
+    Step(ELEMENTWISE, max_count=4, inputs=all_operands),
+    Step(DEQUANTIZE, min_count=0),
+    Step(QUANTIZED_CUBE, min_count=0, inputs=()),
+)
+"""What a QuantizeLinear's kernel computes before it: up to four elementwise ops along each path
+(a residual add and the casts around it), the DequantizeLinear at the start of each path, and the
+integer Cube op that path dequantizes when the DQ is its only reader: DQ, DQ -> Add -> Q is one
+Vector kernel (onnxruntime's QLinearAdd), or the epilogue of the QLinearConv before it (GE fuses
+the dequantize, the residual add and the requantize into the conv's UB epilogue)."""
+
+
+def _has_cube(c: Candidate) -> str | None:
+    return None if any(is_one_of(op, CUBE) for op in c.members) else "no Cube op among the members"
+
+
+HAS_CUBE = Constraint("has-cube", _has_cube)
 
 
 def keeps_shape(op: Operation, value: SSAValue) -> bool:
@@ -231,6 +257,22 @@ RULES: list[FusionRule] = [
         anchor=REDUCTIONS,
         producers=(Step(ELEMENTWISE),),
         followers=(Step(ELEMENTWISE, max_count=4, when=keeps_shape),),
+        constraints=(ONE_FORMAT,),
+    ),
+    FusionRule(
+        name="quantized_cube_epilogue",
+        pattern="cube+elementwise",
+        anchor=QUANTIZE,
+        anchor_inputs=(0,),
+        producers=QUANTIZED_PRODUCERS,
+        constraints=(HAS_CUBE, ONE_FORMAT),
+    ),
+    FusionRule(
+        name="quantized_elementwise",
+        pattern="elementwise",
+        anchor=QUANTIZE,
+        anchor_inputs=(0,),
+        producers=QUANTIZED_PRODUCERS[:2],
         constraints=(ONE_FORMAT,),
     ),
     FusionRule(

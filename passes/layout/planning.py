@@ -203,9 +203,13 @@ def follow(
     operands: tuple[str, ...],
     results: tuple[str, ...],
     checks: tuple[LayoutCheck, ...] = (),
+    changes_c0: bool = False,
 ) -> Rule:
     """A rule letting `ops` compute in a format among `formats` that one of their full-shape
-    `operands` arrives in; `operands` of another shape broadcast."""
+    `operands` arrives in; `operands` of another shape broadcast. With `changes_c0` the op's kernel
+    may read and write blocks of different C0 (a type change that re-blocks the channels, as GE's
+    AscendQuant reads f16 NC1HWC0 with C0 = 16 and writes int8 with C0 = 32); otherwise its
+    values share one C0, so that it maps storage element to storage element."""
 
     def seen(m: Match) -> _Arrival:
         arrival = _arrival(m, operands, results)
@@ -239,8 +243,9 @@ def follow(
         )
     ]
     rejects += [refusal(_on_root_arriving(check)) for check in checks]
+    if not changes_c0:
+        rejects.append(refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)))
     rejects += [
-        refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)),
         refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),
         refusal(lambda m, a: _cannot_store(m.root, a.full + a.results, a.storage)),
     ]

@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import bf16, f16, f32
+from xdsl.dialects.builtin import bf16, f16, f32, i8
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
-from ge.ge_dialects.ge.types import Shape, shape_of, type_name
+from ge.ge_dialects.ge.types import Shape, shape_of, type_name, ui8
 from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import LayoutCheck, Options, anchor, follow
 from ge.passes.rewrite import Rule
@@ -75,7 +75,8 @@ def nz_enabled(op: GeOp, options: Options) -> str | None:
     return None if options.nz else "FRACTAL_NZ is disabled (nz=false)"
 
 
-CUBE_TYPES = (f16, bf16, f32)
+CUBE_TYPES = (f16, bf16, f32, i8, ui8)
+"""The element types the Cube reads (int8 and uint8 with int32 accumulation: the integer products)."""
 
 
 def cube_type(name: str) -> Check:
@@ -87,13 +88,15 @@ def cube_type(name: str) -> Check:
 
 
 def matmul_dims(op: GeOp) -> tuple[int | None, int | None, int | None, int | None]:
-    """(batch, M, K, N) of a matmul or gemm; batch is the product of the result's leading dims."""
-    a, b = _shape(op, "A"), _shape(op, "B")
+    """(batch, M, K, N) of a matmul, gemm or qlinear_matmul; batch is the product of the result's
+    leading dims."""
+    names = ("a", "b", "y") if isinstance(op, ge.QLinearMatMulOp) else ("A", "B", "Y")
+    a, b = _shape(op, names[0]), _shape(op, names[1])
     if isinstance(op, ge.GemmOp):
         m, k = a[::-1] if op.p("transA") else a
         n = b[0] if op.p("transB") else b[1]
         return 1, m, k, n
-    out = _shape(op, "Y")
+    out = _shape(op, names[2])
     batch = _product(out[:-2])
     m = a[-2] if len(a) >= 2 else 1
     n = b[-1] if len(b) >= 2 else 1
@@ -142,6 +145,14 @@ def read_in(name: str, storage: str) -> Check:
             if asked != storage:
                 return f"result '{name}' is read by {describe(reader)} in another layout ({asked or 'its own'})"
         return None
+
+    return check
+
+
+def _per_tensor(scale: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        dims = _shape(op, scale)
+        return None if _product(dims) == 1 else f"'{scale}' has {len(dims)} dims (a scale per axis)"
 
     return check
 
@@ -200,6 +211,17 @@ ANCHORS: tuple[Rule, ...] = (
         (),
         (is_weight("W"), _UNGROUPED),
     ),
+    # the integer convolution: GE's Conv2D with int8 operands, x in NC1HWC0 and w in FRACTAL_Z
+    # with C0 = 32 int8 elements (the 32-byte C0 block, ge_dialects/ge/layout.py)
+    anchor("qlinear-conv-nc1hwc0", (ge.QLinearConvOp,), NC1HWC0, ("x",), ("y",)),
+    anchor(
+        "qlinear-conv-weight-fractal-z",
+        (ge.QLinearConvOp,),
+        FRACTAL_Z,
+        ("w",),
+        (),
+        (is_weight("w"), _UNGROUPED),
+    ),
     anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
     anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
     anchor(
@@ -209,6 +231,15 @@ ANCHORS: tuple[Rule, ...] = (
         ("A", "B"),
         ("Y",),
         (nz_enabled, cube_type("A"), cube_dims),
+        benefit=cube_macs,
+    ),
+    anchor(
+        "qlinear-matmul-fractal-nz",
+        (ge.QLinearMatMulOp,),
+        FRACTAL_NZ,
+        ("a", "b"),
+        ("y",),
+        (nz_enabled, cube_type("a"), cube_dims),
         benefit=cube_macs,
     ),
     anchor(
@@ -264,6 +295,10 @@ FOLLOWERS: tuple[Rule, ...] = (
     follow("elementwise", (ge.GeluGradOp,), _ANY, ("dy", "x"), ("dx",)),
     follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
     follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
+    # one scale and zero point: elementwise, re-blocking the channels from the float's C0 to
+    # the integer's (GE's AscendQuant / AscendDequant); a scale per axis stays ND
+    follow("quantize", (ge.QuantizeLinearOp,), _ANY, ("x",), ("y",), (_per_tensor("y_scale"),), changes_c0=True),
+    follow("dequantize", (ge.DequantizeLinearOp,), _ANY, ("x",), ("y",), (_per_tensor("x_scale"),), changes_c0=True),
     follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",), (last_axis("axis", "input"),)),
     follow(
         "layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (last_axis("axis", "X"),)

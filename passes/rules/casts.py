@@ -11,7 +11,16 @@ that undo each other, chains that are one cast.
   change the final value: A -> B is exact (f16 -> f32, i16 -> f32, ...), or A is an integer type,
   B is f32/f64 and C is f16 (every integer f16 can hold finitely is exact in f32).
 
-A first cast other ops also read stays (the rules are not `private`).
+* `dequantize-to`: `cast(DequantizeLinear(q) : f32 -> f16)` is `DequantizeLinear(q)` with
+  `output_dtype` f16 (also bf16): the op computes in f32 and rounds once to its result type.
+* `quantize-from`: `QuantizeLinear(cast(x : f16 -> f32))` is `QuantizeLinear(x)`: the widening
+  is exact and the op divides in f32 whatever its input's type.
+The last two keep a quantized model's float casts (mixed precision puts them around every
+DequantizeLinear and QuantizeLinear) out of the layouts, where a cast between types of two C0
+sizes would need its own TransData.
+
+A first cast other ops also read stays (the rules are not `private`, except `dequantize-to`,
+which takes the place of the DequantizeLinear).
 """
 
 from __future__ import annotations
@@ -21,9 +30,11 @@ import dataclasses
 from xdsl.dialects.builtin import TensorType, bf16, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, Operation
 
+from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.quantize import DequantizeLinearOp, QuantizeLinearOp
 from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES, CastOp
 from ge.ge_dialects.ge.types import FLOAT_TYPES, type_name, ui8, ui16, ui32, ui64
-from ge.passes.rewrite import Match, Op, Reject, Rule
+from ge.passes.rewrite import Builder, Match, Op, Reject, Rule, copy_props
 
 #: ge element type -> the ONNX data type number `ge.cast`'s `to` holds.
 ONNX_NUMBER: dict[Attribute, int] = {t: n for n, t in ONNX_ELEMENT_TYPES.items()}
@@ -155,6 +166,49 @@ RULES: list[Rule] = [
         shows=("inner", "cast"),
         private=False,
         doc="cast(cast(x: A -> B): B -> C) -> cast(x: A -> C) when the middle step cannot matter",
+    ),
+]
+
+
+def _dequantized_to_half(op: Operation) -> bool:
+    """A cast of a DequantizeLinear's f32 result to f16 or bf16."""
+    source = op.operands[0]
+    return isinstance(source.owner, DequantizeLinearOp) and elem(source) == f32 and elem(op.results[0]) in (f16, bf16)
+
+
+def _dequantize_to(m: Match, b: Builder):
+    dq = m.op_as("dq", DequantizeLinearOp)
+    operands = {"x": dq.x, "x_scale": dq.x_scale, "x_zero_point": dq.x_zero_point}
+    props = copy_props(dq, output_dtype=ONNX_NUMBER[elem(m["cast"])])
+    present = {k: v for k, v in operands.items() if v is not None}
+    return b.op(DequantizeLinearOp, present, props, name=location_name(dq)).results[0]
+
+
+def _widened_to_f32(op: Operation) -> bool:
+    return elem(op.results[0]) == f32 and elem(op.operands[0]) in (f16, bf16)
+
+
+def _quantize_from(m: Match, b: Builder):
+    q = m.root_as(QuantizeLinearOp)
+    operands = {"x": m["x"], "y_scale": q.y_scale, "y_zero_point": q.y_zero_point}
+    return b.op(QuantizeLinearOp, {k: v for k, v in operands.items() if v is not None}, copy_props(q)).results[0]
+
+
+RULES += [
+    Rule(
+        "dequantize-to",
+        Op(CastOp, Op(DequantizeLinearOp, name="dq"), name="cast", where=_dequantized_to_half),
+        _dequantize_to,
+        says=lambda m: f"the DequantizeLinear rounds to {type_name(elem(m['cast']))} itself",
+        doc="cast(DequantizeLinear(q): f32 -> f16) -> DequantizeLinear(q) with output_dtype f16",
+    ),
+    Rule(
+        "quantize-from",
+        Op(QuantizeLinearOp, Op(CastOp, "x", name="cast", where=_widened_to_f32)),
+        _quantize_from,
+        says=lambda m: f"the QuantizeLinear divides {type_name(elem(m['x']))} in f32 itself",
+        private=False,
+        doc="QuantizeLinear(cast(x: f16 -> f32)) -> QuantizeLinear(x)",
     ),
 ]
 

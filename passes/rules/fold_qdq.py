@@ -1,8 +1,11 @@
 """Rules of `fold-qdq`: a float Conv or MatMul between DequantizeLinear inputs and a
-QuantizeLinear result becomes the integer op onnxruntime's QDQ transformer makes of it.
+QuantizeLinear result becomes the integer op onnxruntime's QDQ transformer makes of it, and
+DQ / Q pairs that mean nothing are removed.
 
     Q(MatMul(DQ(a), DQ(b)), ys, yz)         ->  QLinearMatMul(a, as, az, b, bs, bz, ys, yz)
     Q(Conv(DQ(x), DQ(w)[, B]), ys, yz)      ->  QLinearConv(x, xs, xz, w, ws, wz, ys, yz[, Bq])
+    Q(op(DQ(q, s, z)), s, z)                ->  op(q)     (op `CopiesElements`: a reshape, a max pool)
+    Q(DQ(q, s, z), s, z)                    ->  q
 
 `Bq` is the int32 bias on the grid of `xs * ws` (per output channel when `ws` is): the int32
 constant itself when B is a DequantizeLinear of one with that scale (what `quantize_static`
@@ -10,6 +13,13 @@ writes), else round(B / (xs * ws)) of a float constant B. The quantized values a
 ops read, so the integer op computes what the QDQ graph means up to the requantization's
 rounding (one step of the result's grid). The DQ ops may have other users: those keep them; the
 float product must have the Q as its only user.
+
+The last two are exact (onnxruntime's DropQDQNodes and its Q/DQ cancellation): on one grid (type,
+scale, zero point) Q(DQ(q)) = round((q - z) * s / s) + z is q, since the f32 product and quotient
+are within a few ulps of q - z, far from a rounding boundary; and an op whose result elements are
+copies of its operand's (by position, or by order: a max, monotone under a positive scale)
+computes the same on the integers. quantize_static puts such pairs around every Reshape,
+Transpose and MaxPool it quantizes.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from xdsl.ir import SSAValue
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.facts import CopiesElements
 from ge.ge_dialects.ge.quantize import PRODUCT_TYPES, QuantizeError, scale_axis
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import constant_array
@@ -80,6 +91,75 @@ def _why_not_linear(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp, axes: tuple
             f" or per axis {axes[1]}" if len(axes) > 1 else ""
         )
     return None
+
+
+def _zero_array(op: ge.DequantizeLinearOp | ge.QuantizeLinearOp) -> np.ndarray | None:
+    """The zero point's values (a missing one is 0), None when not constant."""
+    zero = _zero_point(op)
+    if zero is None:
+        return np.zeros(
+            tuple(d or 1 for d in shape_of(tensor_type(_scale(op)))),
+            numpy_dtype(tensor_type(_quantized(op)).element_type),
+        )
+    return constant_array(zero)
+
+
+def _why_not_one_grid(dq: ge.DequantizeLinearOp, q: ge.QuantizeLinearOp) -> str | None:
+    """Why Q(DQ(x)) is not x: the two differ in integer type, scale, zero point or axis (each
+    already a per-tensor or per-axis 8-bit grid of constants, `_why_not_linear`)."""
+    read, made = tensor_type(dq.x).element_type, tensor_type(q.y).element_type
+    if read != made:
+        return f"{describe(dq)} reads {type_name(read)}, {describe(q)} makes {type_name(made)}"
+    dq_scale, q_scale = constant_array(dq.x_scale), constant_array(q.y_scale)
+    assert dq_scale is not None and q_scale is not None  # _why_not_linear refused the others
+    if _axis(dq) != _axis(q) or dq_scale.shape != q_scale.shape or not np.array_equal(dq_scale, q_scale):
+        return f"{describe(dq)} and {describe(q)} have different scales"
+    if not np.all(np.isfinite(dq_scale)) or np.any(np.abs(dq_scale) < np.finfo(np.float32).tiny):
+        return f"the scale of {describe(dq)} is not a normal finite f32"
+    dq_zero, q_zero = _zero_array(dq), _zero_array(q)
+    assert dq_zero is not None and q_zero is not None
+    if not np.array_equal(np.broadcast_to(dq_zero, dq_scale.shape), np.broadcast_to(q_zero, q_scale.shape)):
+        return f"{describe(dq)} and {describe(q)} have different zero points"
+    return None
+
+
+def _why_not_cancel(m: Match) -> str | None:
+    dq, q = _dq(m, "dq"), m.root_as(ge.QuantizeLinearOp)
+    axes = (None, _axis(dq))
+    for op in (dq, q):
+        if (reason := _why_not_linear(op, axes)) is not None:
+            return reason
+    return _why_not_one_grid(dq, q)
+
+
+def _why_not_drop(m: Match) -> str | None:
+    """Why op(q) does not compute Q(op(DQ(q))): the pair is not one grid, the scale is per axis
+    (the op moves elements across axes), not positive (a max picks by order), or the op's float
+    result or another result has other users."""
+    dq, q, op = _dq(m, "dq"), m.root_as(ge.QuantizeLinearOp), m.op("moved")
+    if (reason := _why_not_alone(m, "moved")) is not None:
+        return reason
+    if len(op.results) != 1:
+        return f"{describe(op)} has {len(op.results)} results"
+    for quantize in (dq, q):
+        if (reason := _why_not_linear(quantize, (None,))) is not None:
+            return reason
+    if (reason := _why_not_one_grid(dq, q)) is not None:
+        return reason
+    scale = constant_array(dq.x_scale)
+    assert scale is not None
+    if not np.all(scale > 0):
+        return f"the scale of {describe(dq)} is not positive"
+    return None
+
+
+def _drop(m: Match, b: Builder) -> SSAValue:
+    """The op again, on the integers the DQ reads."""
+    op, dq = m.op("moved"), _dq(m, "dq")
+    assert isinstance(op, ge.GeOp)
+    operands = {name: getattr(op, name) for name, _ in op.get_irdl_definition().operands}
+    operands = {name: dq.x if value is m["dq"] else value for name, value in operands.items() if value is not None}
+    return b.op(type(op), operands, copy_props(op), num_results=1, name=location_name(op)).results[0]
 
 
 def _why_not_alone(m: Match, product: str) -> str | None:
@@ -194,6 +274,10 @@ def _dequantized(value: str, name: str) -> Op:
     return Op(ge.DequantizeLinearOp, value, name=name)
 
 
+COPYING = tuple(op for op in ge.ALL_OPS if op.has_trait(CopiesElements))
+"""The ops a per-tensor Q / DQ pair passes through (their `CopiesElements` trait)."""
+
+
 RULES: list[Rule] = [
     Rule(
         "qdq-matmul",
@@ -213,6 +297,20 @@ RULES: list[Rule] = [
         ),
         _fold_conv,
         rejects=[Check(_why_not_conv)],
+        private=False,
+    ),
+    Rule(
+        "qdq-drop",
+        Op(ge.QuantizeLinearOp, Op(COPYING, Op(ge.DequantizeLinearOp, "q", name="dq"), name="moved")),
+        _drop,
+        rejects=[Check(_why_not_drop)],
+        private=False,  # the DQ's other users keep it; _why_not_drop checks the op's
+    ),
+    Rule(
+        "qdq-cancel",
+        Op(ge.QuantizeLinearOp, Op(ge.DequantizeLinearOp, "q", name="dq")),
+        lambda m, b: m["q"],
+        rejects=[Check(_why_not_cancel)],
         private=False,
     ),
 ]

@@ -131,3 +131,39 @@ func.func @refused(%a: tensor<2x2xi8>, %as: tensor<f32>) -> (tensor<2x2xui8>, te
 }
 // REMARK-DAG: remark: fold-qdq: rejected qdq-matmul on [/q1, /mm1, /dq_in, /dq_const]: the scale of ge.dequantize_linear '/dq_in' is not constant
 // REMARK-DAG: remark: fold-qdq: rejected qdq-matmul on [/q2, /mm2, /dq_const]: ge.matmul '/mm2' has a user outside the pattern (func.return)
+
+// -----
+
+// Q(Reshape(DQ(q))) on one grid (the same scale and zero point): the Reshape runs on the
+// integers. Q(DQ(q)) on one grid is q. The max pool keeps its pair: its scale is negative (a max
+// of the integers is then the min of the values), and the transpose's Q has another zero point.
+
+// CHECK-LABEL: func.func @drop_and_cancel
+// CHECK-NEXT:    %[[S:.*]] = ge.constant dense<5.000000e-01>
+// CHECK-NEXT:    %[[Z:.*]] = ge.constant dense<3> : tensor<ui8>
+// CHECK-NEXT:    %[[SH:.*]] = ge.constant dense<[4, 2]>
+// CHECK:         %[[R:.*]] = ge.reshape %q, %[[SH]] : (tensor<2x4xui8>, tensor<2xi64>) -> tensor<4x2xui8> loc("/reshape")
+// CHECK:         ge.transpose
+// CHECK:         ge.max_pool
+// CHECK:         func.return %[[R]], %q,
+func.func @drop_and_cancel(%q: tensor<2x4xui8>, %p: tensor<1x1x2x2xui8>) -> (tensor<4x2xui8>, tensor<2x4xui8>, tensor<4x2xui8>, tensor<1x1x1x1xui8>) {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<3> : tensor<ui8>
+  %shape = ge.constant dense<[4, 2]> : tensor<2xi64>
+  %neg = ge.constant dense<-0.5> : tensor<f32>
+  %z2 = ge.constant dense<4> : tensor<ui8>
+  %0 = ge.dequantize_linear %q, %s, x_zero_point = %z : (tensor<2x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x4xf32> loc("/dq")
+  %1 = ge.reshape %0, %shape : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<4x2xf32> loc("/reshape")
+  %2 = ge.quantize_linear %1, %s, y_zero_point = %z : (tensor<4x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x2xui8> loc("/q_reshape")
+  %3 = ge.quantize_linear %0, %s, y_zero_point = %z : (tensor<2x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x4xui8> loc("/q_same")
+  %4 = ge.transpose %0 {perm = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<4x2xf32> loc("/transpose")
+  %5 = ge.quantize_linear %4, %s, y_zero_point = %z2 : (tensor<4x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x2xui8> loc("/q_other")
+  %6 = ge.dequantize_linear %p, %neg, x_zero_point = %z : (tensor<1x1x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x2x2xf32> loc("/dq_neg")
+  %7 = ge.max_pool %6 {kernel_shape = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32> loc("/pool")
+  %8 = ge.quantize_linear %7, %neg, y_zero_point = %z : (tensor<1x1x1x1xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x1x1x1xui8> loc("/q_pool")
+  func.return %2, %3, %5, %8 : tensor<4x2xui8>, tensor<2x4xui8>, tensor<4x2xui8>, tensor<1x1x1x1xui8>
+}
+// REMARK-DAG: remark: fold-qdq: applied qdq-drop on [/q_reshape, /reshape, /dq]: replaced by ge.reshape
+// REMARK-DAG: remark: fold-qdq: applied qdq-cancel on [/q_same, /dq]: replaced by an existing value
+// REMARK-DAG: remark: fold-qdq: rejected qdq-drop on [/q_other, /transpose, /dq]: ge.dequantize_linear '/dq' and ge.quantize_linear '/q_other' have different zero points
+// REMARK-DAG: remark: fold-qdq: rejected qdq-drop on [/q_pool, /pool, /dq_neg]: the scale of ge.dequantize_linear '/dq_neg' is not positive

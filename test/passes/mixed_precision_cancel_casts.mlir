@@ -100,3 +100,33 @@ func.func @lossy_pairs(%i: tensor<4xi32>, %x: tensor<4xf32>, %l: tensor<4xi64>) 
   %5 = ge.cast %4 {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64> loc("/l_back")
   func.return %1, %3, %5 : tensor<4xi32>, tensor<4xf32>, tensor<4xi64>
 }
+
+// -----
+
+// dequantize-to: an f16 cast of a DequantizeLinear's f32 result is the DequantizeLinear with
+// output_dtype f16 (it rounds once from f32 either way). quantize-from: a QuantizeLinear of an
+// exact f16 -> f32 widening reads the f16 value (it divides in f32 either way). A DQ the cast
+// does not read alone keeps its cast.
+
+// CHECK-LABEL: func.func @quantized
+// CHECK-NEXT:    %s = ge.constant
+// CHECK-NEXT:    %[[D:.*]] = ge.dequantize_linear %q, %s {output_dtype = 10 : i64} : (tensor<4xui8>, tensor<f32>) -> tensor<4xf16> loc("/dq")
+// CHECK-NEXT:    %[[A:.*]] = ge.add %[[D]], %[[D]]
+// CHECK-NEXT:    %[[Q:.*]] = ge.quantize_linear %[[A]], %s : (tensor<4xf16>, tensor<f32>) -> tensor<4xui8> loc("/q")
+// CHECK-NEXT:    %[[D2:.*]] = ge.dequantize_linear %q, %s : (tensor<4xui8>, tensor<f32>) -> tensor<4xf32> loc("/dq_shared")
+// CHECK-NEXT:    %[[C2:.*]] = ge.cast %[[D2]]
+// CHECK-NEXT:    func.return %[[Q]], %[[C2]], %[[D2]]
+// REMARK-DAG: remark: cancel-casts: applied dequantize-to on [/to_half, /dq]: the DequantizeLinear rounds to f16 itself
+// REMARK-DAG: remark: cancel-casts: applied quantize-from on [/q, /to_float]: the QuantizeLinear divides f16 in f32 itself
+// REMARK-DAG: remark: cancel-casts: rejected dequantize-to on [/shared_half, /dq_shared]: ge.dequantize_linear '/dq_shared' has a user outside the pattern (func.return)
+func.func @quantized(%q: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xf16>, tensor<4xf32>) {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %0 = ge.dequantize_linear %q, %s : (tensor<4xui8>, tensor<f32>) -> tensor<4xf32> loc("/dq")
+  %1 = ge.cast %0 {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/to_half")
+  %2 = ge.add %1, %1 : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16> loc("/add")
+  %3 = ge.cast %2 {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32> loc("/to_float")
+  %4 = ge.quantize_linear %3, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xui8> loc("/q")
+  %5 = ge.dequantize_linear %q, %s : (tensor<4xui8>, tensor<f32>) -> tensor<4xf32> loc("/dq_shared")
+  %6 = ge.cast %5 {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16> loc("/shared_half")
+  func.return %4, %6, %5 : tensor<4xui8>, tensor<4xf16>, tensor<4xf32>
+}

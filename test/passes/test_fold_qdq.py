@@ -17,9 +17,11 @@ import pytest
 from exact_integer_oracle import exact_model, u8s8_saturates
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from xdsl.dialects.builtin import i8
 
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.types import ui8
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import run
 from ge.passes import ge_optimize, remarks
@@ -27,6 +29,7 @@ from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.rewrite import apply_rules
 from ge.passes.rules import fold_qdq as rules
+from ge.passes.tensor_values import tensor_type
 from ge.tools.common import parse_module, print_module
 
 X_SHAPE = (1, 3, 6, 1)
@@ -141,7 +144,8 @@ def test_folded_module_has_qlinear_ops_and_matches_onnxruntime(quantized, varian
     assert _ops(module)[ge.ConvOp] == 1 and _ops(module)[ge.MatMulOp] == 1
 
     counts = _fold(module)
-    assert counts == {("applied", "qdq-conv"): 1, ("applied", "qdq-matmul"): 1}
+    # the Reshape between them runs on the conv's integers (the Q / DQ pair around it dropped)
+    assert counts == {("applied", "qdq-conv"): 1, ("applied", "qdq-drop"): 1, ("applied", "qdq-matmul"): 1}
     ops = _ops(module)
     assert ops[ge.QLinearConvOp] == 1 and ops[ge.QLinearMatMulOp] == 1
     assert ops[ge.ConvOp] == 0 and ops[ge.MatMulOp] == 0
@@ -149,8 +153,12 @@ def test_folded_module_has_qlinear_ops_and_matches_onnxruntime(quantized, varian
         if isinstance(op, ge.QLinearConvOp | ge.QLinearMatMulOp):
             assert not any(isinstance(v.owner, ge.DequantizeLinearOp) for v in op.operands)
             assert not any(isinstance(u.operation, ge.QuantizeLinearOp) for u in op.results[0].uses)
-    # the weights' and the bias's DQ ops are gone (only the activations' Q / DQ remain)
-    assert ops[ge.DequantizeLinearOp] == 2  # after the conv (before the Reshape) and the output
+    # the weights', the bias's and the Reshape's DQ ops are gone: only the output's remains
+    assert ops[ge.DequantizeLinearOp] == 1 and ops[ge.QuantizeLinearOp] == 1  # and the input's Q
+    assert tensor_type(next(op for op in module.walk() if isinstance(op, ge.ReshapeOp)).results[0]).element_type in (
+        i8,
+        ui8,
+    )
 
     after = run(module, inputs)["y"]
     _assert_within_one_step(after, results[ort.GraphOptimizationLevel.ORT_ENABLE_ALL], step)
@@ -243,3 +251,50 @@ def test_ge_optimize_folds_qdq_before_the_cleanup(quantized, monkeypatch):
     module = _imported(model)
     GeOptimizePass(level=2).apply(None, module)
     assert _ops(module)[ge.QLinearConvOp] == 0
+
+
+ONE_GRID = """
+func.func @main(%q: tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xui8, #ge.fmt<NCHW>>, tensor<2x16xui8>, tensor<1x4x4x2xui8>, tensor<1x2x4x4xui8>) {
+  %s = ge.constant dense<0.37> : tensor<f32>
+  %z = ge.constant dense<131> : tensor<ui8>
+  %z2 = ge.constant dense<120> : tensor<ui8>
+  %shape = ge.constant dense<[2, 16]> : tensor<2xi64>
+  %0 = ge.dequantize_linear %q, %s, x_zero_point = %z : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %1 = ge.max_pool %0 {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32, #ge.fmt<NCHW>>
+  %2 = ge.quantize_linear %1, %s, y_zero_point = %z : (tensor<1x2x2x2xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x2x2x2xui8, #ge.fmt<NCHW>>
+  %3 = ge.reshape %0, %shape : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<2x16xf32>
+  %4 = ge.quantize_linear %3, %s, y_zero_point = %z : (tensor<2x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x16xui8>
+  %5 = ge.transpose %0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %6 = ge.quantize_linear %5, %s, y_zero_point = %z2 : (tensor<1x4x4x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x4x2xui8>
+  %7 = ge.quantize_linear %0, %s, y_zero_point = %z : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+  func.return %2, %4, %6, %7 : tensor<1x2x2x2xui8, #ge.fmt<NCHW>>, tensor<2x16xui8>, tensor<1x4x4x2xui8>, tensor<1x2x4x4xui8>
+}
+"""
+
+
+def _one_grid_outputs():
+    module = parse_module(ONE_GRID, "<test>")
+    q = np.random.default_rng(3).integers(0, 256, (1, 2, 4, 4), dtype=np.uint8)
+    before = run(module, {"arg0": q})  # a parsed function's inputs are named by position
+    counts = _fold(module)
+    return before, run(module, {"arg0": q}), counts, module
+
+
+def test_dropped_and_cancelled_pairs_keep_every_integer():
+    """A max pool (padded), a reshape and a Q / DQ pair on one grid: the folded module, computing
+    on the integers, gives the QDQ graph's results bit for bit; the transpose's Q has another zero
+    point and keeps its pair."""
+    before, after, counts, module = _one_grid_outputs()
+    assert counts == {("applied", "qdq-drop"): 2, ("applied", "qdq-cancel"): 1, ("rejected", "qdq-drop"): 1}
+    assert _ops(module)[ge.QuantizeLinearOp] == 1 and _ops(module)[ge.DequantizeLinearOp] == 1
+    for name, want in before.items():
+        np.testing.assert_array_equal(after[name], want)
+
+
+def test_mutation_without_the_one_grid_check_the_integers_change(monkeypatch):
+    """Mutation: with the grids not compared, the transpose's pair (zero points 131 and 120) is
+    dropped too, and its result is off by the zero points' difference."""
+    monkeypatch.setattr(rules, "_why_not_one_grid", lambda dq, q: None)
+    before, after, counts, _ = _one_grid_outputs()
+    assert counts[("applied", "qdq-drop")] == 3
+    assert any(not np.array_equal(after[k], v) for k, v in before.items())

@@ -15,6 +15,7 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import (
     Broadcasting,
+    CopiesElements,
     Elementwise,
     Engine,
     LayoutAgnostic,
@@ -177,6 +178,26 @@ def test_known_traits():
     assert len(indexing) == 8
     assert not indexing & (having(Elementwise) | having(Broadcasting) | having(LayoutAgnostic) | having(PreservesZero))
     assert {op.engine_class() for op in ge.INDEXING_OPS} == {Engine.VECTOR}
+
+
+def test_copies_elements_names_the_data_movement_ops_and_places_quantized_ones_on_the_ai_core():
+    """CopiesElements: the ops fold-qdq moves a Q / DQ pair through. Moving 8-bit integers runs
+    on the AI Core (Vector); 64-bit integers are shape arithmetic, on the AI CPU."""
+    copying = {op.name for op in ge.ALL_OPS if op.has_trait(CopiesElements)}
+    assert {"ge.reshape", "ge.transpose", "ge.max_pool", "ge.gather", "ge.trans_data"} <= copying
+    assert not {"ge.avg_pool", "ge.add", "ge.cast", "ge.conv"} & copying
+    module = parse_module(
+        """
+func.func @main(%q: tensor<2x4xui8>, %n: tensor<2x4xi64>) -> (tensor<8xui8>, tensor<8xi64>) {
+  %s = ge.constant dense<8> : tensor<1xi64>
+  %0 = ge.reshape %q, %s : (tensor<2x4xui8>, tensor<1xi64>) -> tensor<8xui8>
+  %1 = ge.reshape %n, %s : (tensor<2x4xi64>, tensor<1xi64>) -> tensor<8xi64>
+  func.return %0, %1 : tensor<8xui8>, tensor<8xi64>
+}""",
+        "<test>",
+    )
+    quantized, shapes = [op for op in module.walk() if isinstance(op, ge.ReshapeOp)]
+    assert quantized.engine() is Engine.VECTOR and shapes.engine() is Engine.AICPU
 
 
 def test_fusion_rule_sets_agree_with_the_traits():

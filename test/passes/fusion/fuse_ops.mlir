@@ -178,3 +178,64 @@ func.func @shared_split(%q: tensor<1x4x8x8xf32>, %k: tensor<1x4x8x8xf32>, %v: te
   %3 = ge.relu %0 : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> loc("/other")
   func.return %2, %3 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// quantized_cube_epilogue: a QuantizeLinear with what it requantizes: the residual add of two
+// dequantized tensors, the relu, and the integer conv whose only reader is one of the
+// DequantizeLinear ops (GE's conv with a dequant / add / quant UB epilogue).
+// CHECK-LABEL: func.func @quantized_residual
+// CHECK:      fused.group "cube+elementwise" "quantized_cube_epilogue" (%x, %w, %skip)
+// CHECK:        ge.qlinear_conv
+// CHECK-NEXT:   ge.dequantize_linear
+// CHECK-NEXT:   ge.dequantize_linear
+// CHECK-NEXT:   ge.add
+// CHECK-NEXT:   ge.relu
+// CHECK-NEXT:   ge.quantize_linear
+// CHECK-NEXT:   fused.yield
+// REMARK: remark: fuse-ops: applied quantized_cube_epilogue on [/conv, /dq, /dq_skip, /add, /relu, /q]: fused 6 ops into one kernel
+func.func @quantized_residual(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8>) -> tensor<1x32x4x4xui8> {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<128> : tensor<ui8>
+  %w = ge.constant dense<1> : tensor<32x32x1x1xi8>
+  %ws = ge.constant dense<0.25> : tensor<f32>
+  %wz = ge.constant dense<0> : tensor<i8>
+  %c = ge.qlinear_conv %x, %s, %z, %w, %ws, %wz, %s, %z : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<32x32x1x1xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8> loc("/conv")
+  %d = ge.dequantize_linear %c, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16> loc("/dq")
+  %e = ge.dequantize_linear %skip, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16> loc("/dq_skip")
+  %a = ge.add %d, %e : (tensor<1x32x4x4xf16>, tensor<1x32x4x4xf16>) -> tensor<1x32x4x4xf16> loc("/add")
+  %r = ge.relu %a : (tensor<1x32x4x4xf16>) -> tensor<1x32x4x4xf16> loc("/relu")
+  %q = ge.quantize_linear %r, %s, y_zero_point = %z : (tensor<1x32x4x4xf16>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8> loc("/q")
+  func.return %q : tensor<1x32x4x4xui8>
+}
+
+
+// -----
+
+// quantized_elementwise: the conv's result is also returned, so it stays apart, and the
+// dequantize / add / requantize is one Vector kernel (onnxruntime's QLinearAdd).
+// CHECK-LABEL: func.func @quantized_add
+// CHECK:      ge.qlinear_conv
+// CHECK:      fused.group "elementwise" "quantized_elementwise" (%c, %skip)
+// CHECK-NEXT: ^{{.*}}
+// CHECK:        ge.dequantize_linear
+// CHECK-NEXT:   ge.dequantize_linear
+// CHECK-NEXT:   ge.add
+// CHECK-NEXT:   ge.quantize_linear
+// CHECK-NEXT:   fused.yield
+// REMARK: remark: fuse-ops: rejected quantized_cube_epilogue on [/dq, /dq_skip, /add, /q]: constraint has-cube: no Cube op among the members
+// REMARK: remark: fuse-ops: applied quantized_elementwise on [/dq, /dq_skip, /add, /q]: fused 4 ops into one kernel
+
+func.func @quantized_add(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8>) -> (tensor<1x32x4x4xui8>, tensor<1x32x4x4xui8>) {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<128> : tensor<ui8>
+  %w = ge.constant dense<1> : tensor<32x32x1x1xi8>
+  %ws = ge.constant dense<0.25> : tensor<f32>
+  %wz = ge.constant dense<0> : tensor<i8>
+  %c = ge.qlinear_conv %x, %s, %z, %w, %ws, %wz, %s, %z : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<32x32x1x1xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8> loc("/conv")
+  %d = ge.dequantize_linear %c, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16> loc("/dq")
+  %e = ge.dequantize_linear %skip, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16> loc("/dq_skip")
+  %a = ge.add %d, %e : (tensor<1x32x4x4xf16>, tensor<1x32x4x4xf16>) -> tensor<1x32x4x4xf16> loc("/add")
+  %q = ge.quantize_linear %a, %s, y_zero_point = %z : (tensor<1x32x4x4xf16>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8> loc("/q")
+  func.return %q, %c : tensor<1x32x4x4xui8>, tensor<1x32x4x4xui8>
+}

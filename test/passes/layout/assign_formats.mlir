@@ -392,3 +392,56 @@ func.func @backward_weights_kept(%x: tensor<1x4x6x6xf32>, %dy: tensor<1x4x4x4xf3
   %nh = ge.apply_gradient_descent %h, %dh : (tensor<4x4x3x3xf32>, tensor<4x4x3x3xf32>) -> tensor<4x4x3x3xf32> loc("/update_h")
   func.return %dx, %ng, %nh : tensor<1x4x6x6xf32, #ge.fmt<NCHW>>, tensor<4x2x3x3xf32>, tensor<4x4x3x3xf32>
 }
+
+// -----
+
+// The integer ops: qlinear-conv-nc1hwc0 and qlinear-conv-weight-fractal-z (int8 and uint8 in
+// blocks of C0 = 32), and NC1HWC0 through a per-tensor DequantizeLinear (u8 C0 = 32 to f16 C0 =
+// 16: the op re-blocks, as GE's AscendDequant does), the residual add and the QuantizeLinear. A
+// per-axis DequantizeLinear stays ND.
+
+// CHECK-LABEL: func.func @int8_conv_block
+// CHECK:         %c = ge.qlinear_conv %0, %s, %z, %1, {{.*}} : (tensor<1x32x4x4xui8, #ge.fmt<NCHW, NC1HWC0>>, tensor<f32>, tensor<ui8>, tensor<32x32x1x1xi8, #ge.fmt<NCHW, FRACTAL_Z>>, {{.*}}) -> tensor<1x32x4x4xui8, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %d = ge.dequantize_linear %c, {{.*}} -> tensor<1x32x4x4xf16, #ge.fmt<NCHW, NC1HWC0>> loc("/dq")
+// CHECK-NEXT:    %e = ge.dequantize_linear %skip, {{.*}} -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/dq_skip")
+// CHECK:         %q = ge.quantize_linear %a, {{.*}} -> tensor<1x32x4x4xui8, #ge.fmt<NCHW, NC1HWC0>> loc("/q")
+// CHECK:         %f = ge.dequantize_linear %{{.*}}, %qs {axis = 1 : i64} : {{.*}} -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/dq_axis")
+// REMARK: applied qlinear-conv-nc1hwc0 on [/conv]: ge.qlinear_conv '/conv': x, y in NC1HWC0
+// REMARK: applied qlinear-conv-weight-fractal-z on [/conv]: ge.qlinear_conv '/conv': w in FRACTAL_Z
+// REMARK: applied dequantize on [/dq]: ge.dequantize_linear '/dq' carries NC1HWC0 from 'x'
+// REMARK: applied quantize on [/q]: ge.quantize_linear '/q' carries NC1HWC0 from 'x'
+// REMARK: rejected dequantize on [/dq_axis]: ge.dequantize_linear '/dq_axis' does not carry NC1HWC0 from 'x': 'x_scale' has 1 dims (a scale per axis)
+func.func @int8_conv_block(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8, #ge.fmt<NCHW>>) -> (tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>) {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<128> : tensor<ui8>
+  %w = ge.constant dense<1> : tensor<32x32x1x1xi8>
+  %ws = ge.constant dense<0.25> : tensor<f32>
+  %wz = ge.constant dense<0> : tensor<i8>
+  %c = ge.qlinear_conv %x, %s, %z, %w, %ws, %wz, %s, %z : (tensor<1x32x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<32x32x1x1xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8, #ge.fmt<NCHW>> loc("/conv")
+  %d = ge.dequantize_linear %c, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/dq")
+  %e = ge.dequantize_linear %skip, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/dq_skip")
+  %a = ge.add %d, %e : (tensor<1x32x4x4xf16, #ge.fmt<NCHW>>, tensor<1x32x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/add")
+  %q = ge.quantize_linear %a, %s, y_zero_point = %z : (tensor<1x32x4x4xf16, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8, #ge.fmt<NCHW>> loc("/q")
+  %qs = ge.constant dense<0.5> : tensor<32xf32>
+  %t = ge.relu %a : (tensor<1x32x4x4xf16, #ge.fmt<NCHW>>) -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/relu")
+  %tq = ge.quantize_linear %t, %s, y_zero_point = %z : (tensor<1x32x4x4xf16, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8, #ge.fmt<NCHW>> loc("/q2")
+  %f = ge.dequantize_linear %tq, %qs {axis = 1 : i64} : (tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<32xf32>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/dq_axis")
+  func.return %q, %f : tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>
+}
+
+
+// -----
+
+// qlinear-matmul-fractal-nz: the integer matmul in FRACTAL_NZ (int8 fractals are 16 x 32).
+
+// CHECK-LABEL: func.func @int8_matmul
+// CHECK:         %m = ge.qlinear_matmul %0, {{.*}} : (tensor<32x64xi8, #ge.fmt<ND, FRACTAL_NZ>>, {{.*}}, tensor<64x16xi8, #ge.fmt<ND, FRACTAL_NZ>>, {{.*}}) -> tensor<32x16xi8, #ge.fmt<ND, FRACTAL_NZ>>
+// REMARK: applied qlinear-matmul-fractal-nz on [/mm]: ge.qlinear_matmul '/mm': a, b, y in FRACTAL_NZ (benefit 3.28e+04)
+
+func.func @int8_matmul(%a: tensor<32x64xi8>) -> tensor<32x16xi8> {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<0> : tensor<i8>
+  %b = ge.constant dense<1> : tensor<64x16xi8>
+  %m = ge.qlinear_matmul %a, %s, %z, %b, %s, %z, %s, %z : (tensor<32x64xi8>, tensor<f32>, tensor<i8>, tensor<64x16xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<32x16xi8> loc("/mm")
+  func.return %m : tensor<32x16xi8>
+}
