@@ -312,3 +312,14 @@ def test_mutation_without_the_shape_check_the_lying_declaration_builds(monkeypat
     lying = register(fusion="elementwise", shape=wider, kernel=lambda inputs, attrs: [np.stack([inputs[0]] * 2)])
     with ge.op_library(lying):
         imported()
+
+
+def test_a_plugin_declaring_an_unknown_fusion_is_refused_by_the_tools_in_one_line(tmp_path, run_main, plugin):
+    bad = tmp_path / "bad_fusion.py"
+    bad.write_text(plugin.read_text().replace('fusion="elementwise", formats', 'fusion="chain", formats'))
+    onnx.save(model(), tmp_path / "m.onnx")
+    code, out, err = run_main(ge_compile.main, [tmp_path / "m.onnx", "-o", tmp_path / "m.ge", "--load-op-library", bad])
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err.endswith(
+        f"plugin {bad}: com.test.Softsign: fusion 'chain' is not one of elementwise (or None: never fused)\n"
+    )
