@@ -149,6 +149,9 @@ class _Exporter:
     opset: int
     functions: list[onnx.FunctionProto] = field(default_factory=list)
     function_names: set[str] = field(default_factory=set)
+    custom_versions: Mapping[str, int] = field(default_factory=dict)
+    """The version each custom op domain is imported at (`custom_domain_versions`), by the model
+    and by each function holding an op of the domain."""
 
     def block(self, scope: Scope, block: Block) -> list[SSAValue]:
         """Exports the ops of `block` into `scope`; returns the values its terminator yields."""
@@ -291,6 +294,9 @@ class _Exporter:
             else:
                 formal = body.names[v]
             formal_outs.append(formal)
+        domains = sorted(
+            {op.domain.data for op in group.members if isinstance(op, ge.CustomOp)} & set(self.custom_versions)
+        )
         self.functions.append(
             helper.make_function(
                 FUSED_DOMAIN,
@@ -298,7 +304,10 @@ class _Exporter:
                 formal_ins,
                 formal_outs,
                 body.nodes,
-                opset_imports=[helper.make_opsetid("", self.opset)],
+                opset_imports=[
+                    helper.make_opsetid("", self.opset),
+                    *(helper.make_opsetid(d, self.custom_versions[d]) for d in domains),
+                ],
                 doc_string=f"fused.group {group.pattern.data} (rule {group.rule.data})",
             )
         )
@@ -343,7 +352,8 @@ def export_module(
             )
     if weights is None:
         weights = weights_of(module)
-    exporter = _Exporter(weights, opset)
+    custom = custom_domain_versions([op for op in fn.walk() if isinstance(op, ge.CustomOp)])
+    exporter = _Exporter(weights, opset, custom_versions=custom)
     scope = Scope(opset, is_function=False)
     graph_inputs = []
     for arg, name, t in zip(fn.body.block.args, input_names(fn), fn.function_type.inputs.data):
@@ -384,7 +394,6 @@ def export_module(
     opsets = [helper.make_opsetid("", opset)]
     if exporter.functions:
         opsets.append(helper.make_opsetid(FUSED_DOMAIN, 1))
-    custom = custom_domain_versions([op for op in fn.walk() if isinstance(op, ge.CustomOp)])
     opsets += [helper.make_opsetid(domain, version) for domain, version in custom.items()]
     model = helper.make_model(graph, opset_imports=opsets, functions=exporter.functions, producer_name="ge-translate")
     model.ir_version = max(helper.find_min_ir_version_for([opsets[0]]), 8)  # 8: model-local functions

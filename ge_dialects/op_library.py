@@ -30,6 +30,14 @@ ATTRIBUTE_KINDS = ("int", "float", "str", "ints", "floats")
 ENGINES = ("cube", "vector", "aicpu")
 """Where a registered kernel runs (the values of `Engine`, facts.py): its work is MACs on the Cube,
 lane-operations on the Vector, operations on the AI CPU."""
+FUSION_KINDS = ("elementwise",)
+"""What a registration may declare it fuses as. "elementwise": element i of each output reads
+element i of its inputs, and every output has its first input's shape, so the op may follow in a
+fused group (an elementwise chain, a Cube op's epilogue, a reduction's elementwise tail), never
+anchor one (passes/fusion/rules.py)."""
+FORMATS = ("NC1HWC0", "FRACTAL_NZ")
+"""The storage formats a registration may declare it computes in: those a layout follower carries
+from its operand (passes/layout/rules.py), as a built-in elementwise op does."""
 
 
 class OpLibraryError(Exception):
@@ -88,6 +96,17 @@ class CustomOpDef:
     to the inputs' cotangents), None without one."""
     gradient_of: str | None = None
     """For a gradient op: the type whose gradient it is."""
+    fusion: str | None = None
+    """How the op may join a fused group (`FUSION_KINDS`); None: it is never fused."""
+    formats: tuple[str, ...] = ()
+    """The storage formats it may compute in (`FORMATS`), carried from its first operand; none:
+    it computes in its operands' logical layout."""
+
+    @property
+    def elementwise(self) -> bool:
+        """Declared elementwise: by its fusion kind or its storage formats (a layout follower maps
+        element i to element i in any layout); its outputs have its first input's shape."""
+        return self.fusion == "elementwise" or bool(self.formats)
 
     @property
     def qualified(self) -> str:
@@ -147,6 +166,8 @@ class OpLibrary:
         attributes: Mapping[str, str | tuple[str, Any]] | None = None,
         opsets: tuple[int, int | None] = (1, None),
         vjp: VjpFunction | None = None,
+        fusion: str | None = None,
+        formats: Sequence[str] = (),
     ) -> CustomOpDef:
         """Adds one operator (see `register_op`); refuses a malformed declaration or a type this
         library already maps."""
@@ -172,6 +193,7 @@ class OpLibrary:
                     f"not one of {', '.join(ATTRIBUTE_KINDS)}"
                 )
             declared[name] = Attribute(kind, default)
+        formats = _checked_layout(self.plugin, where, engine, len(inputs), fusion, formats)
         gradient = None
         if vjp is not None:
             gradient = _gradient(self, domain, op_type, tuple(inputs), tuple(outputs), declared, engine, work, vjp)
@@ -190,9 +212,39 @@ class OpLibrary:
             engine,
             work,
             gradient,
+            fusion=fusion,
+            formats=formats,
         )
         self.ops[_key(domain, op_type)] = definition
         return definition
+
+
+def _checked_layout(
+    plugin: str, where: str, engine: str, inputs: int, fusion: str | None, formats: Any
+) -> tuple[str, ...]:
+    """The declared `formats` as a tuple, after refusing an unknown fusion kind or format, and
+    either on an op without inputs (elementwise maps its first input's elements) or off the Vector
+    (a fused group is an AI Core Vector kernel; the Cube and the AI CPU take their operands as they
+    are)."""
+    if fusion is not None and fusion not in FUSION_KINDS:
+        raise OpLibraryError(
+            f"plugin {plugin}: {where}: fusion '{fusion}' is not one of {', '.join(FUSION_KINDS)} "
+            "(or None: never fused)"
+        )
+    if isinstance(formats, str) or not all(isinstance(f, str) for f in formats):
+        raise OpLibraryError(f"plugin {plugin}: {where}: formats must be a tuple of format names, e.g. ('NC1HWC0',)")
+    for f in formats:
+        if f not in FORMATS:
+            raise OpLibraryError(f"plugin {plugin}: {where}: format '{f}' is not one of {', '.join(FORMATS)}")
+    for what, declared in (("fusion", fusion is not None), ("formats", bool(formats))):
+        if declared and not inputs:
+            raise OpLibraryError(f"plugin {plugin}: {where}: {what} is declared for an op without inputs")
+        if declared and engine != "vector":
+            raise OpLibraryError(
+                f"plugin {plugin}: {where}: {what} is declared for an op on the {engine} engine; "
+                "only a vector op fuses or computes in a storage format"
+            )
+    return tuple(formats)
 
 
 def _gradient(
@@ -251,7 +303,9 @@ def register_op(op_type: str, **declaration: Any) -> CustomOpDef:
     attributes -> output arrays), `engine` ("cube", "vector" or "aicpu") and `work` (input and
     output specs and attributes -> MACs on the Cube, operations otherwise); optionally `vjp` (input
     arrays, the outputs' cotangents and attributes -> one cotangent per input), which makes the op
-    differentiable through a `<type>Grad` op of the same library."""
+    differentiable through a `<type>Grad` op of the same library; `fusion="elementwise"` (the op
+    is elementwise and may follow in a fused group); `formats` (storage formats among "NC1HWC0",
+    "FRACTAL_NZ" it may compute in, carrying its first operand's)."""
     library = _LOADING.get()
     if library is None:
         raise OpLibraryError(
@@ -334,6 +388,8 @@ def mapping(domain: str, op_type: str) -> CustomOpDef | None:
 
 
 __all__ = [
+    "FORMATS",
+    "FUSION_KINDS",
     "TensorSpec",
     "CustomOpDef",
     "OpLibrary",

@@ -153,9 +153,20 @@ class CustomOp(GeOp):
                     f"{definition.describe()}: the shape function's output #{i} is not a TensorSpec "
                     f"of a ge dtype ({_one_line(e)})"
                 ) from None
+        if definition.elementwise:
+            _check_elementwise(a, definition, specs[0], types)
         return types
 
     # -- op facts -------------------------------------------------------------------------------
+    def fusion(self) -> str | None:
+        """How the op may join a fused group, as its registration declares (`FUSION_KINDS`; None:
+        never): one class serves every plugin's op, so the fusion rules ask the op."""
+        return self.definition().fusion
+
+    def formats(self) -> tuple[str, ...]:
+        """The storage formats its registration lets it compute in (carried from its first operand)."""
+        return self.definition().formats
+
     def engine(self) -> Engine:
         return Engine(self.definition().engine)
 
@@ -202,6 +213,18 @@ class CustomOp(GeOp):
 
 
 CustomOp.engine_class = _EngineOf()  # type: ignore[assignment, method-assign]  # per op: its registration's engine
+
+
+def _check_elementwise(a: InferArgs, definition: CustomOpDef, first: TensorSpec, types: list[TensorType]) -> None:
+    """An op declared elementwise (fusion, formats) gives every output its first input's shape:
+    fusion and layout read element i of an output as element i of that input."""
+    what = f"fusion='{definition.fusion}'" if definition.fusion else f"formats {definition.formats} (elementwise)"
+    for i, t in enumerate(types):
+        if shape_of(t) != first.shape:
+            raise a.fail(
+                f"{definition.describe()} declares {what}, but its shape function gives "
+                f"output #{i} shape {list(shape_of(t))} for input {definition.inputs[0]} of shape {list(first.shape)}"
+            )
 
 
 def _not_loaded(library: str, domain: str, op_type: str) -> str:

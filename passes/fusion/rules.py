@@ -35,6 +35,9 @@ ELEMENTWISE = ops(*(op for op in ge.ALL_OPS if op.has_trait(Elementwise)))
 """The ops whose `Elementwise` trait says element i of a result reads element i of the operands only."""
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
+CUSTOM = ops(ge.CustomOp)
+"""Plugin ops: followers where elementwise ops follow, when their registration declares
+fusion="elementwise" (`elementwise_follower`); never anchors."""
 QUANTIZE = ops(ge.QuantizeLinearOp)
 DEQUANTIZE = ops(ge.DequantizeLinearOp)
 
@@ -66,6 +69,17 @@ HAS_CUBE = Constraint("has-cube", _has_cube)
 def keeps_shape(op: Operation, value: SSAValue) -> bool:
     """The op does not broadcast the group's tensor to a bigger one (the kernel's tiles stay put)."""
     return shape_of(tensor_type(op.results[0])) == shape_of(tensor_type(value))
+
+
+def fuses_as_elementwise(op: Operation) -> bool:
+    """A built-in op of the step's classes, or a custom op whose registration declares
+    fusion="elementwise" (`ge.custom` is one class for every plugin's op: the op is asked)."""
+    return not isinstance(op, ge.CustomOp) or op.fusion() == "elementwise"
+
+
+def elementwise_follower(op: Operation, value: SSAValue) -> bool:
+    """`keeps_shape`, for a custom op only when declared elementwise."""
+    return fuses_as_elementwise(op) and keeps_shape(op, value)
 
 
 def _float_results(c: Candidate) -> str | None:
@@ -216,7 +230,10 @@ RULES: list[FusionRule] = [
         name="cube_epilogue",
         pattern="cube+elementwise",
         anchor=CUBE,
-        followers=(Step(EPILOGUE_BINARY, max_count=2, when=keeps_shape), Step(ACTIVATIONS, when=keeps_shape)),
+        followers=(
+            Step(EPILOGUE_BINARY, max_count=2, when=keeps_shape),
+            Step(ACTIVATIONS | CUSTOM, when=elementwise_follower),
+        ),
         constraints=(FLOAT_ONLY, ONE_FORMAT),
     ),
     FusionRule(
@@ -256,7 +273,7 @@ RULES: list[FusionRule] = [
         pattern="reduce+elementwise",
         anchor=REDUCTIONS,
         producers=(Step(ELEMENTWISE),),
-        followers=(Step(ELEMENTWISE, max_count=4, when=keeps_shape),),
+        followers=(Step(ELEMENTWISE | CUSTOM, max_count=4, when=elementwise_follower),),
         constraints=(ONE_FORMAT,),
     ),
     FusionRule(
@@ -279,7 +296,7 @@ RULES: list[FusionRule] = [
         name="elementwise_chain",
         pattern="elementwise",
         anchor=ELEMENTWISE,
-        followers=(Step(ELEMENTWISE, max_count=16, when=keeps_shape),),
+        followers=(Step(ELEMENTWISE | CUSTOM, max_count=16, when=elementwise_follower),),
         constraints=(ONE_FORMAT,),
     ),
 ]

@@ -32,6 +32,7 @@ from ge.ge_dialects.ge.types import Shape, shape_of
 from ge.passes.layout.insert_trans_data import annotate
 from ge.passes.rewrite import IN_PLACE, Builder, Check, Match, Op, Rule
 from ge.passes.rewrite.engine import Replacement
+from ge.passes.tensor_values import tensor_type
 
 
 @dataclass(frozen=True)
@@ -69,23 +70,33 @@ class Planner:
     def assign(self, op: GeOp, formats: dict[str, str], results: list[str]) -> None:
         annotate(op, formats)
         for name in results:
-            self.planned[getattr(op, name)] = formats[name]
+            for value in values_of(op, name):
+                self.planned[value] = formats[name]
+
+
+def values_of(op: GeOp, name: str) -> list[SSAValue]:
+    """The values of an operand or result definition: one, or a variadic one's (`ge.custom`'s
+    `inputs`, which share one annotation)."""
+    value = getattr(op, name)
+    return [value] if isinstance(value, SSAValue) else list(value)
 
 
 def names_present(op: GeOp, names: Sequence[str]) -> list[str]:
-    """The listed operand/result definitions the op has (optional ones may be absent)."""
-    return [n for n in names if getattr(op, n, None) is not None]
+    """The listed operand/result definitions the op has (optional ones may be absent, variadic ones
+    empty)."""
+    return [n for n in names if getattr(op, n, None) is not None and values_of(op, n)]
 
 
 def _cannot_store(op: GeOp, names: list[str], storage: str) -> str | None:
     """Why one of the named values cannot be stored in `storage` (None: all can)."""
     for name in names:
-        t = getattr(op, name).type
-        if not isinstance(t, TensorType):
-            return f"'{name}' is not a tensor"
-        reason = cannot_store(t, storage)
-        if reason is not None:
-            return f"'{name}': {reason}"
+        for value in values_of(op, name):
+            t = value.type
+            if not isinstance(t, TensorType):
+                return f"'{name}' is not a tensor"
+            reason = cannot_store(t, storage)
+            if reason is not None:
+                return f"'{name}': {reason}"
     return None
 
 
@@ -151,11 +162,11 @@ def _arrival(m: Match, operands: tuple[str, ...], results: tuple[str, ...]) -> _
     if "arrival" not in m.notes:
         op, planner = m.root, m.context
         present = names_present(op, results)
-        out_shape = shape_of(getattr(op, present[0]).type)
+        out_shape = shape_of(tensor_type(values_of(op, present[0])[0]))
         candidates = names_present(op, operands)
-        full = [n for n in candidates if shape_of(getattr(op, n).type) == out_shape]
+        full = [n for n in candidates if all(shape_of(tensor_type(v)) == out_shape for v in values_of(op, n))]
         broadcast = [n for n in candidates if n not in full]
-        arriving = [(n, s) for n in full if (s := planner.stored_otherwise(getattr(op, n))) is not None]
+        arriving = [(n, s) for n in full for v in values_of(op, n) if (s := planner.stored_otherwise(v)) is not None]
         m.notes["arrival"] = (
             None if not arriving else _Arrival(arriving[0][0], arriving[0][1], full, broadcast, present, out_shape)
         )
@@ -163,9 +174,9 @@ def _arrival(m: Match, operands: tuple[str, ...], results: tuple[str, ...]) -> _
 
 
 def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
-    c0s = {n: c0_of(getattr(op, n).type.element_type) for n in names}
-    if len(set(c0s.values())) > 1:
-        shown = ", ".join(f"'{n}' C0={c}" for n, c in c0s.items())
+    c0s = [(n, c0_of(tensor_type(v).element_type)) for n in names for v in values_of(op, n)]
+    if len({c for _, c in c0s}) > 1:
+        shown = ", ".join(f"'{n}' C0={c}" for n, c in c0s)
         return f"its values have different C0 ({shown}): not a pure elementwise map in storage"
     return None
 
@@ -173,16 +184,17 @@ def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
 def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
     what, fits = planner.broadcasts.get(a.storage, ("nothing else", None))
     for n in a.broadcast:
-        shape = shape_of(getattr(op, n).type)
-        if all(d == 1 for d in shape):
-            continue  # a scalar broadcasts in every format
-        if fits is None or not fits(shape, a.out_shape):
-            return (
-                f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
-                f"{a.storage} cannot (only scalars and {what})"
-            )
-        if planner.stored_otherwise(getattr(op, n)) is not None:
-            return f"broadcast operand '{n}' is stored in {planner.storage(getattr(op, n))}"
+        for value in values_of(op, n):
+            shape = shape_of(tensor_type(value))
+            if all(d == 1 for d in shape):
+                continue  # a scalar broadcasts in every format
+            if fits is None or not fits(shape, a.out_shape):
+                return (
+                    f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
+                    f"{a.storage} cannot (only scalars and {what})"
+                )
+            if planner.stored_otherwise(value) is not None:
+                return f"broadcast operand '{n}' is stored in {planner.storage(value)}"
     return None
 
 
@@ -199,17 +211,21 @@ def _on_root_arriving(check: LayoutCheck) -> Callable[[Match, _Arrival], str | N
 def follow(
     name: str,
     ops: tuple[type[GeOp], ...],
-    formats: tuple[str, ...],
+    formats: tuple[str, ...] | Callable[[GeOp], tuple[str, ...]],
     operands: tuple[str, ...],
     results: tuple[str, ...],
     checks: tuple[LayoutCheck, ...] = (),
     changes_c0: bool = False,
 ) -> Rule:
     """A rule letting `ops` compute in a format among `formats` that one of their full-shape
-    `operands` arrives in; `operands` of another shape broadcast. With `changes_c0` the op's kernel
-    may read and write blocks of different C0 (a type change that re-blocks the channels, as GE's
-    AscendQuant reads f16 NC1HWC0 with C0 = 16 and writes int8 with C0 = 32); otherwise its
-    values share one C0, so that it maps storage element to storage element."""
+    `operands` arrives in; `operands` of another shape broadcast; `formats` may be a function of
+    the op (a custom op's: its registration's). With `changes_c0` the op's kernel may read and
+    write blocks of different C0 (a type change that re-blocks the channels, as GE's AscendQuant
+    reads f16 NC1HWC0 with C0 = 16 and writes int8 with C0 = 32); otherwise its values share one
+    C0, so that it maps storage element to storage element."""
+
+    def carried(op: GeOp) -> tuple[str, ...]:
+        return formats(op) if callable(formats) else formats
 
     def seen(m: Match) -> _Arrival:
         arrival = _arrival(m, operands, results)
@@ -239,7 +255,12 @@ def follow(
 
     rejects = [
         refusal(
-            lambda m, a: None if a.storage in formats else f"{name} does not carry {a.storage} (operand '{a.operand}')"
+            lambda m, a: (
+                None
+                if a.storage in carried(m.root)
+                else f"{name} does not carry {a.storage} (operand '{a.operand}')"
+                + (f"; it declares {', '.join(carried(m.root)) or 'no formats'}" if callable(formats) else "")
+            )
         )
     ]
     rejects += [refusal(_on_root_arriving(check)) for check in checks]
@@ -256,5 +277,6 @@ def follow(
         rejects=rejects,
         finds={"arriving": arriving},
         says=lambda m: f"{describe(m.root)} carries {seen(m).storage} from '{seen(m).operand}'",
-        doc=f"{', '.join(c.name for c in ops)} carry {' or '.join(formats)}",
+        doc=f"{', '.join(c.name for c in ops)} carry "
+        + ("the formats they declare" if callable(formats) else " or ".join(formats)),
     )

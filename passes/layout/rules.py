@@ -283,6 +283,13 @@ BACKWARD_ANCHORS: tuple[Rule, ...] = (
 """The backward ops' anchors (a table apart: the elementwise gradients, ReluGrad and GeluGrad, are
 followers below, as the forward elementwise ops are)."""
 
+
+def declared_formats(op: GeOp) -> tuple[str, ...]:
+    """The storage formats a custom op computes in: those its registration declares (`formats`)."""
+    assert isinstance(op, ge.CustomOp)
+    return op.formats()
+
+
 _UNARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.UnaryElementwiseOp))
 _BINARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.BinaryElementwiseOp))
 _ANY = (NC1HWC0, FRACTAL_NZ)
@@ -303,6 +310,9 @@ FOLLOWERS: tuple[Rule, ...] = (
     follow(
         "layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (last_axis("axis", "X"),)
     ),
+    # a plugin's op, into the formats its registration declares (its inputs share one annotation:
+    # it follows when they all have its outputs' shape)
+    follow("custom-formats", (ge.CustomOp,), declared_formats, ("inputs",), ("outputs",)),
 )
 
 RULES: tuple[Rule, ...] = ANCHORS + BACKWARD_ANCHORS + FOLLOWERS

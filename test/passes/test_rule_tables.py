@@ -14,6 +14,7 @@ import pytest
 from xdsl.dialects.scf import Scf
 from xdsl.parser import Parser
 
+import ge as ge_api
 from ge.ge_dialects import ge
 from ge.passes import remarks
 from ge.passes.layout import cancel_trans_data, fold_trans_data, merge_trans_data
@@ -29,8 +30,14 @@ from ge.tools.common import make_context, print_module
 ROOT = Path(__file__).resolve().parents[2]
 
 
+PLUGIN = ROOT / "test/api/custom_ops/fusion_ops.py"
+"""The plugin the custom-op lit inputs name (`--load-op-library`), loaded while their cases run."""
+
+
 def _cases(lit_file: str) -> list[str]:
-    text = (ROOT / lit_file).read_text()
+    """The cases of `lit_file`, and of its `_custom.mlir` companion (ge.custom ops of PLUGIN) if any."""
+    files = [ROOT / lit_file, (ROOT / lit_file).with_name(Path(lit_file).stem + "_custom.mlir")]
+    text = "// -----".join(f.read_text() for f in files if f.exists())
     return [c for c in text.split("// -----") if "func.func" in c]
 
 
@@ -80,12 +87,13 @@ TABLES = {
 
 def _outcome(run, table, cases) -> tuple[list[str], list[str]]:
     texts, said = [], []
-    for case in cases:
-        module = parse_module(case, "<test>")
-        with remarks.collected() as found:
-            run(module, table)
-        texts.append(_print(module))
-        said += [str(r) for r in found]
+    with ge_api.op_library(ge_api.load_op_library(PLUGIN)):
+        for case in cases:
+            module = parse_module(case, "<test>")
+            with remarks.collected() as found:
+                run(module, table)
+            texts.append(_print(module))
+            said += [str(r) for r in found]
     return texts, said
 
 
