@@ -303,6 +303,8 @@ class _IntegerProductOp(GeOp):
 
     PRECISION: ClassVar = "keep"
     NO_GRADIENT: ClassVar = "its operands are integers, which carry no gradient"
+    FACTORS: ClassVar[tuple[str, str]] = ("A", "B")
+    """The operands multiplied: the activation and the weight (or the second activation)."""
 
 
 @irdl_op_definition
@@ -351,6 +353,7 @@ class QLinearMatMulOp(_IntegerProductOp):
     y_scale = operand_def(TensorType)
     y_zero_point = operand_def(TensorType)
     y = result_def(TensorType)
+    FACTORS: ClassVar = ("a", "b")
     traits = traits_def(Pure(), RunsOn(Engine.CUBE))
 
     @classmethod
@@ -401,6 +404,7 @@ class ConvIntegerOp(_IntegerConvOp):
     x_zero_point = opt_operand_def(TensorType)
     w_zero_point = opt_operand_def(TensorType)
     y = result_def(TensorType)
+    FACTORS: ClassVar = ("x", "w")
     traits = traits_def(Pure(), RunsOn(Engine.CUBE))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -440,6 +444,7 @@ class QLinearConvOp(_IntegerConvOp):
     y_zero_point = operand_def(TensorType)
     B = opt_operand_def(TensorType)
     y = result_def(TensorType)
+    FACTORS: ClassVar = ("x", "w")
     traits = traits_def(Pure(), RunsOn(Engine.CUBE))
 
     @classmethod

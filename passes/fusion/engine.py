@@ -92,6 +92,11 @@ class FusionRule:
     inference_only: bool = False
     multi_output: bool = True
     """Members other than the last may have users outside the group (they become extra results)."""
+    shrink: bool = True
+    """A rejected candidate is retried without its farthest producer or last follower."""
+    from_last: bool = False
+    """Anchors are visited from the block's end: a chain of anchors (QuantizeLinear after
+    QuantizeLinear) is grown from its last one, which takes the earlier ones as producers."""
 
 
 @dataclass
@@ -452,18 +457,23 @@ class FusionEngine:
                 remarks.emit(PASS_NAME, "note", rule.name, [], "skipped: inference-only rule on a training graph")
                 continue
             schedule = Schedule(block, self.time)
-            for op in list(block.ops):
+            anchors = list(block.ops)
+            if rule.from_last:
+                anchors.reverse()
+            for op in anchors:
                 if op.parent_block() is not block or not is_one_of(op, rule.anchor):
                     continue
                 candidate: Candidate | None = grow(rule, op, schedule.position)
                 while candidate is not None and len(candidate.members) >= rule.min_ops:
                     if self.try_apply(candidate, schedule):
-                        if INCREMENTAL_SCHEDULE and not schedule.stale and self._last_group is not None:
+                        # the incremental schedule extends itself in program order only
+                        incremental = INCREMENTAL_SCHEDULE and not rule.from_last
+                        if incremental and not schedule.stale and self._last_group is not None:
                             schedule.grouped(candidate.members, self._last_group)
                         else:
                             schedule = Schedule(block, self.time)
                         break
-                    candidate = candidate.shrunk()
+                    candidate = candidate.shrunk() if rule.shrink else None
 
     def try_apply(self, c: Candidate, schedule: Schedule) -> bool:
         rule = c.rule

@@ -46,17 +46,28 @@ def all_operands(op: Operation) -> Sequence[int]:
     return range(len(op.operands))
 
 
-QUANTIZED_CUBE = ops(ge.QLinearConvOp, ge.QLinearMatMulOp)
+QUANTIZED_CUBE = ops(ge.QLinearConvOp, ge.QLinearMatMulOp, ge.MatMulIntegerOp, ge.ConvIntegerOp)
+
+
+def product_factors(op: Operation) -> Sequence[int]:
+    """The operand indices of an integer product's factors (its `FACTORS`)."""
+    names = [n for n, _ in op.get_irdl_definition().operands]  # type: ignore[attr-defined]  # ge ops
+    return [names.index(n) for n in op.FACTORS]  # type: ignore[attr-defined]
+
+
 QUANTIZED_PRODUCERS = (
-    Step(ELEMENTWISE, max_count=4, inputs=all_operands),
-    Step(DEQUANTIZE, min_count=0),
-    Step(QUANTIZED_CUBE, min_count=0, inputs=()),
+    Step(ELEMENTWISE | QUANTIZE | DEQUANTIZE | ops(ge.ReshapeOp), max_count=12, inputs=all_operands),
+    Step(QUANTIZED_CUBE, min_count=0, inputs=product_factors),
+    Step(LAYOUT, max_count=2, min_count=0),
 )
-"""What a QuantizeLinear's kernel computes before it: up to four elementwise ops along each path
-(a residual add and the casts around it), the DequantizeLinear at the start of each path, and the
-integer Cube op that path dequantizes when the DQ is its only reader: DQ, DQ -> Add -> Q is one
-Vector kernel (onnxruntime's QLinearAdd), or the epilogue of the QLinearConv before it (GE fuses
-the dequantize, the residual add and the requantize into the conv's UB epilogue)."""
+"""What a QuantizeLinear's kernel computes before it: up to twelve elementwise ops, quantizations
+and reshapes along each path (a residual add, the casts around it, a GELU whose every step
+quantize_static requantizes: the kernel requantizes on chip), the DequantizeLinear ops, and the
+integer Cube op that path dequantizes when the DQ is its only reader, with the reshapes and
+transposes of its factors (read through the Cube's addressing, as attention_layout's are): DQ,
+DQ -> Add -> Q is one Vector kernel (onnxruntime's QLinearAdd), or the epilogue of the QLinearConv
+before it (GE fuses the dequantize, the residual add and the requantize into the conv's UB
+epilogue)."""
 
 
 def _has_cube(c: Candidate) -> str | None:
@@ -272,8 +283,9 @@ RULES: list[FusionRule] = [
         name="reduce_elementwise",
         pattern="reduce+elementwise",
         anchor=REDUCTIONS,
-        producers=(Step(ELEMENTWISE),),
-        followers=(Step(ELEMENTWISE | CUSTOM, max_count=4, when=elementwise_follower),),
+        # in a quantized graph the kernel also dequantizes what it reads and quantizes what it writes
+        producers=(Step(ELEMENTWISE, min_count=0), Step(DEQUANTIZE, min_count=0)),
+        followers=(Step(ELEMENTWISE | CUSTOM, max_count=4, when=elementwise_follower), Step(QUANTIZE)),
         constraints=(ONE_FORMAT,),
     ),
     FusionRule(
@@ -283,14 +295,17 @@ RULES: list[FusionRule] = [
         anchor_inputs=(0,),
         producers=QUANTIZED_PRODUCERS,
         constraints=(HAS_CUBE, ONE_FORMAT),
+        shrink=False,  # the Cube op is the farthest producer: a smaller candidate has none
+        from_last=True,
     ),
     FusionRule(
         name="quantized_elementwise",
         pattern="elementwise",
         anchor=QUANTIZE,
         anchor_inputs=(0,),
-        producers=QUANTIZED_PRODUCERS[:2],
+        producers=QUANTIZED_PRODUCERS[:1],
         constraints=(ONE_FORMAT,),
+        from_last=True,
     ),
     FusionRule(
         name="elementwise_chain",

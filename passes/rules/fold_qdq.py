@@ -4,6 +4,7 @@ DQ / Q pairs that mean nothing are removed.
 
     Q(MatMul(DQ(a), DQ(b)), ys, yz)         ->  QLinearMatMul(a, as, az, b, bs, bz, ys, yz)
     Q(Conv(DQ(x), DQ(w)[, B]), ys, yz)      ->  QLinearConv(x, xs, xz, w, ws, wz, ys, yz[, Bq])
+    Q(Gemm(DQ(x), DQ(w)[, C]), ys, yz)      ->  Q(MatMulInteger(x, w, xz, wz)[ + Cq] * xs ws / ys, 1, yz)
     Q(op(DQ(q, s, z)), s, z)                ->  op(q)     (op `CopiesElements`: a reshape, a max pool)
     Q(DQ(q, s, z), s, z)                    ->  q
 
@@ -193,24 +194,57 @@ def _why_not_conv(m: Match) -> str | None:
     return bias if isinstance(bias, str) else None
 
 
+def _why_not_gemm(m: Match) -> str | None:
+    """Why Q(Gemm(DQ(a), DQ(w), C)) is not MatMulInteger(a, w^T) + C with its requantization: the
+    gemm scales or transposes its activations (alpha = beta = 1 and transA = 0 are needed;
+    a weight constant), or the Conv conditions (one grid per tensor, w per output channel, the
+    bias on x_scale * w_scale)."""
+    if (reason := _why_not_alone(m, "gemm")) is not None:
+        return reason
+    gemm = m.op_as("gemm", ge.GemmOp)
+    props = {"alpha": 1.0, "beta": 1.0, "transA": 0}
+    if any(gemm.p(k) != v for k, v in props.items()):
+        shown = ", ".join(f"{k} = {gemm.p(k)}" for k in props)
+        return f"{describe(gemm)} has {shown}, not a plain product (alpha = beta = 1, transA = 0)"
+    if constant_array(_dq(m, "wd").x) is None:
+        return f"the weight of {describe(gemm)} is not a constant"
+    for op, axes in ((_dq(m, "xd"), (None,)), (_dq(m, "wd"), (None, _channel_axis(m))), (m.root, (None,))):
+        assert isinstance(op, ge.DequantizeLinearOp | ge.QuantizeLinearOp)
+        if (reason := _why_not_linear(op, axes)) is not None:
+            return reason
+    bias = _int32_bias(m) if gemm.C is not None else None
+    return bias if isinstance(bias, str) else None
+
+
 def _bias_scale(m: Match) -> np.ndarray:
     """x_scale * w_scale in f32, one per output channel."""
     xs = constant_array(_dq(m, "xd").x_scale)
     ws = constant_array(_dq(m, "wd").x_scale)
     assert xs is not None and ws is not None  # _why_not_linear refused the others
-    channels = m.shape("w")[0]
+    channels = m.shape("w")[_channel_axis(m)]
     assert channels is not None  # _int32_bias refused the others
     return np.broadcast_to(xs.astype(np.float32).reshape(-1) * ws.astype(np.float32).reshape(-1), (channels,))
 
 
+def _channel_axis(m: Match) -> int:
+    """The weight's output-channel axis: a conv's 0, a gemm's 0 with transB, else 1."""
+    return 1 if "gemm" in m and not m.op_as("gemm", ge.GemmOp).p("transB") else 0
+
+
+def _bias(m: Match) -> SSAValue | None:
+    """The float product's bias operand: a conv's B, a gemm's C."""
+    return m.op_as("conv", ge.ConvOp).B if "conv" in m else m.op_as("gemm", ge.GemmOp).C
+
+
 def _int32_bias(m: Match) -> np.ndarray | str:
-    """The conv bias on the grid of x_scale * w_scale as int32, or why there is none."""
-    conv = m.op_as("conv", ge.ConvOp)
-    assert conv.B is not None
-    if m.shape("w")[0] is None:
-        return "the conv's output channels are not static"
+    """The bias on the grid of x_scale * w_scale as int32, one per output channel, or why there is
+    none."""
+    bias_value = _bias(m)
+    assert bias_value is not None
+    if m.shape("w")[_channel_axis(m)] is None:
+        return "the output channels are not static"
     scale = _bias_scale(m)
-    owner = conv.B.owner
+    owner = bias_value.owner
     if isinstance(owner, ge.DequantizeLinearOp):
         q = constant_array(owner.x)
         s = constant_array(owner.x_scale)
@@ -220,13 +254,17 @@ def _int32_bias(m: Match) -> np.ndarray | str:
             np.broadcast_to(s.reshape(-1), scale.shape), scale, rtol=_BIAS_RTOL, atol=0
         ):
             return f"the scale of the bias {describe(owner)} is not x_scale * w_scale"
+        if q.size not in (1, scale.size):
+            return f"the bias {describe(owner)} has {q.size} values, not one per output channel ({scale.size})"
         return np.broadcast_to(q.reshape(-1), scale.shape).astype(np.int32)
-    bias = constant_array(conv.B)
+    bias = constant_array(bias_value)
     if bias is None:
-        return "the conv's bias is neither a constant nor a DequantizeLinear of one"
-    q = np.round(bias.astype(np.float64) / scale.astype(np.float64))
+        return "the bias is neither a constant nor a DequantizeLinear of one"
+    if bias.size not in (1, scale.size):
+        return f"the bias has {bias.size} values, not one per output channel ({scale.size})"
+    q = np.round(np.broadcast_to(bias.astype(np.float64).reshape(-1), scale.shape) / scale.astype(np.float64))
     if np.abs(q).max(initial=0) > np.iinfo(np.int32).max:
-        return "the conv's bias does not fit int32 on the grid of x_scale * w_scale"
+        return "the bias does not fit int32 on the grid of x_scale * w_scale"
     return q.astype(np.int32)
 
 
@@ -270,6 +308,42 @@ def _fold_conv(m: Match, b: Builder) -> SSAValue:
     return b.op(ge.QLinearConvOp, operands, copy_props(conv), name=location_name(conv)).results[0]
 
 
+def _multiplier(m: Match) -> np.ndarray:
+    """x_scale * w_scale / y_scale in f32 per output channel, as QLinearConv requantizes."""
+    y_scale = constant_array(m.root_as(ge.QuantizeLinearOp).y_scale)
+    assert y_scale is not None  # _why_not_linear refused the others
+    return (_bias_scale(m) / y_scale.astype(np.float32).reshape(())).astype(np.float32)
+
+
+def _fold_gemm(m: Match, b: Builder) -> SSAValue:
+    """MatMulInteger(a, w) on the Cube (w transposed at compile time under transB), the int32
+    bias, and the requantization the integer ops make: acc as f32 times x_scale * w_scale /
+    y_scale (in f32), rounded and shifted by the zero point (a QuantizeLinear of scale 1)."""
+    q, gemm = m.root_as(ge.QuantizeLinearOp), m.op_as("gemm", ge.GemmOp)
+    xd, wd = _dq(m, "xd"), _dq(m, "wd")
+    name = location_name(gemm) or "gemm"
+    weight = constant_array(wd.x)
+    assert weight is not None  # _why_not_gemm refused the others
+    x, w = _linear_operands(b, xd, "x"), _linear_operands(b, wd, "w")
+    if gemm.p("transB"):
+        weight_kn = b.const(np.ascontiguousarray(weight.T), f"{name}.weight_transposed", wd.x, "weight_transposed")
+    else:
+        weight_kn = wd.x
+    operands = {"A": xd.x, "B": weight_kn, "a_zero_point": x["x_zero_point"], "b_zero_point": w["w_zero_point"]}
+    acc = b.op(ge.MatMulIntegerOp, operands, name=name).results[0]
+    if gemm.C is not None:
+        bias = _int32_bias(m)
+        assert isinstance(bias, np.ndarray)
+        quantized_bias = b.const(bias, f"{name}.bias_quantized", gemm.C, "bias_quantized")
+        acc = b.op(ge.AddOp, {"a": acc, "b": quantized_bias}, name=f"{name}/bias").results[0]
+    real = b.op(ge.CastOp, {"input": acc}, {"to": 1}, name=f"{name}/requantize").results[0]
+    multiplier = b.const(_multiplier(m), f"{name}.multiplier")
+    scaled = b.op(ge.MulOp, {"a": real, "b": multiplier}, name=f"{name}/requantize").results[0]
+    one = b.const(np.array(1.0, np.float32), f"{name}.unit_scale")
+    y = _linear_operands(b, q, "y")
+    return b.op(ge.QuantizeLinearOp, {"x": scaled, "y_scale": one, "y_zero_point": y["y_zero_point"]}).results[0]
+
+
 def _dequantized(value: str, name: str) -> Op:
     return Op(ge.DequantizeLinearOp, value, name=name)
 
@@ -297,6 +371,16 @@ RULES: list[Rule] = [
         ),
         _fold_conv,
         rejects=[Check(_why_not_conv)],
+        private=False,
+    ),
+    Rule(
+        "qdq-gemm",
+        Op(
+            ge.QuantizeLinearOp,
+            Op(ge.GemmOp, _dequantized("x", "xd"), _dequantized("w", "wd"), name="gemm"),
+        ),
+        _fold_gemm,
+        rejects=[Check(_why_not_gemm)],
         private=False,
     ),
     Rule(

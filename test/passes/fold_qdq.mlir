@@ -167,3 +167,42 @@ func.func @drop_and_cancel(%q: tensor<2x4xui8>, %p: tensor<1x1x2x2xui8>) -> (ten
 // REMARK-DAG: remark: fold-qdq: applied qdq-cancel on [/q_same, /dq]: replaced by an existing value
 // REMARK-DAG: remark: fold-qdq: rejected qdq-drop on [/q_other, /transpose, /dq]: ge.dequantize_linear '/dq' and ge.quantize_linear '/q_other' have different zero points
 // REMARK-DAG: remark: fold-qdq: rejected qdq-drop on [/q_pool, /pool, /dq_neg]: the scale of ge.dequantize_linear '/dq_neg' is not positive
+
+// -----
+
+// Q(Gemm(DQ(x), DQ(w), bias)) with transB (nn.Linear): MatMulInteger on w^T (transposed at
+// compile time), the bias on the grid of x_scale * w_scale ([1, -0.5] / (0.5 * [0.25, 0.125]) =
+// [8, -8]), and the requantization by x_scale * w_scale / y_scale = [0.625, 0.3125]. A gemm with
+// alpha = 2 stays float.
+
+// CHECK-LABEL: func.func @gemm
+// CHECK:         %[[WT:.*]] = ge.constant dense<{{\[}}[1, 4], [-2, 5], [3, -6]]> : tensor<3x2xi8>
+// CHECK-NEXT:    %[[ACC:.*]] = ge.matmul_integer %x, %[[WT]], a_zero_point = %xz, b_zero_point = %wz : {{.*}} -> tensor<2x2xi32> loc("/fc")
+// CHECK-NEXT:    %[[B:.*]] = ge.constant dense<[8, -8]> : tensor<2xi32>
+// CHECK-NEXT:    %[[SUM:.*]] = ge.add %[[ACC]], %[[B]] : {{.*}} loc("/fc/bias")
+// CHECK-NEXT:    %[[F:.*]] = ge.cast %[[SUM]] {to = 1 : i64}
+// CHECK-NEXT:    %[[M:.*]] = ge.constant dense<[6.250000e-01, 3.125000e-01]> : tensor<2xf32>
+// CHECK-NEXT:    %[[S:.*]] = ge.mul %[[F]], %[[M]]
+// CHECK-NEXT:    %[[ONE:.*]] = ge.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[Y:.*]] = ge.quantize_linear %[[S]], %[[ONE]], y_zero_point = %yz : {{.*}} loc("/q")
+// CHECK:         ge.gemm
+// CHECK:         func.return %[[Y]],
+func.func @gemm(%x: tensor<2x3xui8>) -> (tensor<2x2xui8>, tensor<2x2xui8>) {
+  %xs = ge.constant dense<0.5> : tensor<f32>
+  %xz = ge.constant dense<3> : tensor<ui8>
+  %w = ge.constant dense<[[1, -2, 3], [4, 5, -6]]> : tensor<2x3xi8>
+  %ws = ge.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %wz = ge.constant dense<0> : tensor<2xi8>
+  %bias = ge.constant dense<[1.0, -0.5]> : tensor<2xf32>
+  %ys = ge.constant dense<0.2> : tensor<f32>
+  %yz = ge.constant dense<7> : tensor<ui8>
+  %0 = ge.dequantize_linear %x, %xs, x_zero_point = %xz : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xf32> loc("/dq_x")
+  %1 = ge.dequantize_linear %w, %ws, x_zero_point = %wz {axis = 0 : i64} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x3xf32> loc("/dq_w")
+  %2 = ge.gemm %0, %1, C = %bias {transB = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32> loc("/fc")
+  %3 = ge.quantize_linear %2, %ys, y_zero_point = %yz : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8> loc("/q")
+  %4 = ge.gemm %0, %1, C = %bias {transB = 1 : i64, alpha = 2.0 : f32} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32> loc("/fc_scaled")
+  %5 = ge.quantize_linear %4, %ys, y_zero_point = %yz : (tensor<2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8> loc("/q_scaled")
+  func.return %3, %5 : tensor<2x2xui8>, tensor<2x2xui8>
+}
+// REMARK-DAG: remark: fold-qdq: applied qdq-gemm on [/q, /fc, /dq_x, /dq_w]: replaced by ge.matmul_integer, ge.add, ge.cast, ge.mul, ge.quantize_linear
+// REMARK-DAG: remark: fold-qdq: rejected qdq-gemm on [/q_scaled, /fc_scaled, /dq_x, /dq_w]: ge.gemm '/fc_scaled' has alpha = 2.0, beta = 1.0, transA = 0, not a plain product (alpha = beta = 1, transA = 0)

@@ -298,3 +298,73 @@ def test_mutation_without_the_one_grid_check_the_integers_change(monkeypatch):
     before, after, counts, _ = _one_grid_outputs()
     assert counts[("applied", "qdq-drop")] == 3
     assert any(not np.array_equal(after[k], v) for k, v in before.items())
+
+
+def _quantized_gemm(trans_b: int, folder) -> onnx.ModelProto:
+    """nn.Linear as quant_pre_process leaves it (Gemm, transB 0 or 1), through quantize_static."""
+    rng = np.random.default_rng(5 + trans_b)
+    weight = rng.standard_normal((32, 64) if trans_b else (64, 32)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "W", "b"], ["y"], name="/fc/Gemm", transB=trans_b)],
+        "gemm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 32])],
+        [
+            numpy_helper.from_array(weight, "W"),
+            numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "float.onnx")
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"x": rng.standard_normal((8, 64)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(
+        folder / "float.onnx",
+        folder / "qdq.onnx",
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        weight_type=QuantType.QInt8,
+        activation_type=QuantType.QUInt8,
+    )
+    return onnx.load(folder / "qdq.onnx")
+
+
+def _qgemm_reference(model: onnx.ModelProto, inputs, folder) -> np.ndarray:
+    """onnxruntime at ORT_ENABLE_ALL: it folds the group into its QGemm (integer arithmetic)."""
+    so = ort.SessionOptions()
+    so.optimized_model_filepath = str(folder / "folded.onnx")
+    ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    folded = onnx.load(folder / "folded.onnx")
+    assert "QGemm" in [n.op_type for n in folded.graph.node]
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)[0]
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_folded_gemm_equals_onnxruntimes_qgemm(trans_b, tmp_path):
+    """Q(Gemm(DQ(x), DQ(w), DQ(bias))) becomes MatMulInteger, the int32 bias and the
+    requantization, and gives onnxruntime's QGemm's results bit for bit."""
+    model = _quantized_gemm(trans_b, tmp_path)
+    inputs = {"x": np.random.default_rng(9).standard_normal((8, 64)).astype(np.float32)}
+    want = _qgemm_reference(model, inputs, tmp_path)
+    module = _imported(model)
+    assert _fold(module)[("applied", "qdq-gemm")] == 1
+    assert _ops(module)[ge.GemmOp] == 0 and _ops(module)[ge.MatMulIntegerOp] == 1
+    np.testing.assert_array_equal(run(module, inputs)["y"], want)
+
+
+def test_mutation_a_gemm_requantized_with_another_multiplier_is_caught(tmp_path, monkeypatch):
+    """Mutation: the folded gemm's multiplier (x_scale * w_scale / y_scale) taken 1% too large."""
+    model = _quantized_gemm(1, tmp_path)
+    inputs = {"x": np.random.default_rng(9).standard_normal((8, 64)).astype(np.float32)}
+    want = _qgemm_reference(model, inputs, tmp_path)
+    right = rules._multiplier
+    monkeypatch.setattr(rules, "_multiplier", lambda m: right(m) * np.float32(1.01))
+    module = _imported(model)
+    assert _fold(module)[("applied", "qdq-gemm")] == 1
+    assert not np.array_equal(run(module, inputs)["y"], want)

@@ -239,3 +239,33 @@ func.func @quantized_add(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8>) 
   %q = ge.quantize_linear %a, %s, y_zero_point = %z : (tensor<1x32x4x4xf16>, tensor<f32>, tensor<ui8>) -> tensor<1x32x4x4xui8> loc("/q")
   func.return %q, %c : tensor<1x32x4x4xui8>, tensor<1x32x4x4xui8>
 }
+
+// -----
+
+// A chain of requantizations (quantize_static quantizes every step of a GELU): the last
+// QuantizeLinear is visited first (from_last) and takes the earlier ones as producers, so the
+// kernel requantizes on chip: one group, not one per QuantizeLinear.
+// CHECK-LABEL: func.func @requantized_chain
+// CHECK:      fused.group "elementwise" "quantized_elementwise" (%x)
+// CHECK:        ge.dequantize_linear
+// CHECK-NEXT:   ge.erf
+// CHECK-NEXT:   ge.quantize_linear
+// CHECK-NEXT:   ge.dequantize_linear
+// CHECK-NEXT:   ge.add
+// CHECK-NEXT:   ge.quantize_linear
+// CHECK-NEXT:   fused.yield
+// CHECK-NOT:  fused.group
+// REMARK: remark: fuse-ops: applied quantized_elementwise on [/dq, /erf, /q_erf, /dq_erf, /add, /q_add]: fused 6 ops into one kernel
+func.func @requantized_chain(%x: tensor<64xui8>) -> tensor<64xui8> {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %t = ge.constant dense<0.25> : tensor<f32>
+  %z = ge.constant dense<128> : tensor<ui8>
+  %one = ge.constant dense<1.0> : tensor<f16>
+  %0 = ge.dequantize_linear %x, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<64xui8>, tensor<f32>, tensor<ui8>) -> tensor<64xf16> loc("/dq")
+  %1 = ge.erf %0 : (tensor<64xf16>) -> tensor<64xf16> loc("/erf")
+  %2 = ge.quantize_linear %1, %t, y_zero_point = %z : (tensor<64xf16>, tensor<f32>, tensor<ui8>) -> tensor<64xui8> loc("/q_erf")
+  %3 = ge.dequantize_linear %2, %t, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<64xui8>, tensor<f32>, tensor<ui8>) -> tensor<64xf16> loc("/dq_erf")
+  %4 = ge.add %3, %one : (tensor<64xf16>, tensor<f16>) -> tensor<64xf16> loc("/add")
+  %5 = ge.quantize_linear %4, %s, y_zero_point = %z : (tensor<64xf16>, tensor<f32>, tensor<ui8>) -> tensor<64xui8> loc("/q_add")
+  func.return %5 : tensor<64xui8>
+}

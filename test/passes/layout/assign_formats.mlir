@@ -430,18 +430,3 @@ func.func @int8_conv_block(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8,
 }
 
 
-// -----
-
-// qlinear-matmul-fractal-nz: the integer matmul in FRACTAL_NZ (int8 fractals are 16 x 32).
-
-// CHECK-LABEL: func.func @int8_matmul
-// CHECK:         %m = ge.qlinear_matmul %0, {{.*}} : (tensor<32x64xi8, #ge.fmt<ND, FRACTAL_NZ>>, {{.*}}, tensor<64x16xi8, #ge.fmt<ND, FRACTAL_NZ>>, {{.*}}) -> tensor<32x16xi8, #ge.fmt<ND, FRACTAL_NZ>>
-// REMARK: applied qlinear-matmul-fractal-nz on [/mm]: ge.qlinear_matmul '/mm': a, b, y in FRACTAL_NZ (benefit 3.28e+04)
-
-func.func @int8_matmul(%a: tensor<32x64xi8>) -> tensor<32x16xi8> {
-  %s = ge.constant dense<0.5> : tensor<f32>
-  %z = ge.constant dense<0> : tensor<i8>
-  %b = ge.constant dense<1> : tensor<64x16xi8>
-  %m = ge.qlinear_matmul %a, %s, %z, %b, %s, %z, %s, %z : (tensor<32x64xi8>, tensor<f32>, tensor<i8>, tensor<64x16xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<32x16xi8> loc("/mm")
-  func.return %m : tensor<32x16xi8>
-}
