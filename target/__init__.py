@@ -11,7 +11,15 @@ dataclasses (target/spec.py).
 from __future__ import annotations
 
 from ge import refuse_bare_import
-from ge.target.loader import DEFAULT_TARGET, TargetError, check_target_name, load_target, load_target_file, target_names
+from ge.target.loader import (
+    DEFAULT_TARGET,
+    TargetError,
+    assumed_constants,
+    check_target_name,
+    load_target,
+    load_target_file,
+    target_names,
+)
 from ge.target.spec import Target
 
 refuse_bare_import(__name__)
@@ -30,6 +38,7 @@ def pass_target(pass_name: str, name: str) -> Target:
 __all__ = [
     "DEFAULT_TARGET",
     "Target",
+    "assumed_constants",
     "TargetError",
     "check_target_name",
     "load_target",

@@ -40,6 +40,13 @@ def check_target_name(name: object) -> str:
     return name
 
 
+def assumed_constants(name: str) -> set[str]:
+    """The keys whose line in the known target `name`'s file says ASSUMPTION (no published
+    source): the constants a modeled figure is shown at half and double of."""
+    text = (_FOLDER / f"{check_target_name(name)}.toml").read_text()
+    return {line.split("=")[0].strip() for line in text.splitlines() if "=" in line and "ASSUMPTION" in line}
+
+
 @cache
 def load_target(name: str) -> Target:
     """The known target `name` (e.g. `load_target("ascend910b").buffers.ub`)."""

@@ -3,6 +3,7 @@
     ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--sensitivity] [--markdown out.md]
     ge-bench --training [--models "resnet50 b32,bert_large b32"] [--no-max-batch]
     ge-bench --deployment [--targets ascend910b] [--no-max-batch]
+    ge-bench --int8 [--models "resnet50 b1,bert_base"] [--targets ascend910,ascend910b]
 
 Tables: O0 per-op launch against O3 whole-graph sink (the headline); the same speedup split into
 the compiler's share and the launch mode's share (O0 and O3, each per-op and graph-sunk); with
@@ -12,6 +13,8 @@ With --training, instead: the modeled training step (tools/ge_bench_training.py)
 BERT-Large per target: step time, samples/s, utilization, peak memory and the largest batch.
 With --deployment: ResNet-50 before (imported, per-op launch) and after (O3, graph sink), metric by
 metric with the ratio (tools/ge_bench_deployment.py).
+With --int8: each model quantized by onnxruntime's quantize_static against itself in f16, O3,
+graph sink: kernels, Cube time and latency with their ratios (tools/ge_bench_int8.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
 from ge.tools.ge_bench_deployment import DEPLOYMENT_TARGET, deployment_rows
+from ge.tools.ge_bench_int8 import INT8_MODELS, int8_rows
 from ge.tools.ge_bench_measure import (
     CONSTANT_SOURCES,
     MODELS,
@@ -64,6 +68,11 @@ def parser() -> argparse.ArgumentParser:
         "--deployment",
         action="store_true",
         help="the before/after table of ResNet-50 batch 1 (imported graph per-op against O3 graph sink) instead",
+    )
+    p.add_argument(
+        "--int8",
+        action="store_true",
+        help="int8 (quantize_static, QDQ) against f16 per model and target instead of the inference tables",
     )
     p.add_argument("--sweep", default="bert_base,resnet50 b32", help="models for the stream-count sweep ('' to skip)")
     p.add_argument("--no-max-batch", action="store_true", help="skip the largest-batch search (slow)")
@@ -111,10 +120,29 @@ def deployment_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     ]
 
 
+def int8_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
+    names = model_list(args.models or ",".join(INT8_MODELS), "--models", INT8_MODELS)
+    targets = target_list(args.targets)
+    rows, sensitivity = [], []
+    for n in names:
+        r, s = int8_rows(n, targets)
+        rows += r
+        sensitivity += s
+    out = [("int8 (quantize_static, QDQ) against f16, O3, graph sink", markdown(rows))]
+    if sensitivity:
+        out.append(("The int8 figures at half and double an assumed int8_k", markdown(sensitivity)))
+    return out
+
+
 def sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The report's tables, each (title, markdown), checking every name before compiling anything."""
-    if args.training and args.deployment:
-        raise UserError("--training and --deployment are two different reports: give one")
+    if sum((args.training, args.deployment, args.int8)) > 1:
+        raise UserError("--training, --deployment and --int8 are different reports: give one")
+    if args.int8:
+        if args.precision not in (None, "force_fp16"):
+            raise UserError("--int8 compiles both models in force_fp16 (ATC's default): --precision does not apply")
+        args.precision = "force_fp16"
+        return int8_sections(args)
     if args.deployment:
         args.precision = args.precision or "force_fp16"
         return deployment_sections(args)

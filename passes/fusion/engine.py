@@ -59,7 +59,8 @@ class Step:
     max_count: int = 1
     when: Callable[[Operation, SSAValue], bool] | None = None
     inputs: tuple[int, ...] | Callable[[Operation], Sequence[int]] = (0,)
-    shared: bool = False
+    shared: bool | Callable[[Operation], bool] = False
+    """Or a predicate on the producer: which of the step's ops may be shared."""
     min_count: int = 1
 
     def next_inputs(self, op: Operation) -> list[SSAValue]:
@@ -183,7 +184,7 @@ def _walk_producers(
             or owner not in position
             or owner in front
             or not is_one_of(owner, step.ops)
-            or (not step.shared and any(u.operation is not consumer for r in owner.results for u in r.uses))
+            or (not _shares(step, owner) and any(u.operation is not consumer for r in owner.results for u in r.uses))
             or (step.when is not None and not step.when(owner, value))
         ):
             break
@@ -198,6 +199,10 @@ def _walk_producers(
         consumer, value = owner, following[0]
     if count >= step.min_count:  # steps are links of one chain: a required link that is missing ends it
         _walk_producers(steps[1:], value, consumer, position, front)
+
+
+def _shares(step: Step, op: Operation) -> bool:
+    return step.shared(op) if callable(step.shared) else step.shared
 
 
 def _next_follower(

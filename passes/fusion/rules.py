@@ -49,6 +49,12 @@ def all_operands(op: Operation) -> Sequence[int]:
 QUANTIZED_CUBE = ops(ge.QLinearConvOp, ge.QLinearMatMulOp, ge.MatMulIntegerOp, ge.ConvIntegerOp)
 
 
+def is_dequantize(op: Operation) -> bool:
+    """A DequantizeLinear may be shared: one read by several members (x in GELU's x * Phi(x)) is
+    computed once in the kernel, and written out for a reader outside."""
+    return isinstance(op, ge.DequantizeLinearOp)
+
+
 def product_factors(op: Operation) -> Sequence[int]:
     """The operand indices of an integer product's factors (its `FACTORS`)."""
     names = [n for n, _ in op.get_irdl_definition().operands]  # type: ignore[attr-defined]  # ge ops
@@ -56,7 +62,9 @@ def product_factors(op: Operation) -> Sequence[int]:
 
 
 QUANTIZED_PRODUCERS = (
-    Step(ELEMENTWISE | QUANTIZE | DEQUANTIZE | ops(ge.ReshapeOp), max_count=12, inputs=all_operands),
+    Step(
+        ELEMENTWISE | QUANTIZE | DEQUANTIZE | ops(ge.ReshapeOp), max_count=12, inputs=all_operands, shared=is_dequantize
+    ),
     Step(QUANTIZED_CUBE, min_count=0, inputs=product_factors),
     Step(LAYOUT, max_count=2, min_count=0),
 )

@@ -276,4 +276,30 @@ def test_aicore_utilization_counts_every_core_a_task_holds():
 def test_deployment_and_training_are_exclusive():
     done = run_cli("--deployment", "--training")
     assert done.returncode == 1
-    assert done.stderr.strip() == "ge-bench: error: --training and --deployment are two different reports: give one"
+    assert done.stderr.strip() == "ge-bench: error: --training, --deployment and --int8 are different reports: give one"
+
+
+def test_int8_table_is_f16_against_quantize_static(monkeypatch):
+    """The small ResNet-50, quantized by quantize_static: fewer Cube seconds by the rate ratio of
+    the target file (int8_k / k = 2: the Cube time halves), and the 910B's assumed int8_k shown at
+    half and double."""
+    pytest.importorskip("onnxruntime")
+    from ge.frontend import models
+    from ge.tools import ge_bench_int8
+
+    monkeypatch.setitem(ge_bench_int8.INT8_MODELS, "resnet50 small", (lambda batch: models.small("resnet50"), 1))
+    rows, sensitivity = ge_bench_int8.int8_rows("resnet50 small", ["ascend910", "ascend910b"])
+    assert [r["target"] for r in rows] == ["ascend910", "ascend910b"]
+    for r in rows:
+        assert float(r["Cube f16/int8"].removesuffix("x")) > 1.5  # the Cube's int8 rate, less what stays f16
+        assert r["int8_k / k"].startswith("2.0")
+    assert rows[1]["int8_k / k"] == "2.0 (ASSUMPTION)" and rows[0]["int8_k / k"] == "2.0"
+    assert [s["int8_k"] for s in sensitivity] == ["16 (x0.5)", "32 (x1)", "64 (x2)"]
+    latency = [float(s["int8 latency us"]) for s in sensitivity]
+    assert latency[0] >= latency[1] >= latency[2]
+
+
+def test_int8_refuses_another_precision():
+    done = run_cli("--int8", "--precision", "allow_mix_precision")
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith("ge-bench: error: --int8 compiles both models in force_fp16")

@@ -132,3 +132,12 @@ def test_mutation_without_the_unknown_key_check_a_typo_loads(tmp_path, monkeypat
 def test_mutation_without_the_type_check_a_string_loads(tmp_path, monkeypatch):
     monkeypatch.setattr(loader, "_has_type", lambda want, value: True)
     assert load_target_file(variant(tmp_path, "ub = 196608", 'ub = "big"')).buffers.ub == "big"
+
+
+def test_assumed_constants_are_the_lines_marked_assumption():
+    """The 910's int8 rate is sourced (Ascend910A.ini), the 910B's assumed: the bench shows only
+    the assumed one at half and double."""
+    from ge.target import assumed_constants
+
+    assert "int8_k" in assumed_constants("ascend910b") and "int8_k" not in assumed_constants("ascend910")
+    assert "fp32_ratio" in assumed_constants("ascend910")
