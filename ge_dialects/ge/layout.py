@@ -45,7 +45,9 @@ ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
 
 C0_BYTES = 32
-"""C0 is this many bytes of the element type."""
+"""C0 is this many bytes of the element type: 32 int8 / uint8 elements, as GE's format transfer
+gives 1-byte types (formats/utils, GetCubeSizeByDataType: 2 x kCubeSize = 32), 16 f16 elements.
+GE gives every wider type kCubeSize = 16 as well; the 8 f32 elements here are 32 bytes too."""
 FRACTAL_ROWS = 16
 """Rows of a cube fractal: FRACTAL_Z's N block and FRACTAL_NZ's H block."""
 
