@@ -158,13 +158,25 @@ class _Arrival:
     out_shape: Shape
 
 
-def _arrival(m: Match, operands: tuple[str, ...], results: tuple[str, ...]) -> _Arrival | None:
+ShapeMatch = Callable[[GeOp, Shape, Shape], bool]
+"""Whether an operand of shape `a` is a full-shape operand of an op whose result has shape `b`."""
+
+
+def same_shape(op: GeOp, a: Shape, b: Shape) -> bool:
+    return a == b
+
+
+def _arrival(
+    m: Match, operands: tuple[str, ...], results: tuple[str, ...], full_shape: ShapeMatch = same_shape
+) -> _Arrival | None:
     if "arrival" not in m.notes:
         op, planner = m.root, m.context
         present = names_present(op, results)
         out_shape = shape_of(tensor_type(values_of(op, present[0])[0]))
         candidates = names_present(op, operands)
-        full = [n for n in candidates if all(shape_of(tensor_type(v)) == out_shape for v in values_of(op, n))]
+        full = [
+            n for n in candidates if all(full_shape(op, shape_of(tensor_type(v)), out_shape) for v in values_of(op, n))
+        ]
         broadcast = [n for n in candidates if n not in full]
         arriving = [(n, s) for n in full for v in values_of(op, n) if (s := planner.stored_otherwise(v)) is not None]
         m.notes["arrival"] = (
@@ -178,6 +190,14 @@ def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
     if len({c for _, c in c0s}) > 1:
         shown = ", ".join(f"'{n}' C0={c}" for n, c in c0s)
         return f"its values have different C0 ({shown}): not a pure elementwise map in storage"
+    return None
+
+
+def _not_arriving(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
+    for name in a.full:
+        for value in values_of(op, name):
+            if planner.storage(value) != a.storage:
+                return f"operand '{name}' is stored in {planner.storage(value)} (converting it would add a TransData)"
     return None
 
 
@@ -216,19 +236,24 @@ def follow(
     results: tuple[str, ...],
     checks: tuple[LayoutCheck, ...] = (),
     changes_c0: bool = False,
+    full_shape: ShapeMatch = same_shape,
+    all_arrive: bool = False,
 ) -> Rule:
     """A rule letting `ops` compute in a format among `formats` that one of their full-shape
     `operands` arrives in; `operands` of another shape broadcast; `formats` may be a function of
     the op (a custom op's: its registration's). With `changes_c0` the op's kernel may read and
     write blocks of different C0 (a type change that re-blocks the channels, as GE's AscendQuant
     reads f16 NC1HWC0 with C0 = 16 and writes int8 with C0 = 32); otherwise its values share one
-    C0, so that it maps storage element to storage element."""
+    C0, so that it maps storage element to storage element. `full_shape` says which operands
+    count as full-shape (default: the result's shape; a concat's: all but the concatenated axis).
+    With `all_arrive`, every full-shape operand must already be stored in the format: a rule that
+    would convert one to join adds a TransData for what it saves."""
 
     def carried(op: GeOp) -> tuple[str, ...]:
         return formats(op) if callable(formats) else formats
 
     def seen(m: Match) -> _Arrival:
-        arrival = _arrival(m, operands, results)
+        arrival = _arrival(m, operands, results, full_shape)
         assert arrival is not None  # `finds` bound it
         return arrival
 
@@ -245,7 +270,7 @@ def follow(
         return Check(why_not)
 
     def arriving(m: Match) -> SSAValue | None:
-        a = _arrival(m, operands, results)
+        a = _arrival(m, operands, results, full_shape)
         return None if a is None else getattr(m.root, a.operand)
 
     def build(m: Match, b: Builder) -> Replacement:
@@ -266,6 +291,8 @@ def follow(
     rejects += [refusal(_on_root_arriving(check)) for check in checks]
     if not changes_c0:
         rejects.append(refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)))
+    if all_arrive:
+        rejects.append(refusal(lambda m, a: _not_arriving(m.root, a, m.context)))
     rejects += [
         refusal(lambda m, a: _bad_broadcast(m.root, a, m.context)),
         refusal(lambda m, a: _cannot_store(m.root, a.full + a.results, a.storage)),

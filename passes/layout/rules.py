@@ -27,11 +27,12 @@ from xdsl.dialects.builtin import bf16, f16, f32
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, describe
-from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0, c0_of
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
 from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import LayoutCheck, Options, anchor, follow
 from ge.passes.rewrite import Rule
+from ge.passes.tensor_values import tensor_type
 
 Check = LayoutCheck
 
@@ -152,6 +153,31 @@ def _per_tensor(scale: str) -> Check:
         return None if _product(dims) == 1 else f"'{scale}' has {len(dims)} dims (a scale per axis)"
 
     return check
+
+
+def _concat_axis(op: GeOp) -> int:
+    rank = len(_shape(op, "concat_result"))
+    return op.p("axis") % rank if rank else 0
+
+
+def along_concat_axis(op: GeOp, a: Shape, b: Shape) -> bool:
+    """A concat's operands are full-shape: the result's shape but for the concatenated axis."""
+    axis = _concat_axis(op)
+    return len(a) == len(b) and all(x == y for i, (x, y) in enumerate(zip(a, b)) if i != axis)
+
+
+def channel_blocks(op: GeOp, options: Options) -> str | None:
+    """A concat along C in NC1HWC0 copies whole C1 blocks when every channel offset is a multiple
+    of C0 (every operand but the last has C % C0 = 0); otherwise a C0 block would mix two operands."""
+    shape = _shape(op, "concat_result")
+    if len(shape) != 4 or _concat_axis(op) != 1:
+        return f"axis = {op.p('axis')} is not the channel axis of an image (NC1HWC0 splits C)"
+    c0 = c0_of(tensor_type(op.results[0]).element_type)
+    for i, value in enumerate(op.operands[:-1]):
+        channels = shape_of(tensor_type(value))[1]
+        if channels is None or c0 is None or channels % c0:
+            return f"operand {i} has {channels} channels, not a multiple of C0 = {c0} (the next offset splits a block)"
+    return None
 
 
 # -- broadcasting in a storage format --------------------------------------------------------------
@@ -293,6 +319,17 @@ FOLLOWERS: tuple[Rule, ...] = (
     follow("elementwise", (ge.GeluGradOp,), _ANY, ("dy", "x"), ("dx",)),
     follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
     follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
+    # DenseNet's and Inception's concats of conv outputs: C1 blocks copied in NC1HWC0
+    follow(
+        "concat-channels",
+        (ge.ConcatOp,),
+        (NC1HWC0,),
+        ("inputs",),
+        ("concat_result",),
+        (channel_blocks,),
+        full_shape=along_concat_axis,
+        all_arrive=True,
+    ),
     # one scale and zero point: elementwise, re-blocking the channels from the float's C0 to
     # the integer's (GE's AscendQuant / AscendDequant); a scale per axis stays ND
     follow("quantize", (ge.QuantizeLinearOp,), _ANY, ("x",), ("y",), (_per_tensor("y_scale"),), changes_c0=True),

@@ -430,3 +430,31 @@ func.func @int8_conv_block(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8,
 }
 
 
+
+// -----
+
+// concat-channels: a concat along C of two NC1HWC0 conv results whose channel offsets are
+// multiples of C0 (16 of f32's C0 = 8) copies whole C1 blocks and stays NC1HWC0 into the relu and
+// the next conv (no TransData). A concat whose first operand has 4 channels would put the second
+// operand's channels inside a C0 block: rejected, its operands converted back. A concat with an
+// operand stored ND (a graph input) keeps ND: converting it to join would add a TransData.
+
+// CHECK-LABEL: func.func @concat_channels
+// CHECK:         %c = ge.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> loc("/concat_unaligned")
+// CHECK-NEXT:    %d = ge.concat %a, %b {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW, NC1HWC0>> loc("/concat")
+// CHECK-NEXT:    %r = ge.relu %d : {{.*}} -> tensor<1x32x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NOT:     ge.trans_data %r
+// REMARK: rejected concat-channels on [/concat_unaligned]: ge.concat '/concat_unaligned' does not carry NC1HWC0 from 'inputs': operand 0 has 4 channels, not a multiple of C0 = 8 (the next offset splits a block)
+// REMARK: applied concat-channels on [/concat]: ge.concat '/concat' carries NC1HWC0 from 'inputs'
+// REMARK: rejected concat-channels on [/concat_nd]: ge.concat '/concat_nd' does not carry NC1HWC0 from 'inputs': operand 'inputs' is stored in ND (converting it would add a TransData)
+func.func @concat_channels(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %v: tensor<4x8x1x1xf32>, %u: tensor<4x32x1x1xf32>, %y: tensor<1x16x4x4xf32>) -> (tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>) {
+  %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv_a")
+  %b = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv_b")
+  %n = ge.conv %x, %v : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW>> loc("/conv_narrow")
+  %c = ge.concat %n, %a {axis = 1 : i64} : (tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x20x4x4xf32, #ge.fmt<NCHW>> loc("/concat_unaligned")
+  %d = ge.concat %a, %b {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/concat")
+  %r = ge.relu %d : (tensor<1x32x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/relu")
+  %e = ge.conv %r, %u : (tensor<1x32x4x4xf32, #ge.fmt<NCHW>>, tensor<4x32x1x1xf32>) -> tensor<1x4x4x4xf32, #ge.fmt<NCHW>> loc("/conv_next")
+  %f = ge.concat %a, %y {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/concat_nd")
+  func.return %e, %c, %f : tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>
+}
