@@ -180,6 +180,12 @@ def channel_blocks(op: GeOp, options: Options) -> str | None:
     return None
 
 
+def keeps_channels(op: GeOp, a: Shape, b: Shape) -> bool:
+    """A mean of [N, C, H, W] to [N, C, 1, 1] (over H and W, dims kept: a squeeze-excite block's
+    pooling) reduces each C0 block's lanes apart, so its input counts as full-shape in NC1HWC0."""
+    return len(a) == len(b) == 4 and tuple(a[:2]) == tuple(b[:2]) and tuple(b[2:]) == (1, 1)
+
+
 # -- broadcasting in a storage format --------------------------------------------------------------
 
 
@@ -319,6 +325,14 @@ FOLLOWERS: tuple[Rule, ...] = (
     follow("elementwise", (ge.GeluGradOp,), _ANY, ("dy", "x"), ("dx",)),
     follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
     follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
+    follow(
+        "reduce-mean-spatial",
+        (ge.ReduceMeanOp,),
+        (NC1HWC0,),
+        ("data",),
+        ("reduced",),
+        full_shape=keeps_channels,
+    ),
     # DenseNet's and Inception's concats of conv outputs: C1 blocks copied in NC1HWC0
     follow(
         "concat-channels",

@@ -458,3 +458,23 @@ func.func @concat_channels(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %v
   %f = ge.concat %a, %y {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32>) -> tensor<1x32x4x4xf32, #ge.fmt<NCHW>> loc("/concat_nd")
   func.return %e, %c, %f : tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x20x4x4xf32, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>
 }
+
+// -----
+
+// reduce-mean-spatial: a mean over H and W with the dims kept (squeeze-excite) carries NC1HWC0
+// from the conv into the next conv; a mean over W alone is no [N, C, 1, 1] and stays NCHW.
+
+// CHECK-LABEL: func.func @spatial_mean
+// CHECK:         %m = ge.reduce_mean %a, axes = %hw {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<2xi64>) -> tensor<1x16x1x1xf32, #ge.fmt<NCHW, NC1HWC0>> loc("/squeeze")
+// CHECK-NEXT:    %e = ge.conv %m, %u : (tensor<1x16x1x1xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         %r = ge.reduce_mean %{{.*}}, axes = %h {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>) -> tensor<1x16x4x1xf32, #ge.fmt<NCHW>> loc("/row_mean")
+// REMARK: applied reduce-mean-spatial on [/squeeze]: ge.reduce_mean '/squeeze' carries NC1HWC0 from 'data'
+func.func @spatial_mean(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: tensor<16x16x1x1xf32>) -> (tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<1x16x4x1xf32, #ge.fmt<NCHW>>) {
+  %hw = ge.constant dense<[2, 3]> : tensor<2xi64>
+  %h = ge.constant dense<[3]> : tensor<1xi64>
+  %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
+  %m = ge.reduce_mean %a, axes = %hw {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<2xi64>) -> tensor<1x16x1x1xf32, #ge.fmt<NCHW>> loc("/squeeze")
+  %e = ge.conv %m, %u : (tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<16x16x1x1xf32>) -> tensor<1x16x1x1xf32, #ge.fmt<NCHW>> loc("/excite")
+  %r = ge.reduce_mean %a, axes = %h {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>) -> tensor<1x16x4x1xf32, #ge.fmt<NCHW>> loc("/row_mean")
+  func.return %e, %r : tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<1x16x4x1xf32, #ge.fmt<NCHW>>
+}
