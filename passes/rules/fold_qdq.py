@@ -352,37 +352,18 @@ COPYING = tuple(op for op in ge.ALL_OPS if op.has_trait(CopiesElements))
 """The ops a per-tensor Q / DQ pair passes through (their `CopiesElements` trait)."""
 
 
+def _quantized_product(name: str, cls: type[ge.GeOp], product: str, factors: tuple[str, str], build, why_not) -> Rule:
+    """Q(product(DQ(a), DQ(b))) folded by `build`, refused by `why_not`. A DQ with other users
+    stays for them (not private); `_why_not_alone` checks that the product has none."""
+    a, b = factors
+    pattern = Op(ge.QuantizeLinearOp, Op(cls, _dequantized(a, f"{a}d"), _dequantized(b, f"{b}d"), name=product))
+    return Rule(name, pattern, build, rejects=[Check(why_not)], private=False)
+
+
 RULES: list[Rule] = [
-    Rule(
-        "qdq-matmul",
-        Op(
-            ge.QuantizeLinearOp,
-            Op(ge.MatMulOp, _dequantized("a", "ad"), _dequantized("b", "bd"), name="mm"),
-        ),
-        _fold_matmul,
-        rejects=[Check(_why_not_matmul)],
-        private=False,  # a DQ with other users stays for them; _why_not_alone checks the product
-    ),
-    Rule(
-        "qdq-conv",
-        Op(
-            ge.QuantizeLinearOp,
-            Op(ge.ConvOp, _dequantized("x", "xd"), _dequantized("w", "wd"), name="conv"),
-        ),
-        _fold_conv,
-        rejects=[Check(_why_not_conv)],
-        private=False,
-    ),
-    Rule(
-        "qdq-gemm",
-        Op(
-            ge.QuantizeLinearOp,
-            Op(ge.GemmOp, _dequantized("x", "xd"), _dequantized("w", "wd"), name="gemm"),
-        ),
-        _fold_gemm,
-        rejects=[Check(_why_not_gemm)],
-        private=False,
-    ),
+    _quantized_product("qdq-matmul", ge.MatMulOp, "mm", ("a", "b"), _fold_matmul, _why_not_matmul),
+    _quantized_product("qdq-conv", ge.ConvOp, "conv", ("x", "w"), _fold_conv, _why_not_conv),
+    _quantized_product("qdq-gemm", ge.GemmOp, "gemm", ("x", "w"), _fold_gemm, _why_not_gemm),
     Rule(
         "qdq-drop",
         Op(ge.QuantizeLinearOp, Op(COPYING, Op(ge.DequantizeLinearOp, "q", name="dq"), name="moved")),

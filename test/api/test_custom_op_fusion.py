@@ -34,32 +34,9 @@ from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools import ge_compile, ge_run
 from ge.tools.common import UserError, parse_module, print_module
 
-PLUGIN = '''
+PLUGIN = Path(__file__).with_name("custom_ops") / "fusion_ops.py"
 """Softsign(X) = X / (1 + |X|), three times: fusable and in both storage formats, fusable in ND
-only, and undeclared."""
-import numpy as np
-
-import ge
-
-
-def softsign(inputs, attrs):
-    (x,) = inputs
-    return [x / (x.dtype.type(1) + np.abs(x))]
-
-
-def same(inputs, attrs):
-    return [ge.TensorSpec(inputs[0].shape, inputs[0].dtype)]
-
-
-def work(inputs, outputs, attrs):
-    return 3 * outputs[0].size  # abs, add, divide
-
-
-common = dict(domain="com.test", inputs=["X"], outputs=["Y"], shape=same, kernel=softsign, engine="vector", work=work)
-ge.register_op("Softsign", fusion="elementwise", formats=("NC1HWC0", "FRACTAL_NZ"), **common)
-ge.register_op("SoftsignND", fusion="elementwise", **common)
-ge.register_op("Opaque", **common)
-'''
+only, and undeclared (the plugin the lit tests load too)."""
 
 RNG = np.random.default_rng(0)
 W = (RNG.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)
@@ -68,10 +45,8 @@ LOWER = "lower-to-tasks,plan-memory,lower-to-streams"
 
 
 @pytest.fixture(scope="module")
-def plugin(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("plugin") / "fuse_ops.py"
-    path.write_text(PLUGIN)
-    return path
+def plugin() -> Path:
+    return PLUGIN
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ ORT_DISABLE_ALL it runs the QDQ graph in float, the oracle for the unfolded impo
 from __future__ import annotations
 
 import collections
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from ge.interpreter.runner import run
 from ge.passes import ge_optimize, remarks
 from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.ge_optimize import GeOptimizePass
-from ge.passes.rewrite import apply_rules
+from ge.passes.rewrite import Check, apply_rules
 from ge.passes.rules import fold_qdq as rules
 from ge.passes.tensor_values import tensor_type
 from ge.tools.common import parse_module, print_module
@@ -368,3 +369,53 @@ def test_mutation_a_gemm_requantized_with_another_multiplier_is_caught(tmp_path,
     module = _imported(model)
     assert _fold(module)[("applied", "qdq-gemm")] == 1
     assert not np.array_equal(run(module, inputs)["y"], want)
+
+
+NEGATIVE_SCALE = """
+func.func @main(%q: tensor<1x1x2x2xui8>) -> tensor<1x1x1x1xui8, #ge.fmt<NCHW>> {
+  %s = ge.constant dense<-0.5> : tensor<f32>
+  %z = ge.constant dense<3> : tensor<ui8>
+  %0 = ge.dequantize_linear %q, %s, x_zero_point = %z : (tensor<1x1x2x2xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x1x2x2xf32>
+  %1 = ge.max_pool %0 {kernel_shape = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32, #ge.fmt<NCHW>>
+  %2 = ge.quantize_linear %1, %s, y_zero_point = %z : (tensor<1x1x1x1xf32, #ge.fmt<NCHW>>, tensor<f32>, tensor<ui8>) -> tensor<1x1x1x1xui8, #ge.fmt<NCHW>>
+  func.return %2 : tensor<1x1x1x1xui8, #ge.fmt<NCHW>>
+}
+"""
+
+
+def test_mutation_a_max_pool_dropped_under_a_negative_scale_changes_its_result():
+    """With the positive-scale condition off, qdq-drop takes the max of the integers, which under
+    a negative scale is the min of the values: the result changes."""
+    q = {"arg0": np.array([[[[1, 9], [4, 200]]]], np.uint8)}
+    module = parse_module(NEGATIVE_SCALE, "<test>")
+    want = run(module, q)
+    assert _fold(module) == {("rejected", "qdq-drop"): 1}
+    right = rules._why_not_drop
+
+    def unsigned(m):
+        reason = right(m)
+        return None if reason is not None and "not positive" in reason else reason
+
+    table = [dataclasses.replace(r, rejects=[Check(unsigned)]) if r.name == "qdq-drop" else r for r in rules.RULES]
+    module = parse_module(NEGATIVE_SCALE, "<test>")
+    with remarks.collected() as found:
+        apply_rules(module, table, "fold-qdq")
+    assert [(r.kind, r.rule) for r in found] == [("applied", "qdq-drop")]
+    assert not all(np.array_equal(run(module, q)[k], v) for k, v in want.items())
+
+
+def test_a_gemm_whose_bias_is_a_matrix_stays_float():
+    """A bias of one value per output element (a [M, N] C) is no per-channel int32 bias."""
+    text = (
+        (Path(__file__).with_name("fold_qdq.mlir").read_text().split("// -----")[-1])
+        .replace(
+            "%bias = ge.constant dense<[1.0, -0.5]> : tensor<2xf32>",
+            "%bias = ge.constant dense<[[1.0, -0.5], [0.5, 2.0]]> : tensor<2x2xf32>",
+        )
+        .replace("tensor<2xf32>) -> tensor<2x2xf32>", "tensor<2x2xf32>) -> tensor<2x2xf32>")
+    )
+    module = parse_module(text[text.index("\nfunc.func") + 1 :], "<test>")
+    with remarks.collected() as found:
+        FoldQdqPass().apply(None, module)
+    reasons = [r.reason for r in found if r.rule == "qdq-gemm" and r.kind == "rejected"]
+    assert "the bias has 4 values, not one per output channel (2)" in reasons

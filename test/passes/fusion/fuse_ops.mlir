@@ -269,3 +269,21 @@ func.func @requantized_chain(%x: tensor<64xui8>) -> tensor<64xui8> {
   %5 = ge.quantize_linear %4, %s, y_zero_point = %z : (tensor<64xf16>, tensor<f32>, tensor<ui8>) -> tensor<64xui8> loc("/q_add")
   func.return %5 : tensor<64xui8>
 }
+
+// -----
+
+// A DequantizeLinear read by two members (x * erf(x)) is computed once in the kernel: the
+// quantized rules let a DequantizeLinear be shared.
+// CHECK-LABEL: func.func @shared_dequantize
+// CHECK:      fused.group "elementwise" "quantized_elementwise" (%x)
+// CHECK-NOT:  fused.group
+// REMARK: remark: fuse-ops: applied quantized_elementwise on [/dq, /erf, /mul, /q]: fused 4 ops into one kernel
+func.func @shared_dequantize(%x: tensor<64xui8>) -> tensor<64xui8> {
+  %s = ge.constant dense<0.5> : tensor<f32>
+  %z = ge.constant dense<128> : tensor<ui8>
+  %0 = ge.dequantize_linear %x, %s, x_zero_point = %z {output_dtype = 10 : i64} : (tensor<64xui8>, tensor<f32>, tensor<ui8>) -> tensor<64xf16> loc("/dq")
+  %1 = ge.erf %0 : (tensor<64xf16>) -> tensor<64xf16> loc("/erf")
+  %2 = ge.mul %0, %1 : (tensor<64xf16>, tensor<64xf16>) -> tensor<64xf16> loc("/mul")
+  %3 = ge.quantize_linear %2, %s, y_zero_point = %z : (tensor<64xf16>, tensor<f32>, tensor<ui8>) -> tensor<64xui8> loc("/q")
+  func.return %3 : tensor<64xui8>
+}
