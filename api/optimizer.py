@@ -110,7 +110,7 @@ class GraphOptimizer:
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """`infer-shapes,fold-conv-bn,fold-bias-add,recognize-layer-norm,recognize-gelu,
-        recognize-attention,simplify,cse,dce,fuse-ops,dce`: fusion alone, ge-optimize's stages
+        recognize-attention,simplify,cse,dce,fuse-ops,fuse-trans-data,dce`: fusion alone, ge-optimize's stages
         `FUSION` (passes/ge_optimize.py): graph fusion (a BatchNorm after a conv folded into its
         weights, a constant bias Add into the conv or gemm, LayerNorm / GELU / attention recognized),
         then UB fusion into fused.group kernels with the registered patterns in front of the

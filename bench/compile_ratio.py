@@ -1,7 +1,8 @@
 """Compile time stays linear: two sizes of one module, the same passes, a time ratio, a verdict.
 
     python -m bench.compile_ratio          # the Relu chain (fusion, lowering) 5k -> 20k ops,
-                                           # merge-trans-data 1.5k -> 6k twin conversions
+                                           # merge-trans-data 1.5k -> 6k twin conversions,
+                                           # fuse-trans-data on a 1k -> 4k matmul-transpose chain
 
 4x the ops must cost well under 16x the time (what quadratic work gives): the verdict is "linear"
 below 8x. Timing is a benchmark, not a test: on a machine that runs other work (the test suite runs
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, f32, i64
 from xdsl.ir import Block, Region
 
 from ge.ge_dialects import ge
@@ -27,6 +28,7 @@ from ge.ge_dialects.ge.types import tensor
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
 
+_PERM = DenseArrayBase.from_list(i64, [1, 0])
 BOUND = 8.0
 """Linear work gives ~4x; quadratic work 16x."""
 
@@ -61,6 +63,21 @@ def twin_conversions(pairs: int) -> ModuleOp:
     return ModuleOp([func.FuncOp("main", ([t] * pairs, [nz] * len(results)), Region(block))])
 
 
+def matmul_transpose_chain(length: int) -> ModuleOp:
+    """`length` MatMul -> Transpose links on [32, 32]: assign-formats puts each matmul in FRACTAL_NZ
+    and a TransData on each side of each transpose, which fuse-trans-data joins to the kernels."""
+    t = tensor(f32, (32, 32))
+    block = Block(arg_types=[t, t])
+    value, weight = block.args
+    for _ in range(length):
+        product = ge.MatMulOp.create(operands=[value, weight], result_types=[t])
+        flip = ge.TransposeOp.create(operands=[product.results[0]], result_types=[t], properties={"perm": _PERM})
+        block.add_ops([product, flip])
+        value = flip.results[0]
+    block.add_op(func.ReturnOp(value))
+    return ModuleOp([func.FuncOp("main", ([t, t], [t]), Region(block))])
+
+
 CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
     "relu chain: fuse-ops, lowering": (
         relu_chain,
@@ -68,6 +85,11 @@ CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
         ("fuse-ops", "lower-to-tasks,plan-memory,lower-to-streams{streams=2}"),
     ),
     "twin conversions: merge-trans-data": (twin_conversions, 1_500, ("merge-trans-data",)),
+    "matmul-transpose chain: layouts, fuse-ops, fuse-trans-data": (
+        matmul_transpose_chain,
+        1_000,
+        ("assign-formats", "fuse-ops", "fuse-trans-data"),
+    ),
 }
 
 

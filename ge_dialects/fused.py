@@ -125,6 +125,29 @@ def outline(
     )
 
 
+def dissolve(group: GroupOp) -> list[Operation]:
+    """The inverse of `outline`: moves the body's ops out in place of `group` (its block arguments
+    become the group's operands, its results the yielded values) and erases the group; the moved
+    ops, in order (the scalar constants cloned in among them)."""
+    block = group.parent_block()
+    assert block is not None  # a group sits in a block
+    body = group.body.block
+    for arg, value in zip(body.args, group.inputs, strict=True):
+        arg.replace_all_uses_with(value)
+    moved = []
+    for op in list(body.ops):
+        if isinstance(op, YieldOp):
+            for result, value in zip(group.results, op.operands, strict=True):
+                result.replace_all_uses_with(value)
+            continue
+        op.detach()
+        block.insert_op_before(op, group)
+        moved.append(op)
+    group.detach()
+    group.erase()
+    return moved
+
+
 def is_scalar_constant(op: Operation) -> bool:
     from ge.ge_dialects.ge.constant import ConstantOp
 

@@ -37,6 +37,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "fold-conv-bn": ("ge.passes.fold_conv_bn", "FoldConvBnPass"),
     "fold-trans-data": ("ge.passes.layout.fold_trans_data", "FoldTransDataPass"),
     "fuse-ops": ("ge.passes.fuse_ops", "FuseOpsPass"),
+    "fuse-trans-data": ("ge.passes.fuse_trans_data", "FuseTransDataPass"),
     "ge-optimize": ("ge.passes.ge_optimize", "GeOptimizePass"),
     "infer-shapes": ("ge.passes.infer_shapes", "InferShapesPass"),
     "insert-trans-data": ("ge.passes.layout.insert_trans_data", "InsertTransDataPass"),

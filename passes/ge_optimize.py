@@ -37,6 +37,7 @@ from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
 from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fuse_ops import FuseOpsPass
+from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.layout.assign_formats import AssignFormatsPass
 from ge.passes.layout.cancel_trans_data import CancelTransDataPass
@@ -123,7 +124,7 @@ def layout(_: LevelOptions) -> list[ModulePass]:
 
 
 def ub_fusion(options: LevelOptions) -> list[ModulePass]:
-    return [FuseOpsPass(target=options.target), DeadCodeElimination()]
+    return [FuseOpsPass(target=options.target), FuseTransDataPass(target=options.target), DeadCodeElimination()]
 
 
 LEVELS: dict[int, tuple[Stage, ...]] = {

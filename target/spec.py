@@ -67,6 +67,9 @@ class Mte:
     ub_to_l2: float
     ub_to_ddr: float
     ub_to_l1: float
+    nd_nz_on_the_move: bool
+    """The MTE converts between ND and FRACTAL_NZ while it moves data (ND2NZ on load, NZ2ND on
+    store), so a kernel reads or writes the other format without a TransData kernel."""
 
 
 @dataclass(frozen=True)

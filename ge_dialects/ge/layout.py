@@ -260,6 +260,29 @@ class TransDataOp(GeOp):
         if reason is not None:
             raise _fail(self, f"result type {dst}: {reason}")
 
+    def converts_nd_nz(self) -> bool:
+        """Between a row-major layout (ND, or NCHW stored as is) and FRACTAL_NZ: the conversion an
+        MTE with ND2NZ / NZ2ND channels does while it moves the data."""
+        formats = {self.p("src_format"), self.p("dst_format")}
+        return "FRACTAL_NZ" in formats and bool(formats & ROW_MAJOR)
+
+    def is_view(self) -> bool:
+        """Both storage arrays hold the same bytes in the same order, so the conversion moves
+        nothing: NC1HWC0 of [N, C, 1, 1] with C a multiple of C0 (pooled features), FRACTAL_NZ of
+        [..., H, C0] with H a multiple of 16 (one column of whole fractals)."""
+        t = tensor_type_of(self.src)
+        dims, c0 = shape_of(t), c0_of(t.element_type)
+        formats = {self.p("src_format"), self.p("dst_format")}
+        if not formats & ROW_MAJOR or c0 is None or any(d is None for d in dims):
+            return False
+        shape = [d for d in dims if d is not None]
+        if NC1HWC0 in formats:
+            nchw = image_origin(origin_of(t), len(shape)) == NCHW
+            return nchw and len(shape) == 4 and shape[2] == shape[3] == 1 and shape[1] % c0 == 0
+        if FRACTAL_NZ in formats:
+            return len(shape) >= 2 and shape[-1] == c0 and shape[-2] % 16 == 0
+        return False
+
     @staticmethod
     def to(value, target: TensorType, name: str | None = None) -> TransDataOp:
         """A (detached) trans_data of `value` whose result has type `target`."""
@@ -271,6 +294,10 @@ class TransDataOp(GeOp):
         if name:
             op.location = name_loc(name)
         return op
+
+
+ROW_MAJOR = frozenset({"ND", "NCHW"})
+"""Storage formats whose array is the logical one."""
 
 
 def _fail(op: GeOp, message: str) -> VerifyException:

@@ -120,8 +120,11 @@ class Hardware:
         return self.spec.vector.fp32_lanes / 2
 
     def vector_cycles(self, work: TaskWork) -> float:
-        """Vector-unit cycles of the whole task (summed over cores)."""
+        """Vector-unit cycles of the whole task (summed over cores); a layout conversion at the
+        kernel's boundary is Vector work unless the MTE converts on the move."""
         ops = work.vector_elems + self.spec.vector.transcendental_cost * work.transcendental_elems
+        if not self.spec.mte.nd_nz_on_the_move:
+            ops += work.moved_layout_elems
         return ops / self.vector_lanes(work.dtype)
 
     def cube_cycles(self, work: TaskWork) -> float:

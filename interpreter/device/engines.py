@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from ge.ge_dialects import fused
 from ge.ge_dialects.ge.base import GeOp, has_float_result
 from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.layout import TransDataOp
 from ge.ge_dialects.ge.nn import ConvOp
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.metrics import elements, nbytes
@@ -48,9 +49,31 @@ def engine_of(op: Operation) -> str:
 
 
 def group_engine(pattern: str, members: Sequence[Operation]) -> str:
-    """The engine of a fused group of pattern class `pattern` (also asked of fusion candidates)."""
+    """The engine of a fused group of pattern class `pattern` (also asked of fusion candidates): a
+    Cube op whose only other members are conversions on the move is a Cube kernel."""
     engine = PATTERN_ENGINES[pattern]
-    return "cube" if engine == "cube+vector" and len(members) == 1 else engine
+    moved = boundary_conversions(members)
+    computing = [m for m in members if m not in moved]
+    return "cube" if engine == "cube+vector" and len(computing) == 1 else engine
+
+
+def boundary_conversions(members: Sequence[Operation]) -> list[TransDataOp]:
+    """The trans_data members at a kernel's boundary that its data movement does: ND <-> FRACTAL_NZ
+    (ND2NZ as it loads an input, NZ2ND as it stores an output) and views (`is_view`: the same
+    bytes, nothing to convert). Each reads a value from outside the kernel, or its result is read
+    by no member; none when it is the kernel's only member."""
+    if len(members) < 2:
+        return []
+    inside = set(members)
+    found = []
+    for m in members:
+        if not isinstance(m, TransDataOp) or not (m.converts_nd_nz() or m.is_view()):
+            continue
+        loads = m.src.owner not in inside
+        stores = not any(u.operation in inside for u in m.dst.uses)
+        if loads or stores:
+            found.append(m)
+    return found
 
 
 def cube_op(op: Operation) -> Operation | None:

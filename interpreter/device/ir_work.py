@@ -21,6 +21,7 @@ from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, shape_of, type_name
 from ge.interpreter.device.cost import Hardware, task_time
+from ge.interpreter.device.engines import boundary_conversions
 from ge.interpreter.device.metrics import nbytes
 from ge.interpreter.device.work import TaskWork, Tensor
 
@@ -61,6 +62,8 @@ def ops_work(
     and writing `outputs` (its boundary; values passed between members stay on chip)."""
     names = {} if names is None else names
     members = work_ops(members)
+    moved = boundary_conversions(members)
+    computing = [m for m in members if m not in moved]
     cube = [m for m in members if m.engine_class().uses_cube]
     anchor = cube[0] if cube else (members[0] if members else None)
     dtype_value = None if anchor is None else (anchor.operands[0] if anchor.operands else anchor.results[0])
@@ -75,12 +78,13 @@ def ops_work(
         engine=engine,
         dtype=dtype,
         cube_macs=sum(m.macs() for m in cube),
-        vector_elems=sum(m.vector_elements() for m in members),
-        transcendental_elems=sum(m.transcendental_elements() for m in members),
+        vector_elems=sum(m.vector_elements() for m in computing),
+        transcendental_elems=sum(m.transcendental_elements() for m in computing),
         inputs=tuple(tensor(v, names) for v in inputs),
         outputs=tuple(tensor(v, names) for v in outputs),
         cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
         block_dim=block_dim,
+        moved_layout_elems=sum(m.vector_elements() for m in moved if not m.is_view()),
     )
 
 

@@ -85,6 +85,10 @@ class TaskWork:
     outputs: tuple[Tensor, ...]
     cube_to_vector_bytes: int = 0  # bytes a fused cube+vector kernel passes from Cube to Vector
     block_dim: int = 1  # cores (blocks) the kernel asks for
+    moved_layout_elems: int = 0
+    """Elements the kernel converts between ND and FRACTAL_NZ as it loads an input or stores an
+    output (a TransData member at its boundary): free on a target whose MTE converts on the move
+    (`mte.nd_nz_on_the_move`), Vector work elsewhere."""
 
     def check(self) -> None:
         """ValueError naming the task if the record is inconsistent."""
@@ -93,7 +97,13 @@ class TaskWork:
             raise ValueError(f"{where}: unknown engine '{self.engine}' (engines: {', '.join(ENGINES)})")
         if self.block_dim < 1:
             raise ValueError(f"{where}: block_dim {self.block_dim} < 1")
-        for field in ("cube_macs", "vector_elems", "transcendental_elems", "cube_to_vector_bytes"):
+        for field in (
+            "cube_macs",
+            "vector_elems",
+            "transcendental_elems",
+            "cube_to_vector_bytes",
+            "moved_layout_elems",
+        ):
             if getattr(self, field) < 0:
                 raise ValueError(f"{where}: negative {field}")
         for t in self.inputs + self.outputs:

@@ -44,7 +44,19 @@ class Options:
 
 
 LayoutCheck = Callable[[GeOp, Options], "str | None"]
-Broadcasts = dict[str, tuple[str, Callable[[Shape, Shape], bool]]]
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """How a format reads an operand that broadcasts: `read_as_is` (result shape given) for a
+    logical operand (`what` names them in a remark), `in_storage` for one stored in the format."""
+
+    what: str
+    read_as_is: Callable[[Shape, Shape], bool]
+    in_storage: Callable[[Shape, Shape], bool]
+
+
+Broadcasts = dict[str, Broadcast]
 
 
 @dataclass
@@ -202,20 +214,34 @@ def _not_arriving(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
 
 
 def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
-    what, fits = planner.broadcasts.get(a.storage, ("nothing else", None))
+    rule = planner.broadcasts.get(a.storage)
     for n in a.broadcast:
         for value in values_of(op, n):
             shape = shape_of(tensor_type(value))
             if all(d == 1 for d in shape):
                 continue  # a scalar broadcasts in every format
-            if fits is None or not fits(shape, a.out_shape):
+            stored = planner.stored_otherwise(value)
+            if stored is not None:
+                if stored != a.storage:
+                    return f"broadcast operand '{n}' is stored in {stored}"
+                if rule is None or not rule.in_storage(shape, a.out_shape):
+                    return (
+                        f"broadcast operand '{n}' of shape {list(shape)}, stored in {stored}, broadcasts to "
+                        f"{list(a.out_shape)} inside its blocks"
+                    )
+                continue
+            if rule is None or not rule.read_as_is(shape, a.out_shape):
+                what = rule.what if rule is not None else "nothing else"
                 return (
                     f"operand '{n}' of shape {list(shape)} broadcasts to {list(a.out_shape)} in a way "
                     f"{a.storage} cannot (only scalars and {what})"
                 )
-            if planner.stored_otherwise(value) is not None:
-                return f"broadcast operand '{n}' is stored in {planner.storage(value)}"
     return None
+
+
+def _stored_broadcasts(op: GeOp, a: _Arrival, planner: Planner) -> list[str]:
+    """The broadcast operands already stored in the arriving format (they are read in it)."""
+    return [n for n in a.broadcast if all(planner.storage(v) == a.storage for v in values_of(op, n))]
 
 
 def _on_root(check: LayoutCheck) -> Callable[[Match], str | None]:
@@ -275,7 +301,8 @@ def follow(
 
     def build(m: Match, b: Builder) -> Replacement:
         a = seen(m)
-        m.context.assign(m.root, {n: a.storage for n in a.full + a.results}, a.results)
+        stored = _stored_broadcasts(m.root, a, m.context)
+        m.context.assign(m.root, {n: a.storage for n in a.full + stored + a.results}, a.results)
         return IN_PLACE
 
     rejects = [
@@ -290,7 +317,9 @@ def follow(
     ]
     rejects += [refusal(_on_root_arriving(check)) for check in checks]
     if not changes_c0:
-        rejects.append(refusal(lambda m, a: _c0_mismatch(m.root, a.full + a.results)))
+        rejects.append(
+            refusal(lambda m, a: _c0_mismatch(m.root, a.full + _stored_broadcasts(m.root, a, m.context) + a.results))
+        )
     if all_arrive:
         rejects.append(refusal(lambda m, a: _not_arriving(m.root, a, m.context)))
     rejects += [

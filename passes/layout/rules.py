@@ -21,16 +21,16 @@ follow rule, never both (`test_layout_rules.py` checks it).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from xdsl.dialects.builtin import bf16, f16, f32
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.base import GeOp, constant_value, describe
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0, c0_of
+from ge.ge_dialects.ge.tensor_ops import slice_bounds
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
 from ge.passes.layout.insert_trans_data import annotation, operand_names
-from ge.passes.layout.planning import LayoutCheck, Options, anchor, follow
+from ge.passes.layout.planning import Broadcast, LayoutCheck, Options, anchor, follow
 from ge.passes.rewrite import Rule
 from ge.passes.tensor_values import tensor_type
 
@@ -180,6 +180,66 @@ def channel_blocks(op: GeOp, options: Options) -> str | None:
     return None
 
 
+def _split_axis(op: GeOp) -> int:
+    rank = len(_shape(op, "input"))
+    return op.p("axis") % max(rank, 1)
+
+
+def along_split_axis(op: GeOp, a: Shape, b: Shape) -> bool:
+    """A split's input is full-shape: its results' shape but for the split axis."""
+    axis = _split_axis(op)
+    return len(a) == len(b) and all(x == y for i, (x, y) in enumerate(zip(a, b)) if i != axis)
+
+
+def split_channel_blocks(op: GeOp, options: Options) -> str | None:
+    """A split along C in NC1HWC0 copies whole C1 blocks when every result but the last has
+    C % C0 = 0 (each channel offset a multiple of C0, as concat-channels asks)."""
+    if len(_shape(op, "input")) != 4 or _split_axis(op) != 1:
+        return f"axis = {op.p('axis')} is not the channel axis of an image (NC1HWC0 splits C)"
+    c0 = c0_of(tensor_type(op.operands[0]).element_type)
+    for i, value in enumerate(op.results[:-1]):
+        channels = shape_of(tensor_type(value))[1]
+        if channels is None or c0 is None or channels % c0:
+            return f"result {i} has {channels} channels, not a multiple of C0 = {c0} (the next offset splits a block)"
+    return None
+
+
+def same_rank(op: GeOp, a: Shape, b: Shape) -> bool:
+    """A slice's data is full-shape: the result's rank, any dim cut (`slice_channel_blocks` checks C)."""
+    return len(a) == len(b)
+
+
+def slice_channel_blocks(op: GeOp, options: Options) -> str | None:
+    """A slice of an image in NC1HWC0 takes N, H and W as they are and C in whole C0 blocks: a
+    channel range that starts at a multiple of C0 with step 1 and ends at a multiple of C0 or at
+    C (where the operand's own padding is)."""
+    assert isinstance(op, ge.SliceOp)
+    dims = _shape(op, "data")
+    if len(dims) != 4:
+        return f"a rank-{len(dims)} slice is not of an image"
+    values = {n: None if getattr(op, n) is None else constant_value(getattr(op, n)) for n in ("axes", "steps")}
+    starts, ends = constant_value(op.starts), constant_value(op.ends)
+    if starts is None or ends is None or any(getattr(op, n) is not None and values[n] is None for n in values):
+        return "its bounds are not constants"
+    axes, steps = values["axes"], values["steps"]
+    bounds = slice_bounds(
+        dims,
+        [int(v) for v in starts.reshape(-1)],
+        [int(v) for v in ends.reshape(-1)],
+        None if axes is None else [int(v) for v in axes.reshape(-1)],
+        None if steps is None else [int(v) for v in steps.reshape(-1)],
+    )
+    if 1 not in bounds:
+        return None  # C untouched
+    channel, c0 = bounds[1], c0_of(tensor_type(op.data).element_type)
+    if channel is None or c0 is None:
+        return "its channel count is not static" if channel is None else "its element type has no C0"
+    start, end, step = channel
+    if step != 1 or start % c0 or (end % c0 and end != dims[1]):
+        return f"channels [{start}:{end}:{step}] are not whole C0 = {c0} blocks"
+    return None
+
+
 def keeps_channels(op: GeOp, a: Shape, b: Shape) -> bool:
     """A mean of [N, C, H, W] to [N, C, 1, 1] (over H and W, dims kept: a squeeze-excite block's
     pooling) reduces each C0 block's lanes apart, so its input counts as full-shape in NC1HWC0."""
@@ -206,12 +266,25 @@ def row_vector(shape: Shape, result: Shape) -> bool:
     return s is not None and all(d == 1 for d in s[:-1]) and s[-1] in (1, result[-1])
 
 
-BROADCASTS: dict[str, tuple[str, Callable[[Shape, Shape], bool]]] = {
-    NC1HWC0: ("channel vectors", channel_vector),
-    FRACTAL_NZ: ("row vectors", row_vector),
+def whole_channel_blocks(shape: Shape, result: Shape) -> bool:
+    """An operand stored in NC1HWC0 itself that broadcasts along N, H or W only (a squeeze-excite
+    scale [N, C, 1, 1]): each of its C0 blocks repeats whole over the broadcast dims."""
+    return len(shape) == len(result) == 4 and shape[1] == result[1]
+
+
+def whole_fractals(shape: Shape, result: Shape) -> bool:
+    """An operand stored in FRACTAL_NZ itself that broadcasts along the batch dims only: whole
+    fractals repeat."""
+    return len(shape) == len(result) >= 2 and tuple(shape[-2:]) == tuple(result[-2:])
+
+
+BROADCASTS: dict[str, Broadcast] = {
+    NC1HWC0: Broadcast("channel vectors", channel_vector, whole_channel_blocks),
+    FRACTAL_NZ: Broadcast("row vectors", row_vector, whole_fractals),
 }
-"""Broadcast operands a format-agnostic op may read beside its full-shape operands (scalars are
-always fine)."""
+"""Broadcast operands a format-agnostic op may read beside its full-shape operands: scalars always;
+logical operands of the first kind, read as they are; operands stored in the op's format whose
+broadcast repeats whole C0 blocks (a broadcast along C, inside a block, needs a TransData)."""
 
 
 # -- the tables ------------------------------------------------------------------------------------
@@ -343,6 +416,25 @@ FOLLOWERS: tuple[Rule, ...] = (
         (channel_blocks,),
         full_shape=along_concat_axis,
         all_arrive=True,
+    ),
+    # FocalNet's and EdgeNeXt's channel splits and slices: C1 blocks taken in NC1HWC0
+    follow(
+        "split-channels",
+        (ge.SplitOp,),
+        (NC1HWC0,),
+        ("input",),
+        ("outputs",),
+        (split_channel_blocks,),
+        full_shape=along_split_axis,
+    ),
+    follow(
+        "slice-channels",
+        (ge.SliceOp,),
+        (NC1HWC0,),
+        ("data",),
+        ("output",),
+        (slice_channel_blocks,),
+        full_shape=same_rank,
     ),
     # one scale and zero point: elementwise, re-blocking the channels from the float's C0 to
     # the integer's (GE's AscendQuant / AscendDequant); a scale per axis stays ND

@@ -20,3 +20,19 @@ def test_the_relu_chain_is_what_it_says():
     twins = compile_ratio.twin_conversions(3)
     assert sum(1 for op in twins.walk() if op.name == "ge.trans_data") == 6
     twins.verify()
+
+
+def test_the_matmul_chain_gives_fuse_trans_data_its_work():
+    """After its first two stages every conversion is a kernel of its own; fuse-trans-data joins them all."""
+    from ge.ge_dialects import fused
+    from ge.passes.pipeline import apply_all, parse_passes
+    from ge.tools.common import make_context
+
+    module = compile_ratio.matmul_transpose_chain(5)
+    module.verify()
+    apply_all(make_context(), module, parse_passes("assign-formats,fuse-ops"))
+    block = next(op for op in module.walk() if op.name == "func.func").body.block
+    assert sum(1 for op in block.ops if op.name == "ge.trans_data") == 11
+    apply_all(make_context(), module, parse_passes("fuse-trans-data"))
+    assert not [op for op in block.ops if op.name == "ge.trans_data"]
+    assert sum(1 for op in block.ops if isinstance(op, fused.GroupOp)) == 10

@@ -143,8 +143,19 @@ def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(nam
             f"events {event_count(fn)}, reuse events {fn.attributes[stream.REUSE_EVENTS_ATTR].value.data}, "
             f"latency {latency * 1e6:.1f} us (all reuses kept {strict_latency * 1e6:.1f})"
         )
-        if (name, count) == ("bert_base", 4):  # the serialization the issue measured: +7% over the racy plan
-            assert latency < 0.95 * strict_latency
+
+
+def test_giving_up_the_serializing_reuses_of_bert_on_the_910_gains_time(references):
+    """The serialization the issue measured (+7% over the racy plan): BERT-base compiled for the
+    910, whose ND <-> FRACTAL_NZ TransData stay kernels of their own beside the matmuls (on the
+    910B they join the matmuls' data movement, and no reuse serializes concurrent tasks)."""
+    lower = "ge-optimize{level=3 target=ascend910},lower-to-tasks,plan-memory"
+    module = references.module("bert_base", size="full", lower=lower)
+    target = load_target("ascend910")
+    strict = simulate(sim_tasks(main(streamed(module, 4))), target, "graph").latency
+    relaxed = main(streamed(module, 4, "budget_mib=1"))
+    assert races(relaxed) == []
+    assert simulate(sim_tasks(relaxed), target, "graph").latency < 0.95 * strict
 
 
 def test_the_resnet_race_of_the_issue_is_found_on_the_old_plan(references):
@@ -154,17 +165,17 @@ def test_the_resnet_race_of_the_issue_is_found_on_the_old_plan(references):
 
 
 @pytest.fixture(scope="module")
-def gpt2_on_4_streams(references):
-    return streamed(planned(references, "gpt2", 3), 4)
+def bert_on_4_streams(references):
+    return streamed(planned(references, "bert_base", 3), 4)  # three streams, nine events
 
 
 @pytest.mark.mutation
-def test_deleting_any_one_event_is_rejected(gpt2_on_4_streams):
-    fn = main(gpt2_on_4_streams)
+def test_deleting_any_one_event_is_rejected(bert_on_4_streams):
+    fn = main(bert_on_4_streams)
     records = [op for op in fn.body.block.ops if isinstance(op, stream.RecordOp)]
     assert records
     for i in range(len(records)):
-        mutant = clone_with_weights(gpt2_on_4_streams)
+        mutant = clone_with_weights(bert_on_4_streams)
         record = [op for op in main(mutant).body.block.ops if isinstance(op, stream.RecordOp)][i]
         for use in list(record.result.uses):
             use.operation.detach()
@@ -176,8 +187,8 @@ def test_deleting_any_one_event_is_rejected(gpt2_on_4_streams):
 
 
 @pytest.mark.mutation
-def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
-    fn = main(gpt2_on_4_streams)
+def test_moving_a_buffer_onto_a_live_one_is_rejected(bert_on_4_streams):
+    fn = main(bert_on_4_streams)
     kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
     index = {k: i for i, k in enumerate(kernels)}
     placed = [(i, k.offsets.get_values()[0]) for i, k in enumerate(kernels) if k.offsets.get_values()[0] >= 0]
@@ -186,7 +197,7 @@ def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
         a = kernels[i].results[0]
         if not any(index.get(u.operation, -1) > j for u in a.uses):
             continue  # move j's buffer onto i's only while i's is still read after j
-        mutant = clone_with_weights(gpt2_on_4_streams)
+        mutant = clone_with_weights(bert_on_4_streams)
         mk = [k for k in main(mutant).body.block.ops if isinstance(k, task.KernelOp)]
         mk[j].offsets = DenseArrayBase.from_list(i64, [kernels[i].offsets.get_values()[0]])
         with pytest.raises(StreamError, match="overwrites|reads"):
@@ -196,8 +207,8 @@ def test_moving_a_buffer_onto_a_live_one_is_rejected(gpt2_on_4_streams):
 
 
 @pytest.mark.mutation
-def test_a_task_beyond_the_stream_count_is_rejected(gpt2_on_4_streams):
-    mutant = clone_with_weights(gpt2_on_4_streams)
+def test_a_task_beyond_the_stream_count_is_rejected(bert_on_4_streams):
+    mutant = clone_with_weights(bert_on_4_streams)
     kernel = next(k for k in main(mutant).body.block.ops if isinstance(k, task.KernelOp))
     kernel.stream = IntegerAttr(1_000_000, 64)
     with pytest.raises(StreamError, match="stream 1000000"):

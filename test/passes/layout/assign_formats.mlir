@@ -478,3 +478,38 @@ func.func @spatial_mean(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: t
   %r = ge.reduce_mean %a, axes = %h {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>) -> tensor<1x16x4x1xf32, #ge.fmt<NCHW>> loc("/row_mean")
   func.return %e, %r : tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<1x16x4x1xf32, #ge.fmt<NCHW>>
 }
+
+// -----
+
+// split-channels and slice-channels: a split or slice along C keeps NC1HWC0 in whole C0 blocks
+// (f32: C0 = 8); a split at channel 4 and a slice of channels 4..12 would cut a block: rejected,
+// their operand converted back. A slice of rows (H) keeps the format.
+
+// CHECK-LABEL: func.func @channel_split_slice
+// CHECK:         %s0, %s1 = ge.split %a {axis = 1 : i64, num_outputs = 2 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) loc("/split")
+// CHECK:         ge.split %{{.*}}, split = %sizes {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+// CHECK:         %aligned = ge.slice %a, %c8, %c16, axes = %one : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, {{.*}}) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         %unaligned = ge.slice %{{.*}}, %c4, %c12, axes = %one : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, {{.*}}) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>>
+// CHECK:         %rows = ge.slice %a, %zero, %two, axes = %two : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, {{.*}}) -> tensor<1x16x2x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// REMARK: applied split-channels on [/split]: ge.split '/split' carries NC1HWC0 from 'input'
+// REMARK: rejected split-channels on [/split_unaligned]: ge.split '/split_unaligned' does not carry NC1HWC0 from 'input': result 0 has 4 channels, not a multiple of C0 = 8 (the next offset splits a block)
+// REMARK: applied slice-channels on [/slice]: ge.slice '/slice' carries NC1HWC0 from 'data'
+// REMARK: rejected slice-channels on [/slice_unaligned]: ge.slice '/slice_unaligned' does not carry NC1HWC0 from 'data': channels [4:12:1] are not whole C0 = 8 blocks
+// REMARK: applied slice-channels on [/slice_rows]: ge.slice '/slice_rows' carries NC1HWC0 from 'data'
+func.func @channel_split_slice(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x12x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x2x4xf32, #ge.fmt<NCHW>>) {
+  %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
+  %s0, %s1 = ge.split %a {axis = 1 : i64, num_outputs = 2 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) loc("/split")
+  %sizes = ge.constant dense<[4, 12]> : tensor<2xi64>
+  %u0, %u1 = ge.split %a, split = %sizes {axis = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<2xi64>) -> (tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x12x4x4xf32, #ge.fmt<NCHW>>) loc("/split_unaligned")
+  %c8 = ge.constant dense<8> : tensor<1xi64>
+  %c16 = ge.constant dense<16> : tensor<1xi64>
+  %c4 = ge.constant dense<4> : tensor<1xi64>
+  %c12 = ge.constant dense<12> : tensor<1xi64>
+  %one = ge.constant dense<1> : tensor<1xi64>
+  %two = ge.constant dense<2> : tensor<1xi64>
+  %zero = ge.constant dense<0> : tensor<1xi64>
+  %aligned = ge.slice %a, %c8, %c16, axes = %one : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/slice")
+  %unaligned = ge.slice %a, %c4, %c12, axes = %one : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x8x4x4xf32, #ge.fmt<NCHW>> loc("/slice_unaligned")
+  %rows = ge.slice %a, %zero, %two, axes = %two : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x16x2x4xf32, #ge.fmt<NCHW>> loc("/slice_rows")
+  func.return %s0, %s1, %u0, %u1, %aligned, %unaligned, %rows : tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x12x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x2x4xf32, #ge.fmt<NCHW>>
+}
