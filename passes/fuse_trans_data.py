@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.base import GeOp
-from ge.ge_dialects.ge.facts import Engine
+from ge.ge_dialects.ge.facts import Engine, MovesData
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.passes import remarks
 from ge.passes.fusion.engine import restore_order
@@ -94,12 +94,46 @@ def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
         conversion = f"{op.p('src_format')} -> {op.p('dst_format')}"
         if op.is_view() or (op.converts_nd_nz() and on_the_move):
             fuse_one(op, block)
+        elif join_copy(op, block):
+            continue
         elif op.converts_nd_nz():
             why = f"{conversion} stays a kernel: the MTE of {target} does not convert ND <-> FRACTAL_NZ on the move"
             remarks.emit(NAME, "rejected", RULE, [op], why)
         else:
-            why = f"{conversion} stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move"
+            why = (
+                f"{conversion} stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, "
+                "and no copy kernel (transpose, reshape, slice ...) reads or writes it alone"
+            )
             remarks.emit(NAME, "rejected", RULE, [op], why)
+
+
+def is_copy(op: Operation) -> bool:
+    """A lone data-movement kernel (a transpose, reshape, slice ...: `MovesData`) other than a
+    TransData: it can read or write another layout in the same copy."""
+    return isinstance(op, GeOp) and op.has_trait(MovesData) and not isinstance(op, ge.TransDataOp) and is_kernel(op)
+
+
+def join_copy(td: ge.TransDataOp, block: Block) -> bool:
+    """A conversion next to a copy kernel becomes part of that copy: one data movement for both
+    index maps (GE's TransData writes NHWC from NC1HWC0 in one kernel), timed as the conversion's
+    Vector work plus the copy's, with one read and one write of the tensor instead of two each.
+    Its reader if that is its only one, else its producer; whether it joined."""
+    conversion = f"{td.p('src_format')} -> {td.p('dst_format')}"
+    readers = list(dict.fromkeys(u.operation for u in td.dst.uses))
+    producer = td.src.owner
+    if len(readers) == 1 and is_copy(readers[0]):
+        remarks.emit(NAME, "applied", RULE, readers, f"{conversion} of its input done in the same copy")
+        td.detach()
+        block.insert_op_before(td, readers[0])
+        join(readers[0], [td], [])
+        return True
+    if isinstance(producer, Operation) and is_copy(producer):
+        remarks.emit(NAME, "applied", RULE, [producer], f"{conversion} of its result done in the same copy")
+        td.detach()
+        block.insert_op_after(td, producer)
+        join(producer, [], [td])
+        return True
+    return False
 
 
 def fuse_one(td: ge.TransDataOp, block: Block) -> None:

@@ -83,6 +83,13 @@ class CopiesElements(OpTrait):
 
 
 @dataclass(frozen=True)
+class MovesData(CopiesElements):
+    """Data movement only: each result element is the data operand's element at a position computed
+    from its own position (a reshape, transpose, slice, gather, tile, a layout change), never by
+    comparing values. One copy kernel can do two such index maps in a row."""
+
+
+@dataclass(frozen=True)
 class PreservesZero(OpTrait):
     """An elementwise op with f(0, ..., 0) = 0: on padded storage the padding stays zero."""
 

@@ -29,10 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from ge.passes.layout.insert_trans_data import materialize
+from ge.ge_dialects.ge.base import GeOp
+from ge.passes.layout.insert_trans_data import annotation, materialize
 from ge.passes.layout.planning import Planner
 from ge.passes.layout.rules import BROADCASTS, RULES, Options
 from ge.passes.layout.variable_formats import Group, keep_state_stored, plan_variables
@@ -41,13 +44,27 @@ from ge.passes.rewrite import apply_rules
 PASS = "assign-formats"
 
 
-def plan(module: ModuleOp, options: Options, variable_formats: bool = True) -> list[Group]:
+def plan(module: ModuleOp, options: Options, variable_formats: bool = True) -> tuple[list[Group], dict[Operation, str]]:
     """Annotates `module`'s ops with the storage formats the rules choose (first the variables kept
-    in FRACTAL_Z, whose groups are returned)."""
+    in FRACTAL_Z); the variables' groups, and why each op that took no format did not."""
     planner = Planner(options, BROADCASTS)
     groups = plan_variables(module, planner) if variable_formats else []
     apply_rules(module, RULES, PASS, walk="single-pass", context=planner)
-    return groups
+    return groups, refusals(module, planner)
+
+
+def refusals(module: ModuleOp, planner: Planner) -> dict[Operation, str]:
+    """Per op, why a format arriving at it stops there: a follow rule's refusal, else that no rule
+    carries a format through its kind of op (a reshape, a transpose), or the graph's declared outputs."""
+    why: dict[Operation, str] = {}
+    for op in module.walk():
+        if op in planner.refused:
+            why[op] = planner.refused[op]
+        elif isinstance(op, func.ReturnOp):
+            why[op] = "the graph's outputs keep their declared types"
+        elif isinstance(op, GeOp) and not annotation(op):
+            why[op] = f"no layout rule carries a storage format through {op.name}"
+    return why
 
 
 @dataclass(frozen=True)
@@ -69,7 +86,7 @@ class AssignFormatsPass(ModulePass):
     """Keep conv weight variables and their optimizer slots in FRACTAL_Z across training steps."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        groups = plan(op, Options(nz=self.nz, nz_min_dim=self.nz_min_dim), self.variable_formats)
+        groups, why = plan(op, Options(nz=self.nz, nz_min_dim=self.nz_min_dim), self.variable_formats)
         if self.insert:
-            materialize(op, PASS)
+            materialize(op, PASS, why)
             keep_state_stored(op, groups)

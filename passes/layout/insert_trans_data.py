@@ -26,7 +26,8 @@ after:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -111,6 +112,8 @@ class _Materializer:
     pass_name: str
     original: dict[SSAValue, Attribute]
     made: dict[tuple[SSAValue, Attribute, Block | None], SSAValue]
+    why: Mapping[Operation, str] = field(default_factory=dict)
+    """Why an op did not take its operand's format (assign-formats' refusals), for the remarks."""
     count: int = 0
 
     def needed(
@@ -146,7 +149,8 @@ class _Materializer:
             "applied",
             "insert",
             [op],
-            f"{describe(op)} needs {trans.p('dst_format')}, its operand is stored in {trans.p('src_format')}",
+            f"{describe(op)} needs {trans.p('dst_format')}, its operand is stored in {trans.p('src_format')}"
+            + (f" ({self.why[op]})" if op in self.why else ""),
         )
         return trans.dst
 
@@ -167,9 +171,10 @@ class _Materializer:
             del op.attributes[ANNOTATION]
 
 
-def materialize(module: ModuleOp, pass_name: str = PASS) -> int:
-    """Applies every `ge.storage` annotation of `module`; returns how many TransData it inserted."""
-    m = _Materializer(pass_name, {}, {})
+def materialize(module: ModuleOp, pass_name: str = PASS, why: Mapping[Operation, str] | None = None) -> int:
+    """Applies every `ge.storage` annotation of `module`; returns how many TransData it inserted.
+    `why` says, per op, why it did not take its operand's format (each insert remark tells)."""
+    m = _Materializer(pass_name, {}, {}, {} if why is None else why)
     for op in list(module.walk()):
         m.run(op)
     return m.count

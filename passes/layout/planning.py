@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.layout import c0_of, cannot_store, is_trivial, origin_of, storage_of
@@ -67,6 +67,8 @@ class Planner:
     options: Options
     broadcasts: Broadcasts
     planned: dict[SSAValue, str] = field(default_factory=dict)
+    refused: dict[Operation, str] = field(default_factory=dict)
+    """Why a follow rule did not carry a format through an op (its first refusal)."""
 
     def storage(self, value: SSAValue) -> str:
         return self.planned.get(value, storage_of(value.type) if isinstance(value.type, TensorType) else "ND")
@@ -287,11 +289,11 @@ def follow(
         def why_not(m: Match) -> str | None:
             a = seen(m)
             found = reason(m, a)
-            return (
-                None
-                if found is None
-                else (f"{describe(m.root)} does not carry {a.storage} from '{a.operand}': {found}")
-            )
+            if found is None:
+                return None
+            why = f"{describe(m.root)} does not carry {a.storage} from '{a.operand}': {found}"
+            m.context.refused.setdefault(m.root, why)
+            return why
 
         return Check(why_not)
 

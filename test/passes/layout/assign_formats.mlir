@@ -134,6 +134,7 @@ func.func @conv_activations_kept(%x: tensor<1x2x9xf32>, %w: tensor<3x2x3xf32>, %
 // REMARK: applied pool-nc1hwc0 on [/max]: ge.max_pool '/max': X, Y in NC1HWC0
 // REMARK: applied pool-nc1hwc0 on [/avg]
 // REMARK: applied pool-nc1hwc0 on [/gap]
+// REMARK: applied insert on [ge.flatten]: ge.flatten needs NCHW, its operand is stored in NC1HWC0 (no layout rule carries a storage format through ge.flatten)
 func.func @pools_and_bn(%x: tensor<1x20x8x8xf16, #ge.fmt<NCHW>>, %p: tensor<20xf16>) -> tensor<1x20xf16> {
   %n = ge.batch_norm %x, %p, %p, %p, %p : (tensor<1x20x8x8xf16, #ge.fmt<NCHW>>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>, tensor<20xf16>) -> tensor<1x20x8x8xf16, #ge.fmt<NCHW>> loc("/bn")
   %m = ge.max_pool %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x20x8x8xf16, #ge.fmt<NCHW>>) -> tensor<1x20x4x4xf16, #ge.fmt<NCHW>> loc("/max")
@@ -496,6 +497,9 @@ func.func @spatial_mean(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: t
 // REMARK: applied slice-channels on [/slice]: ge.slice '/slice' carries NC1HWC0 from 'data'
 // REMARK: rejected slice-channels on [/slice_unaligned]: ge.slice '/slice_unaligned' does not carry NC1HWC0 from 'data': channels [4:12:1] are not whole C0 = 8 blocks
 // REMARK: applied slice-channels on [/slice_rows]: ge.slice '/slice_rows' carries NC1HWC0 from 'data'
+// Each inserted TransData says why the op did not take the format:
+// REMARK: applied insert on [/split_unaligned]: ge.split '/split_unaligned' needs NCHW, its operand is stored in NC1HWC0 (ge.split '/split_unaligned' does not carry NC1HWC0 from 'input': result 0 has 4 channels, not a multiple of C0 = 8 (the next offset splits a block))
+// REMARK: applied insert on [func.return]: func.return needs NCHW, its operand is stored in NC1HWC0 (the graph's outputs keep their declared types)
 func.func @channel_split_slice(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x12x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x2x4xf32, #ge.fmt<NCHW>>) {
   %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
   %s0, %s1 = ge.split %a {axis = 1 : i64, num_outputs = 2 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> (tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>) loc("/split")

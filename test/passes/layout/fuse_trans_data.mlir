@@ -4,7 +4,7 @@
 
 // On the 910B (the default target) a TransData between ND and FRACTAL_NZ joins the kernel next to
 // it: the reader's load converts (prologue), else the producer's store (epilogue). On the 910 the
-// MTE has no such channel: nothing changes.
+// MTE has no such channel: only a copy kernel beside a conversion takes it (@copies).
 
 // CHECK-LABEL: func.func @matmuls
 // CHECK-NEXT:    %r1 = fused.group "cube+elementwise" "cube_epilogue" (%x, %w1) : (tensor<32x64xf32>, tensor<64x48xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<32x48xf32, #ge.fmt<ND, FRACTAL_NZ>> {
@@ -27,7 +27,7 @@
 // A910: rejected trans-data-on-the-move on [ge.trans_data]: ND -> FRACTAL_NZ stays a kernel: the MTE of ascend910 does not convert ND <-> FRACTAL_NZ on the move
 // A910-LABEL: func.func @matmuls
 // A910:         ge.trans_data %x
-// A910:         ge.trans_data %m2
+// A910:         fused.group "elementwise" "with_trans_data" (%m2)
 func.func @matmuls(%x: tensor<32x64xf32>, %w1: tensor<64x48xf32, #ge.fmt<ND, FRACTAL_NZ>>, %w2: tensor<48x16xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<16x32xf32> {
   %0 = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
   %r = fused.group "cube+elementwise" "cube_epilogue" (%0, %w1) : (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<64x48xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<32x48xf32, #ge.fmt<ND, FRACTAL_NZ>> {
@@ -94,20 +94,45 @@ func.func @two_readers(%x: tensor<32x64xf32>, %w: tensor<64x48xf32, #ge.fmt<ND, 
 // -----
 
 // What stays a kernel, with the reason: a conversion between a graph input and the return, and one
-// the MTE does not make (NC1HWC0 -> NCHW needs a transpose of the blocks).
+// the MTE does not make (NC1HWC0 -> NCHW needs a transpose of the blocks) with no copy beside it.
 
 // CHECK-LABEL: func.func @stays
 // CHECK-NEXT:    %nz = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
 // CHECK-NEXT:    %r = ge.relu %y
 // CHECK-NEXT:    %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
 // REMARK: rejected trans-data-on-the-move on [ge.trans_data]: ND -> FRACTAL_NZ stays a kernel: its source comes from a graph input, not an AI Core kernel, and func.return reads it
-// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move
+// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, slice ...) reads or writes it alone
 
-func.func @stays(%x: tensor<32x64xf32>, %y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<16x16xf32>) {
+func.func @stays(%x: tensor<32x64xf32>, %y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) {
   %nz = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
   %r = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
   %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
-  %s = ge.constant dense<[16, 16]> : tensor<2xi64>
-  %f = ge.reshape %c, %s : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<2xi64>) -> tensor<16x16xf32>
-  func.return %nz, %f : tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<16x16xf32>
+  func.return %nz, %c : tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// A conversion next to a copy kernel (MovesData: transpose, reshape, slice ...) is done in the same
+// copy on every target, as GE's TransData writes NHWC from NC1HWC0 in one kernel; a max pool moves
+// data too but compares values: its conversion stays.
+
+// CHECK-LABEL: func.func @copies
+// CHECK:         %t = fused.group "elementwise" "with_trans_data" (%r)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %c = ge.trans_data %0 {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:      %t_1 = ge.transpose %c
+// CHECK:         %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    %m = ge.max_pool %d
+// REMARK: applied trans-data-on-the-move on [ge.transpose]: NC1HWC0 -> NCHW of its input done in the same copy
+// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, slice ...) reads or writes it alone
+// A910-LABEL: func.func @copies
+// A910:         fused.group "elementwise" "with_trans_data"
+func.func @copies(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, %z: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x4x4x16xf32>, tensor<1x16x2x2xf32, #ge.fmt<NCHW>>) {
+  %r = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %t = ge.transpose %c {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x4x4x16xf32>
+  %s = ge.relu %z : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %m = ge.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
+  func.return %t, %m : tensor<1x4x4x16xf32>, tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
 }

@@ -1,6 +1,7 @@
 """fuse-trans-data: a TransData between ND and FRACTAL_NZ joins the kernel next to it on a target
 whose MTE converts on the move (the 910B), keeps the numbers, and is timed in that kernel: free on
-the 910B, Vector work on the 910. GPT-2 (small) is compiled at O3 up to the pass and run before and
+the 910B, Vector work on the 910. Views join on every target, and so does a conversion beside a
+copy kernel (a transpose: one copy for both index maps). GPT-2 (small) is compiled at O3 up to the pass and run before and
 after it, at the ge level and lowered to streams."""
 
 from __future__ import annotations
@@ -121,34 +122,46 @@ def test_a_trans_data_inside_a_kernel_is_not_a_conversion_on_the_move():
     assert engines.boundary_conversions([nd]) == []  # a TransData kernel of its own
 
 
-def test_on_the_910_nothing_changes():
+def test_on_the_910_only_the_copy_takes_its_conversion():
+    """No ND2NZ on the 910's MTE: the matmul's input stays a TransData kernel; the NZ -> ND before
+    the transpose is done in the transpose's copy."""
     module = _fused(target="ascend910")
-    assert len(_trans_data(module)) == 2
-    assert not [op for op in module.walk() if isinstance(op, fused.GroupOp)]
+    (left,) = _trans_data(module)
+    assert left.p("dst_format") == "FRACTAL_NZ"
+    groups = [op for op in module.walk() if isinstance(op, fused.GroupOp)]
+    assert [g.pattern.data for g in groups] == ["elementwise"]
 
 
 NC1HWC0_IR = """
-func.func @main(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<16x16xf32> {
+func.func @main(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>> {
   %r = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
   %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
-  %s = ge.constant dense<16> : tensor<2xi64>
-  %f = ge.reshape %c, %s : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<2xi64>) -> tensor<16x16xf32>
-  func.return %f : tensor<16x16xf32>
+  %m = ge.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
+  func.return %m : tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
 }
 """
 
 
-def test_a_blocked_to_nchw_conversion_stays_a_kernel():
+def test_a_blocked_to_nchw_conversion_beside_no_copy_stays_a_kernel():
+    """A max pool compares values (CopiesElements, not MovesData): no copy to join."""
     assert len(_trans_data(_fused(NC1HWC0_IR))) == 1
 
 
+def test_a_conversion_beside_a_copy_joins_it_on_every_target():
+    ir = NC1HWC0_IR.replace(
+        "ge.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}",
+        "ge.transpose %c {perm = array<i64: 0, 1, 3, 2>}",
+    ).replace("1x16x2x2xf32", "1x16x4x4xf32")
+    for target in ("ascend910", "ascend910b"):
+        assert _trans_data(_fused(ir, target)) == []
+
+
 VIEW_IR = """
-func.func @main(%y: tensor<1x@Cx1x1xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x@Cxf32> {
+func.func @main(%y: tensor<1x@Cx1x1xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>> {
   %r = ge.relu %y : (tensor<1x@Cx1x1xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x@Cx1x1xf32, #ge.fmt<NCHW, NC1HWC0>>
   %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x@Cx1x1xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>>
-  %s = ge.constant dense<[1, @C]> : tensor<2xi64>
-  %f = ge.reshape %c, %s : (tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>>, tensor<2xi64>) -> tensor<1x@Cxf32>
-  func.return %f : tensor<1x@Cxf32>
+  %s = ge.sigmoid %c : (tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>>) -> tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>>
+  func.return %s : tensor<1x@Cx1x1xf32, #ge.fmt<NCHW>>
 }
 """
 
@@ -186,7 +199,7 @@ func.func @main(%x: tensor<{shape}xf32, #ge.fmt<ND, {src}>>) -> tensor<{shape}xf
 
 def test_mutation_a_pass_that_ignores_the_target_changes_the_910(monkeypatch):
     monkeypatch.setattr("ge.passes.fuse_trans_data.module_pass_target", lambda *a: load_target("ascend910b"))
-    assert len(_trans_data(_fused(target="ascend910"))) != 2
+    assert len(_trans_data(_fused(target="ascend910"))) != 1
 
 
 def test_mutation_taking_every_conversion_for_nd_nz_joins_the_nc1hwc0_one(monkeypatch):
@@ -208,3 +221,8 @@ def test_mutation_a_910_whose_mte_converted_on_the_move_would_charge_nothing():
 def test_mutation_a_view_test_without_the_block_condition_takes_a_padded_array_for_a_view(monkeypatch):
     monkeypatch.setattr(ge.TransDataOp, "is_view", lambda self: True)
     assert _trans_data(_fused(_view(12), "ascend910")) == []
+
+
+def test_mutation_a_max_pool_taken_for_a_copy_absorbs_the_conversion(monkeypatch):
+    monkeypatch.setattr("ge.passes.fuse_trans_data.is_copy", lambda op: isinstance(op, ge.MaxPoolOp))
+    assert _trans_data(_fused(NC1HWC0_IR)) == []
