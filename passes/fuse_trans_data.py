@@ -102,14 +102,23 @@ def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
         else:
             why = (
                 f"{conversion} stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, "
-                "and no copy kernel (transpose, reshape, slice ...) reads or writes it alone"
+                "and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone"
             )
             remarks.emit(NAME, "rejected", RULE, [op], why)
 
 
 def is_copy(op: Operation) -> bool:
-    """A lone data-movement kernel (a transpose, reshape, slice ...: `MovesData`) other than a
-    TransData: it can read or write another layout in the same copy."""
+    """A data-movement kernel: a lone op with `MovesData` (a transpose, reshape, concat, split ...)
+    other than a TransData, or a kernel this pass made of one and its conversions (a concat whose
+    first operand joined it). It can read or write another layout in the same copy."""
+    if isinstance(op, fused.GroupOp):
+        members = [m for m in op.members if not fused.is_scalar_constant(m)]
+        moving = [m for m in members if isinstance(m, GeOp) and m.has_trait(MovesData)]
+        return (
+            op.rule.data == LONE_OP_RULE
+            and len(moving) == len(members)
+            and any(not isinstance(m, ge.TransDataOp) for m in moving)
+        )
     return isinstance(op, GeOp) and op.has_trait(MovesData) and not isinstance(op, ge.TransDataOp) and is_kernel(op)
 
 

@@ -11,6 +11,8 @@ declared once on the op class instead of as name sets in each consumer.
 - `CopiesElements`: every element of the result is a copy of an element of the one data operand
   (reshapes, transposes, slices, gathers, tiling, max pooling): the op commutes with any monotone
   elementwise map, so it computes the same on a tensor's quantized integers as on its values.
+- `MovesData`: data movement only, each result element taken from a computed position (those of
+  the above but max pooling, and concat and split): a conversion beside it is done in the same copy.
 - `PreservesZero`: an elementwise op with f(0, ..., 0) = 0, so zero padding stays zero and it may
   compute on a blocked, padded storage array directly (the interpreter runs it on storage).
 - `Transcendental`: each result element costs the target's `transcendental_cost` vector
@@ -83,10 +85,10 @@ class CopiesElements(OpTrait):
 
 
 @dataclass(frozen=True)
-class MovesData(CopiesElements):
-    """Data movement only: each result element is the data operand's element at a position computed
-    from its own position (a reshape, transpose, slice, gather, tile, a layout change), never by
-    comparing values. One copy kernel can do two such index maps in a row."""
+class MovesData(OpTrait):
+    """Data movement only: each result element is an element of a data operand at a position
+    computed from its own position (a reshape, transpose, slice, gather, tile, concat, split, a
+    layout change), never by comparing values. One copy kernel can do two such index maps in a row."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ __all__ = [
     "Reduction",
     "LayoutAgnostic",
     "CopiesElements",
+    "MovesData",
     "PreservesZero",
     "Transcendental",
 ]

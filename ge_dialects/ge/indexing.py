@@ -24,7 +24,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, StrProp, describe
-from ge.ge_dialects.ge.facts import Engine, MovesData, RunsOn
+from ge.ge_dialects.ge.facts import CopiesElements, Engine, MovesData, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.tensor_grad import operand_cotangents, required_constants
 from ge.ge_dialects.ge.tensor_ops import (
@@ -374,7 +374,7 @@ class TileOp(GeOp):
     input = operand_def(TensorType)
     repeats = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"repeats"})
 
     @classmethod

@@ -38,7 +38,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
-from ge.ge_dialects.ge.facts import Engine, MovesData, RunsOn
+from ge.ge_dialects.ge.facts import CopiesElements, Engine, MovesData, RunsOn
 from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, tensor_type_of, type_name
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
@@ -227,7 +227,9 @@ class TransDataOp(GeOp):
     dst = result_def(TensorType)
     src_format = prop_def(StrProp)
     dst_format = prop_def(StrProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())  # a layout change; its padding is zeros
+    traits = traits_def(
+        Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData()
+    )  # a layout change; its padding is zeros
 
     OPERATES_ON_STORAGE: ClassVar[bool] = True
     """Its kernel reads and writes the stored (physical) arrays; every other op's kernel sees

@@ -33,7 +33,7 @@ from xdsl.traits import Pure
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
 from ge.ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
-from ge.ge_dialects.ge.facts import Broadcasting, Elementwise, Engine, MovesData, Reduction, RunsOn
+from ge.ge_dialects.ge.facts import Broadcasting, CopiesElements, Elementwise, Engine, MovesData, Reduction, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
@@ -399,7 +399,7 @@ class TransposeOp(GeOp):
     data = operand_def(TensorType)
     transposed = result_def(TensorType)
     perm = opt_prop_def(IntsProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -433,7 +433,7 @@ class ReshapeOp(GeOp):
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
     allowzero = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     DEFAULTS: ClassVar = {"allowzero": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"shape"})
 
@@ -461,7 +461,7 @@ class FlattenOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     DEFAULTS: ClassVar = {"axis": 1}
 
     @classmethod
@@ -485,7 +485,7 @@ class ConcatOp(GeOp):
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
 
     @classmethod
     @_reports_shape_errors
@@ -533,7 +533,7 @@ class SplitOp(GeOp):
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntProp)
     num_outputs = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
     DEFAULTS: ClassVar = {"axis": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"split"})
 
@@ -589,7 +589,7 @@ class SliceOp(GeOp):
     steps = opt_operand_def(TensorType)
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"starts", "ends", "axes", "steps"})
 
     @classmethod
@@ -642,7 +642,7 @@ class GatherOp(GeOp):
     indices = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     DEFAULTS: ClassVar = {"axis": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"indices"})
 
@@ -677,7 +677,7 @@ class UnsqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = operand_def(TensorType)
     expanded = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod
@@ -706,7 +706,7 @@ class SqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod
@@ -878,7 +878,7 @@ class ExpandOp(GeOp):
     input = operand_def(TensorType)
     shape = operand_def(TensorType)
     output = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData(), Broadcasting())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData(), Broadcasting())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"shape"})
 
     @classmethod

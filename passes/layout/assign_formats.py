@@ -57,13 +57,18 @@ def refusals(module: ModuleOp, planner: Planner) -> dict[Operation, str]:
     """Per op, why a format arriving at it stops there: a follow rule's refusal, else that no rule
     carries a format through its kind of op (a reshape, a transpose), or the graph's declared outputs."""
     why: dict[Operation, str] = {}
+    ruled = {cls: rule.name for rule in RULES for cls in rule.pattern.classes}
     for op in module.walk():
         if op in planner.refused:
             why[op] = planner.refused[op]
         elif isinstance(op, func.ReturnOp):
             why[op] = "the graph's outputs keep their declared types"
         elif isinstance(op, GeOp) and not annotation(op):
-            why[op] = f"no layout rule carries a storage format through {op.name}"
+            why[op] = (
+                f"its operands' shapes are not those {ruled[type(op)]} carries a format through"
+                if type(op) in ruled
+                else f"no layout rule carries a storage format through {op.name}"
+            )
     return why
 
 

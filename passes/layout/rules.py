@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import bf16, f16, f32
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, constant_value, describe
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0, c0_of
-from ge.ge_dialects.ge.tensor_ops import slice_bounds
+from ge.ge_dialects.ge.tensor_ops import pad_widths, slice_bounds
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
 from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import Broadcast, LayoutCheck, Options, anchor, follow
@@ -246,6 +246,35 @@ def keeps_channels(op: GeOp, a: Shape, b: Shape) -> bool:
     return len(a) == len(b) == 4 and tuple(a[:2]) == tuple(b[:2]) and tuple(b[2:]) == (1, 1)
 
 
+def spatial_only(op: GeOp, a: Shape, b: Shape) -> bool:
+    """An op that changes H and W only (a resize, a pad): its image operand counts as full-shape,
+    so NC1HWC0 carries through it when N and C stay (each C0 block's lanes move together)."""
+    return len(a) == len(b) == 4 and tuple(a[:2]) == tuple(b[:2])
+
+
+def resizes_spatially(op: GeOp, options: Options) -> str | None:
+    """A resize of H and W only: each channel is resampled at the same positions, lane by lane in
+    a C0 block. tf_crop_and_resize's roi may move along N or C: refused."""
+    if op.p("coordinate_transformation_mode") == "tf_crop_and_resize":
+        return "coordinate_transformation_mode = tf_crop_and_resize (its roi may cut along N or C)"
+    return None
+
+
+def pads_spatially(op: GeOp, options: Options) -> str | None:
+    """A pad of H and W only (constant pads, none along N or C): every C0 block is padded alike."""
+    assert isinstance(op, ge.PadOp)
+    pads = constant_value(op.pads)
+    axes = None if op.axes is None else constant_value(op.axes)
+    if pads is None or (op.axes is not None and axes is None):
+        return "its pads are not constants"
+    widths = pad_widths(
+        4, [int(v) for v in pads.reshape(-1)], None if axes is None else [int(v) for v in axes.reshape(-1)]
+    )
+    if widths[0] != (0, 0) or widths[1] != (0, 0):
+        return f"it pads N or C ({list(widths[0])}, {list(widths[1])}): not whole C0 blocks"
+    return None
+
+
 # -- broadcasting in a storage format --------------------------------------------------------------
 
 
@@ -417,6 +446,19 @@ FOLLOWERS: tuple[Rule, ...] = (
         full_shape=along_concat_axis,
         all_arrive=True,
     ),
+    # RAFT's instance norms, DPT's and DeepLabV3's resizes, and spatial pads: per channel, so lane
+    # by lane in a C0 block (the norm's scale and bias stay ND channel vectors, as BN's do)
+    follow("instance-norm-nc1hwc0", (ge.InstanceNormOp,), (NC1HWC0,), ("input",), ("output",)),
+    follow(
+        "resize-spatial",
+        (ge.ResizeOp,),
+        (NC1HWC0,),
+        ("X",),
+        ("Y",),
+        (resizes_spatially,),
+        full_shape=spatial_only,
+    ),
+    follow("pad-spatial", (ge.PadOp,), (NC1HWC0,), ("data",), ("output",), (pads_spatially,), full_shape=spatial_only),
     # FocalNet's and EdgeNeXt's channel splits and slices: C1 blocks taken in NC1HWC0
     follow(
         "split-channels",

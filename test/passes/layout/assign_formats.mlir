@@ -517,3 +517,40 @@ func.func @channel_split_slice(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>
   %rows = ge.slice %a, %zero, %two, axes = %two : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x16x2x4xf32, #ge.fmt<NCHW>> loc("/slice_rows")
   func.return %s0, %s1, %u0, %u1, %aligned, %unaligned, %rows : tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x4x4x4xf32, #ge.fmt<NCHW>>, tensor<1x12x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x8x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x2x4xf32, #ge.fmt<NCHW>>
 }
+
+// -----
+
+// instance-norm-nc1hwc0, resize-spatial and pad-spatial: per-channel ops carry NC1HWC0 from the
+// conv to the next conv (the norm's scale and bias stay ND channel vectors). A pad along C and a
+// tf_crop_and_resize (its roi may cut along C) do not: they convert. A pad of C by constant widths
+// changes C (no full-shape operand); pads along C that keep it (a shift) are refused by pad-spatial.
+
+// CHECK-LABEL: func.func @per_channel
+// CHECK:         %n = ge.instance_norm %a, %g, %g : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         %r = ge.resize %n, scales = %s {mode = "linear"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<4xf32>) -> tensor<1x16x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         %p = ge.pad %r, %hw : (tensor<1x16x8x8xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<8xi64>) -> tensor<1x16x10x10xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK-NEXT:    %e = ge.conv %p, %u : (tensor<1x16x10x10xf32, #ge.fmt<NCHW, NC1HWC0>>
+// CHECK:         %q = ge.pad %{{.*}}, %c : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<8xi64>) -> tensor<1x24x4x4xf32, #ge.fmt<NCHW>>
+// CHECK:         %t = ge.resize %{{.*}}, roi = %roi, scales = %s {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+// REMARK: applied instance-norm-nc1hwc0 on [/norm]: ge.instance_norm '/norm' carries NC1HWC0 from 'input'
+// REMARK: applied resize-spatial on [/up]: ge.resize '/up' carries NC1HWC0 from 'X'
+// REMARK: applied pad-spatial on [/pad_hw]: ge.pad '/pad_hw' carries NC1HWC0 from 'data'
+// REMARK: rejected resize-spatial on [/crop]: ge.resize '/crop' does not carry NC1HWC0 from 'X': coordinate_transformation_mode = tf_crop_and_resize (its roi may cut along N or C)
+// REMARK: rejected pad-spatial on [/shift_c]: ge.pad '/shift_c' does not carry NC1HWC0 from 'data': it pads N or C ([0, 0], [8, -8]): not whole C0 blocks
+// REMARK: applied insert on [/pad_c]: ge.pad '/pad_c' needs NCHW, its operand is stored in NC1HWC0 (its operands' shapes are not those pad-spatial carries a format through)
+func.func @per_channel(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: tensor<16x16x1x1xf32>, %g: tensor<16xf32>) -> (tensor<1x16x10x10xf32, #ge.fmt<NCHW>>, tensor<1x24x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x8x8xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) {
+  %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/conv")
+  %n = ge.instance_norm %a, %g, %g : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/norm")
+  %s = ge.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %r = ge.resize %n, scales = %s {mode = "linear"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<4xf32>) -> tensor<1x16x8x8xf32, #ge.fmt<NCHW>> loc("/up")
+  %hw = ge.constant dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>
+  %p = ge.pad %r, %hw : (tensor<1x16x8x8xf32, #ge.fmt<NCHW>>, tensor<8xi64>) -> tensor<1x16x10x10xf32, #ge.fmt<NCHW>> loc("/pad_hw")
+  %e = ge.conv %p, %u : (tensor<1x16x10x10xf32, #ge.fmt<NCHW>>, tensor<16x16x1x1xf32>) -> tensor<1x16x10x10xf32, #ge.fmt<NCHW>> loc("/conv_next")
+  %c = ge.constant dense<[0, 0, 0, 0, 0, 8, 0, 0]> : tensor<8xi64>
+  %q = ge.pad %a, %c : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<8xi64>) -> tensor<1x24x4x4xf32, #ge.fmt<NCHW>> loc("/pad_c")
+  %roi = ge.constant dense<[0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]> : tensor<8xf32>
+  %t = ge.resize %a, roi = %roi, scales = %s {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<8xf32>, tensor<4xf32>) -> tensor<1x16x8x8xf32, #ge.fmt<NCHW>> loc("/crop")
+  %k = ge.constant dense<[0, 8, 0, 0, 0, -8, 0, 0]> : tensor<8xi64>
+  %z = ge.pad %a, %k : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<8xi64>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>> loc("/shift_c")
+  func.return %e, %q, %t, %z : tensor<1x16x10x10xf32, #ge.fmt<NCHW>>, tensor<1x24x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x8x8xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+}

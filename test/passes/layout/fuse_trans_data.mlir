@@ -101,7 +101,7 @@ func.func @two_readers(%x: tensor<32x64xf32>, %w: tensor<64x48xf32, #ge.fmt<ND, 
 // CHECK-NEXT:    %r = ge.relu %y
 // CHECK-NEXT:    %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
 // REMARK: rejected trans-data-on-the-move on [ge.trans_data]: ND -> FRACTAL_NZ stays a kernel: its source comes from a graph input, not an AI Core kernel, and func.return reads it
-// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, slice ...) reads or writes it alone
+// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone
 
 func.func @stays(%x: tensor<32x64xf32>, %y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) {
   %nz = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
@@ -124,7 +124,7 @@ func.func @stays(%x: tensor<32x64xf32>, %y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, N
 // CHECK:         %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
 // CHECK-NEXT:    %m = ge.max_pool %d
 // REMARK: applied trans-data-on-the-move on [ge.transpose]: NC1HWC0 -> NCHW of its input done in the same copy
-// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, slice ...) reads or writes it alone
+// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone
 // A910-LABEL: func.func @copies
 // A910:         fused.group "elementwise" "with_trans_data"
 func.func @copies(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, %z: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x4x4x16xf32>, tensor<1x16x2x2xf32, #ge.fmt<NCHW>>) {

@@ -1,0 +1,176 @@
+"""Layouts on architectures nobody here tuned for: what TransData costs each model, per target.
+
+    python -m bench.layouts [--models densenet,bert] [--targets ascend910b,ascend910] [--jobs 2]
+
+Every model of the corpus (test/corpus, with weights drawn as bench.corpus draws them) and the four
+built-in models (`ge:resnet50`, `ge:mobilenet_v2`, `ge:bert_base`, `ge:gpt2`, at full size) go through
+`ge-optimize{level=3, target=T}` and `lower-to-tasks, plan-memory, lower-to-streams{streams=2}`,
+and the lowered program is timed on the modeled device (graph sink, timing only). Per model and
+target:
+
+- kernels: the kernels at O3 as bench.optimize counts them (fused groups and the ops outside them),
+  TransData apart; TransData: the conversions that stayed kernels of their own;
+- share: the TransData kernels' part of the summed task time (a conversion joined to a kernel is
+  timed in that kernel, `fuse-trans-data`);
+- ort: the nodes onnxruntime keeps at ORT_ENABLE_ALL, and whether kernels + TransData exceed them;
+- latency: the modeled end-to-end time.
+
+The totals say how many models spend more than GOAL of their task time in TransData and how many
+launch more kernels (TransData counted) than onnxruntime keeps nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import time
+from dataclasses import dataclass
+
+import onnx
+
+from bench import corpus
+from ge.frontend import models
+from ge.ge_dialects.ge.weights import clone_with_weights
+from ge.interpreter.stream_executor import simulate_module
+from ge.passes.fusion.census import census
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.target import load_target
+from ge.tools.common import make_context
+
+GOAL = 0.05
+"""The share of task time in TransData a model should stay under."""
+TARGETS = ("ascend910b", "ascend910")
+TRANS_DATA_TASK = "trans_data"
+"""The pattern (task type) of a TransData kernel of its own."""
+BUILTIN = {
+    "ge:resnet50": models.resnet50,
+    "ge:mobilenet_v2": models.mobilenet_v2,
+    "ge:bert_base": models.bert_base,
+    "ge:gpt2": models.gpt2,
+}
+"""The built-in models (`ge.frontend.models`), named apart from the corpus's models of the same
+architecture."""
+
+
+def model(name: str) -> onnx.ModelProto:
+    return BUILTIN[name]() if name in BUILTIN else corpus.load(name)
+
+
+@dataclass(frozen=True)
+class Row:
+    model: str
+    target: str
+    kernels: int
+    trans_data: int
+    share: float
+    ort_nodes: int
+    latency_us: float
+    compile_s: float
+
+    @property
+    def over_ort(self) -> bool:
+        return self.kernels + self.trans_data > self.ort_nodes
+
+
+def measure(name: str, targets: tuple[str, ...]) -> list[Row]:
+    onnx_model = model(name)
+    imported = corpus.imported(onnx_model)
+    ort_nodes = corpus.ort_nodes(onnx_model)
+    rows = []
+    for target in targets:
+        module = clone_with_weights(imported)
+        start = time.perf_counter()
+        GeOptimizePass(level=3, target=target).apply(make_context(), module)
+        compile_s = time.perf_counter() - start
+        counted = census(module)
+        apply_all(make_context(), module, parse_passes(corpus.LOWER))
+        result = simulate_module(module, load_target(target))
+        total = sum(t.duration for t in result.tasks)
+        converting = sum(t.duration for t in result.tasks if t.work.op_type == TRANS_DATA_TASK)
+        rows.append(
+            Row(
+                name,
+                target,
+                counted.kernels,
+                counted.trans_data,
+                converting / total if total else 0.0,
+                ort_nodes,
+                result.latency * 1e6,
+                compile_s,
+            )
+        )
+    return rows
+
+
+def _measure(args: tuple[str, tuple[str, ...]]) -> list[Row] | str:
+    name, targets = args
+    try:
+        return measure(name, targets)
+    except Exception as e:  # a report: one line per model that failed
+        return f"{name}: {corpus.one_line(e)}"
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| model | target | kernels O3 | TransData | share of task time | ort nodes | over ort | latency us | O3 s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = [
+            r.model,
+            r.target,
+            r.kernels,
+            r.trans_data,
+            f"{r.share:.1%}",
+            r.ort_nodes,
+            "yes" if r.over_ort else "",
+            f"{r.latency_us:.0f}",
+            f"{r.compile_s:.2f}",
+        ]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def totals(rows: list[Row], targets: tuple[str, ...]) -> str:
+    lines = []
+    for target in targets:
+        mine = [r for r in rows if r.target == target]
+        above = sorted((r for r in mine if r.share > GOAL), key=lambda r: -r.share)
+        over = [r for r in mine if r.over_ort]
+        lines.append(
+            f"{target}: {len(mine)} models, {sum(r.trans_data for r in mine)} TransData, "
+            f"{len(above)} above {GOAL:.0%} of task time"
+            + (f" ({', '.join(f'{r.model} {r.share:.0%}' for r in above)})" if above else "")
+            + f", {len(over)} over onnxruntime's nodes"
+            + (f" ({', '.join(r.model for r in over)})" if over else "")
+            + f"; summed latency {sum(r.latency_us for r in mine):.0f} us"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.layouts",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--models", default="", help="comma-separated names (default: the corpus and the built-ins)")
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--jobs", type=int, default=2, help="models measured at once (default 2)")
+    args = parser.parse_args(argv)
+    names = args.models.split(",") if args.models else [*BUILTIN, *corpus.names()]
+    targets = tuple(args.targets.split(","))
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        results = pool.map(_measure, [(n, targets) for n in names], chunksize=1)
+    rows = [r for result in results if isinstance(result, list) for r in result]
+    failures = [result for result in results if isinstance(result, str)]
+    print(table(rows))
+    print(totals(rows, targets))
+    for failure in failures:
+        print(f"failed: {failure}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
