@@ -26,6 +26,7 @@ Options: `nz=false` turns FRACTAL_NZ off; `nz-min-dim` is the smallest M, K and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,31 +45,37 @@ from ge.passes.rewrite import apply_rules
 PASS = "assign-formats"
 
 
-def plan(module: ModuleOp, options: Options, variable_formats: bool = True) -> tuple[list[Group], dict[Operation, str]]:
+def plan(
+    module: ModuleOp, options: Options, variable_formats: bool = True
+) -> tuple[list[Group], Callable[[Operation], str | None]]:
     """Annotates `module`'s ops with the storage formats the rules choose (first the variables kept
-    in FRACTAL_Z); the variables' groups, and why each op that took no format did not."""
+    in FRACTAL_Z); the variables' groups, and what says why an op took no format."""
     planner = Planner(options, BROADCASTS)
     groups = plan_variables(module, planner) if variable_formats else []
     apply_rules(module, RULES, PASS, walk="single-pass", context=planner)
-    return groups, refusals(module, planner)
+    return groups, refusal(planner)
 
 
-def refusals(module: ModuleOp, planner: Planner) -> dict[Operation, str]:
-    """Per op, why a format arriving at it stops there: a follow rule's refusal, else that no rule
-    carries a format through its kind of op (a reshape, a transpose), or the graph's declared outputs."""
-    why: dict[Operation, str] = {}
-    ruled = {cls: rule.name for rule in RULES for cls in rule.pattern.classes}
-    for op in module.walk():
+def refusal(planner: Planner) -> Callable[[Operation], str | None]:
+    """Why a format arriving at an op stops there (asked only where a TransData goes in): a follow
+    rule's refusal, the op's shapes outside its follow rule, its anchor rule's refusal (its remark),
+    no rule for its kind of op, or the graph's declared outputs."""
+    follows = {cls: r.name for r in RULES if r.finds for cls in r.pattern.classes}
+    anchors = {cls: r.name for r in RULES if not r.finds for cls in r.pattern.classes}
+
+    def why(op: Operation) -> str | None:
         if op in planner.refused:
-            why[op] = planner.refused[op]
-        elif isinstance(op, func.ReturnOp):
-            why[op] = "the graph's outputs keep their declared types"
-        elif isinstance(op, GeOp) and not annotation(op):
-            why[op] = (
-                f"its operands' shapes are not those {ruled[type(op)]} carries a format through"
-                if type(op) in ruled
-                else f"no layout rule carries a storage format through {op.name}"
-            )
+            return planner.refused[op]
+        if isinstance(op, func.ReturnOp):
+            return "the graph's outputs keep their declared types"
+        if not isinstance(op, GeOp) or annotation(op):
+            return None
+        if type(op) in follows:
+            return f"its operands' shapes are not those {follows[type(op)]} carries a format through"
+        if type(op) in anchors:
+            return f"{anchors[type(op)]} did not apply (its remark says why)"
+        return f"no layout rule carries a storage format through {op.name}"
+
     return why
 
 

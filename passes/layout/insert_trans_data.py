@@ -26,7 +26,7 @@ after:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -112,7 +112,7 @@ class _Materializer:
     pass_name: str
     original: dict[SSAValue, Attribute]
     made: dict[tuple[SSAValue, Attribute, Block | None], SSAValue]
-    why: Mapping[Operation, str] = field(default_factory=dict)
+    why: Callable[[Operation], str | None] = field(default=lambda op: None)
     """Why an op did not take its operand's format (assign-formats' refusals), for the remarks."""
     count: int = 0
 
@@ -150,7 +150,7 @@ class _Materializer:
             "insert",
             [op],
             f"{describe(op)} needs {trans.p('dst_format')}, its operand is stored in {trans.p('src_format')}"
-            + (f" ({self.why[op]})" if op in self.why else ""),
+            + (f" ({reason})" if (reason := self.why(op)) is not None else ""),
         )
         return trans.dst
 
@@ -171,10 +171,10 @@ class _Materializer:
             del op.attributes[ANNOTATION]
 
 
-def materialize(module: ModuleOp, pass_name: str = PASS, why: Mapping[Operation, str] | None = None) -> int:
+def materialize(module: ModuleOp, pass_name: str = PASS, why: Callable[[Operation], str | None] | None = None) -> int:
     """Applies every `ge.storage` annotation of `module`; returns how many TransData it inserted.
     `why` says, per op, why it did not take its operand's format (each insert remark tells)."""
-    m = _Materializer(pass_name, {}, {}, {} if why is None else why)
+    m = _Materializer(pass_name, {}, {}) if why is None else _Materializer(pass_name, {}, {}, why)
     for op in list(module.walk()):
         m.run(op)
     return m.count
