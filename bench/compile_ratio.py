@@ -2,7 +2,9 @@
 
     python -m bench.compile_ratio          # the Relu chain (fusion, lowering) 5k -> 20k ops,
                                            # merge-trans-data 1.5k -> 6k twin conversions,
-                                           # fuse-trans-data on a 1k -> 4k matmul-transpose chain
+                                           # fuse-trans-data on a 1k -> 4k matmul-transpose chain,
+                                           # assign-formats (whole-graph and greedy) on the Relu chain
+                                           # 25k -> 100k and on GPT stacks of 48 -> 192 blocks
 
 4x the ops must cost well under 16x the time (what quadratic work gives): the verdict is "linear"
 below 8x. Timing is a benchmark, not a test: on a machine that runs other work (the test suite runs
@@ -78,6 +80,21 @@ def matmul_transpose_chain(length: int) -> ModuleOp:
     return ModuleOp([func.FuncOp("main", ([t, t], [t]), Region(block))])
 
 
+def gpt_blocks(blocks: int) -> ModuleOp:
+    """bench.scaling's GPT stack of `blocks` blocks, imported and through O3's stages before the
+    layout (shapes, cleanup, graph fusion: LayerNorm, GELU and attention recognized)."""
+    from bench.scaling import gpt
+    from ge.frontend.onnx_importer import import_model
+    from ge.ge_dialects.ge.weights import attach_weights
+    from ge.passes.ge_optimize import LevelOptions, cleanup, graph_fusion, shapes, stage_passes
+
+    module, weights = import_model(gpt(blocks))
+    attach_weights(module, weights)
+    for p in stage_passes((shapes, cleanup, graph_fusion), LevelOptions("must_keep_origin_dtype", None)):
+        p.apply(make_context(), module)
+    return module
+
+
 CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
     "relu chain: fuse-ops, lowering": (
         relu_chain,
@@ -90,6 +107,10 @@ CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
         1_000,
         ("assign-formats", "fuse-ops", "fuse-trans-data"),
     ),
+    "relu chain: assign-formats": (relu_chain, 25_000, ("assign-formats",)),
+    "relu chain: assign-formats{choice=greedy}": (relu_chain, 25_000, ("assign-formats{choice=greedy}",)),
+    "GPT blocks: assign-formats": (gpt_blocks, 48, ("assign-formats",)),
+    "GPT blocks: assign-formats{choice=greedy}": (gpt_blocks, 48, ("assign-formats{choice=greedy}",)),
 }
 
 
@@ -107,7 +128,7 @@ def seconds(build: Callable[[int], ModuleOp], size: int, stages: tuple[str, ...]
 def measure(name: str, small: int | None = None, repeat: int = 3) -> dict[str, object]:
     build, default, stages = CASES[name]
     small = small or default
-    seconds(build, 50, stages)  # imports and first-call costs out of the way
+    seconds(build, min(small, 50), stages)  # imports and first-call costs out of the way
     t_small = min(seconds(build, small, stages) for _ in range(repeat))
     t_large = min(seconds(build, 4 * small, stages) for _ in range(repeat))
     ratio = t_large / t_small

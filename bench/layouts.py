@@ -1,12 +1,14 @@
 """Layouts on architectures nobody here tuned for: what TransData costs each model, per target.
 
-    python -m bench.layouts [--models densenet,bert] [--targets ascend910b,ascend910] [--jobs 2]
+    python -m bench.layouts [--models densenet,bert] [--targets ascend910b,ascend910]
+                            [--choices whole-graph,greedy] [--jobs 2]
 
 Every model of the corpus (test/corpus, with weights drawn as bench.corpus draws them) and the four
 built-in models (`ge:resnet50`, `ge:mobilenet_v2`, `ge:bert_base`, `ge:gpt2`, at full size) go through
 `ge-optimize{level=3, target=T}` and `lower-to-tasks, plan-memory, lower-to-streams{streams=2}`,
-and the lowered program is timed on the modeled device (graph sink, timing only). Per model and
-target:
+and the lowered program is timed on the modeled device (graph sink, timing only), once per
+assign-formats choice (`whole-graph`, the default, and `greedy`, op by op), side by side. Per model,
+target and choice:
 
 - kernels: the kernels at O3 as bench.optimize counts them (fused groups and the ops outside them),
   TransData apart; TransData: the conversions that stayed kernels of their own;
@@ -15,14 +17,19 @@ target:
 - ort: the nodes onnxruntime keeps at ORT_ENABLE_ALL, and whether kernels + TransData exceed them;
 - latency: the modeled end-to-end time.
 
+- O3 s: the time ge-optimize took (assign-formats' choice included).
+
 The totals say how many models spend more than GOAL of their task time in TransData and how many
-launch more kernels (TransData counted) than onnxruntime keeps nodes.
+launch more kernels (TransData counted) than onnxruntime keeps nodes; the comparison, per target,
+what the whole-graph choice changes against the greedy one (TransData, summed latency, the median
+ratio of O3 times, and the models whose TransData changed).
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -41,6 +48,7 @@ from ge.tools.common import make_context
 GOAL = 0.05
 """The share of task time in TransData a model should stay under."""
 TARGETS = ("ascend910b", "ascend910")
+CHOICES = ("whole-graph", "greedy")
 TRANS_DATA_TASK = "trans_data"
 """The pattern (task type) of a TransData kernel of its own."""
 BUILTIN = {
@@ -61,6 +69,7 @@ def model(name: str) -> onnx.ModelProto:
 class Row:
     model: str
     target: str
+    choice: str
     kernels: int
     trans_data: int
     share: float
@@ -73,53 +82,57 @@ class Row:
         return self.kernels + self.trans_data > self.ort_nodes
 
 
-def measure(name: str, targets: tuple[str, ...]) -> list[Row]:
+def measure(name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOICES) -> list[Row]:
     onnx_model = model(name)
     imported = corpus.imported(onnx_model)
     ort_nodes = corpus.ort_nodes(onnx_model)
     rows = []
     for target in targets:
-        module = clone_with_weights(imported)
-        start = time.perf_counter()
-        GeOptimizePass(level=3, target=target).apply(make_context(), module)
-        compile_s = time.perf_counter() - start
-        counted = census(module)
-        apply_all(make_context(), module, parse_passes(corpus.LOWER))
-        result = simulate_module(module, load_target(target))
-        total = sum(t.duration for t in result.tasks)
-        converting = sum(t.duration for t in result.tasks if t.work.op_type == TRANS_DATA_TASK)
-        rows.append(
-            Row(
-                name,
-                target,
-                counted.kernels,
-                counted.trans_data,
-                converting / total if total else 0.0,
-                ort_nodes,
-                result.latency * 1e6,
-                compile_s,
+        for choice in choices:
+            module = clone_with_weights(imported)
+            start = time.perf_counter()
+            GeOptimizePass(level=3, target=target, layout_choice=choice).apply(make_context(), module)
+            compile_s = time.perf_counter() - start
+            counted = census(module)
+            apply_all(make_context(), module, parse_passes(corpus.LOWER))
+            result = simulate_module(module, load_target(target))
+            total = sum(t.duration for t in result.tasks)
+            converting = sum(t.duration for t in result.tasks if t.work.op_type == TRANS_DATA_TASK)
+            rows.append(
+                Row(
+                    name,
+                    target,
+                    choice,
+                    counted.kernels,
+                    counted.trans_data,
+                    converting / total if total else 0.0,
+                    ort_nodes,
+                    result.latency * 1e6,
+                    compile_s,
+                )
             )
-        )
     return rows
 
 
-def _measure(args: tuple[str, tuple[str, ...]]) -> list[Row] | str:
-    name, targets = args
+def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...]]) -> list[Row] | str:
+    name, targets, choices = args
     try:
-        return measure(name, targets)
+        return measure(name, targets, choices)
     except Exception as e:  # a report: one line per model that failed
         return f"{name}: {corpus.one_line(e)}"
 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| model | target | kernels O3 | TransData | share of task time | ort nodes | over ort | latency us | O3 s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | target | choice | kernels O3 | TransData | share of task time | ort nodes | over ort "
+        "| latency us | O3 s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cells = [
             r.model,
             r.target,
+            r.choice,
             r.kernels,
             r.trans_data,
             f"{r.share:.1%}",
@@ -132,19 +145,45 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def totals(rows: list[Row], targets: tuple[str, ...]) -> str:
+def totals(rows: list[Row], targets: tuple[str, ...], choices: tuple[str, ...] = CHOICES) -> str:
     lines = []
     for target in targets:
-        mine = [r for r in rows if r.target == target]
-        above = sorted((r for r in mine if r.share > GOAL), key=lambda r: -r.share)
-        over = [r for r in mine if r.over_ort]
+        for choice in choices:
+            mine = [r for r in rows if r.target == target and r.choice == choice]
+            above = sorted((r for r in mine if r.share > GOAL), key=lambda r: -r.share)
+            over = [r for r in mine if r.over_ort]
+            lines.append(
+                f"{target} {choice}: {len(mine)} models, {sum(r.trans_data for r in mine)} TransData, "
+                f"{len(above)} above {GOAL:.0%} of task time"
+                + (f" ({', '.join(f'{r.model} {r.share:.0%}' for r in above)})" if above else "")
+                + f", {len(over)} over onnxruntime's nodes"
+                + (f" ({', '.join(r.model for r in over)})" if over else "")
+                + f"; summed latency {sum(r.latency_us for r in mine):.0f} us"
+            )
+    return "\n".join(lines)
+
+
+def comparison(rows: list[Row], targets: tuple[str, ...]) -> str:
+    """Per target, the whole-graph choice against the greedy one, on the models measured with both."""
+    lines = []
+    for target in targets:
+        pairs = [
+            (w, g)
+            for w in rows
+            if w.target == target and w.choice == "whole-graph"
+            for g in rows
+            if g.target == target and g.choice == "greedy" and g.model == w.model
+        ]
+        if not pairs:
+            continue
+        changed = [f"{w.model} {g.trans_data}->{w.trans_data}" for w, g in pairs if w.trans_data != g.trans_data]
+        latency = sum(w.latency_us for w, _ in pairs), sum(g.latency_us for _, g in pairs)
         lines.append(
-            f"{target}: {len(mine)} models, {sum(r.trans_data for r in mine)} TransData, "
-            f"{len(above)} above {GOAL:.0%} of task time"
-            + (f" ({', '.join(f'{r.model} {r.share:.0%}' for r in above)})" if above else "")
-            + f", {len(over)} over onnxruntime's nodes"
-            + (f" ({', '.join(r.model for r in over)})" if over else "")
-            + f"; summed latency {sum(r.latency_us for r in mine):.0f} us"
+            f"{target} whole-graph vs greedy: TransData {sum(w.trans_data for w, _ in pairs)} vs "
+            f"{sum(g.trans_data for _, g in pairs)}, summed latency {latency[0]:.0f} vs {latency[1]:.0f} us "
+            f"({latency[1] / latency[0]:.3f}x), O3 time median ratio "
+            f"{statistics.median(w.compile_s / g.compile_s for w, g in pairs):.2f}x"
+            + (f"; TransData changed: {', '.join(changed)}" if changed else "")
         )
     return "\n".join(lines)
 
@@ -157,16 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--models", default="", help="comma-separated names (default: the corpus and the built-ins)")
     parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--choices", default=",".join(CHOICES), help="assign-formats choices, side by side")
     parser.add_argument("--jobs", type=int, default=2, help="models measured at once (default 2)")
     args = parser.parse_args(argv)
     names = args.models.split(",") if args.models else [*BUILTIN, *corpus.names()]
     targets = tuple(args.targets.split(","))
+    choices = tuple(args.choices.split(","))
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        results = pool.map(_measure, [(n, targets) for n in names], chunksize=1)
+        results = pool.map(_measure, [(n, targets, choices) for n in names], chunksize=1)
     rows = [r for result in results if isinstance(result, list) for r in result]
     failures = [result for result in results if isinstance(result, str)]
     print(table(rows))
-    print(totals(rows, targets))
+    print(totals(rows, targets, choices))
+    print(comparison(rows, targets))
     for failure in failures:
         print(f"failed: {failure}")
     return 1 if failures else 0

@@ -39,6 +39,7 @@ from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
+from ge.passes.layout.assign_formats import CHOICES as LAYOUT_CHOICES
 from ge.passes.layout.assign_formats import AssignFormatsPass
 from ge.passes.layout.cancel_trans_data import CancelTransDataPass
 from ge.passes.layout.fold_trans_data import FoldTransDataPass
@@ -70,6 +71,7 @@ class LevelOptions:
 
     precision_mode: str
     target: str | None
+    layout_choice: str = "whole-graph"
 
 
 Stage = Callable[[LevelOptions], list[ModulePass]]
@@ -113,9 +115,9 @@ def precision(options: LevelOptions) -> list[ModulePass]:
     return [MixedPrecisionPass(mode=options.precision_mode)]
 
 
-def layout(_: LevelOptions) -> list[ModulePass]:
+def layout(options: LevelOptions) -> list[ModulePass]:
     return [
-        AssignFormatsPass(),
+        AssignFormatsPass(choice=options.layout_choice),
         CancelTransDataPass(),
         MergeTransDataPass(),
         FoldTransDataPass(),
@@ -151,6 +153,7 @@ class GeOptimizePass(CompositePass):
     level: int = 3
     precision_mode: str = "must_keep_origin_dtype"
     target: str | None = None  # None: the module's ge.target, else the default
+    layout_choice: str = "whole-graph"  # assign-formats' choice: whole-graph or greedy
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -165,7 +168,11 @@ class GeOptimizePass(CompositePass):
                 check_target_name(self.target)
         except TargetError as e:
             raise DiagnosticException(f"ge-optimize: {e}") from None
-        return LevelOptions(self.precision_mode, self.target)
+        if self.layout_choice not in LAYOUT_CHOICES:
+            raise DiagnosticException(
+                f"ge-optimize: layout_choice '{self.layout_choice}' is not one of {', '.join(LAYOUT_CHOICES)}"
+            )
+        return LevelOptions(self.precision_mode, self.target, self.layout_choice)
 
     def sub_passes(self) -> list[ModulePass]:
         """The level's passes, after a check that refuses a lowered module and (when the target is

@@ -29,6 +29,7 @@ type; it is the only op whose semantics are defined on the stored (physical) arr
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, i1
@@ -182,10 +183,11 @@ def storage_shape(t: TensorType) -> Shape:
 # -- types with another storage --------------------------------------------------------------------
 
 
+@lru_cache(maxsize=8192)
 def with_storage(t: TensorType, storage: str) -> TensorType:
     """`t` stored in `storage`: same shape and element type, and `storage_of(result) == storage`.
     An ND 4-D origin becomes NCHW for the image formats; ND storage drops the encoding (plain
-    row-major, no format claim)."""
+    row-major, no format claim). Cached: a model has few distinct types, asked again and again."""
     if storage == ND:
         return tensor(t.element_type, shape_of(t))
     rank = len(t.get_shape())

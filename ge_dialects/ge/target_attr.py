@@ -72,10 +72,11 @@ def resolve_target_name(module: ModuleOp, given: str | None) -> tuple[str, str]:
     return DEFAULT_TARGET, "default"
 
 
-def module_pass_target(pass_name: str, module: ModuleOp, option: str | None) -> Target:
+def module_pass_target(pass_name: str, module: ModuleOp, option: str | None, record: bool = True) -> Target:
     """The target of a pass whose `target` option is `option` (None: not given), written into the
-    module: the option, else the module's, else the default. An unknown target or one that
-    contradicts the module's is the pass's one-line error."""
+    module unless `record` is false (a pass that only reads the cost model): the option, else the
+    module's, else the default. An unknown target or one that contradicts the module's is the
+    pass's one-line error."""
     if option is not None:
         pass_target(pass_name, option)  # an unknown name is reported as such, before any comparison
     try:
@@ -83,5 +84,6 @@ def module_pass_target(pass_name: str, module: ModuleOp, option: str | None) -> 
     except TargetError as e:
         raise DiagnosticException(f"{pass_name}: {e}") from None
     target = pass_target(pass_name, name)
-    module.attributes[TARGET_KEY] = TargetAttr(name)
+    if record:
+        module.attributes[TARGET_KEY] = TargetAttr(name)
     return target

@@ -34,8 +34,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects.ge.base import GeOp
+from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.passes.fusion.cost import CostModel
+from ge.passes.layout.format_choice import MAX_COMPONENT_OPS, ConversionCost, FormatChoice, follow_rules
 from ge.passes.layout.insert_trans_data import annotation, materialize
 from ge.passes.layout.planning import Planner
 from ge.passes.layout.rules import BROADCASTS, RULES, Options
@@ -45,14 +49,30 @@ from ge.passes.rewrite import apply_rules
 PASS = "assign-formats"
 
 
+CHOICES = ("whole-graph", "greedy")
+
+
 def plan(
-    module: ModuleOp, options: Options, variable_formats: bool = True
+    module: ModuleOp,
+    options: Options,
+    variable_formats: bool = True,
+    choice: ConversionCost | None = None,
+    max_component_ops: int = MAX_COMPONENT_OPS,
 ) -> tuple[list[Group], Callable[[Operation], str | None]]:
-    """Annotates `module`'s ops with the storage formats the rules choose (first the variables kept
-    in FRACTAL_Z); the variables' groups, and what says why an op took no format."""
+    """Annotates `module`'s ops with the storage formats the rules choose: first the variables kept
+    in FRACTAL_Z, then the anchors, then the format-agnostic ops (by the whole-graph choice when
+    `choice` gives the conversions' cost, else greedily); the variables' groups, and what says why an
+    op took no format."""
     planner = Planner(options, BROADCASTS)
     groups = plan_variables(module, planner) if variable_formats else []
-    apply_rules(module, RULES, PASS, walk="single-pass", context=planner)
+    if choice is None:
+        apply_rules(module, RULES, PASS, walk="single-pass", context=planner)
+    else:
+        anchors = [r for r in RULES if not r.finds]
+        follows = [r for r in RULES if r.finds]
+        apply_rules(module, anchors, PASS, walk="single-pass", context=planner)
+        FormatChoice(planner, follow_rules(follows), choice, max_component_ops).run(module, PASS)
+        apply_rules(module, follows, PASS, walk="single-pass", context=planner)
     return groups, refusal(planner)
 
 
@@ -97,8 +117,24 @@ class AssignFormatsPass(ModulePass):
     variable_formats: bool = True
     """Keep conv weight variables and their optimizer slots in FRACTAL_Z across training steps."""
 
+    choice: str = "whole-graph"
+    """How the format-agnostic ops are placed: `whole-graph` (the least modeled conversion time per
+    component, format_choice.py) or `greedy` (each takes the format arriving first)."""
+
+    max_component_ops: int = MAX_COMPONENT_OPS
+    """A component of more format-agnostic ops than this is placed greedily."""
+
+    target: str | None = None
+    """The target whose cost model times the conversions (None: the module's, else the default)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        groups, why = plan(op, Options(nz=self.nz, nz_min_dim=self.nz_min_dim), self.variable_formats)
+        if self.choice not in CHOICES:
+            raise DiagnosticException(f"{self.name}: choice={self.choice} is not one of {', '.join(CHOICES)}")
+        cost = None
+        if self.choice == "whole-graph":
+            cost = ConversionCost(CostModel(module_pass_target(self.name, op, self.target, record=False)))
+        options = Options(nz=self.nz, nz_min_dim=self.nz_min_dim)
+        groups, why = plan(op, options, self.variable_formats, cost, self.max_component_ops)
         if self.insert:
             materialize(op, PASS, why)
             keep_state_stored(op, groups)

@@ -20,7 +20,7 @@ checks that the values it would relayout can have the format (`ge.ge_dialects.ge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
@@ -59,16 +59,27 @@ class Broadcast:
 Broadcasts = dict[str, Broadcast]
 
 
+@dataclass(frozen=True)
+class Decision:
+    """The whole-graph choice for a format-agnostic op (`format_choice.py`): compute in `storage`,
+    or in its origin format (None) for the reason `why`."""
+
+    storage: str | None
+    why: str = ""
+
+
 @dataclass
 class Planner:
-    """What the rules share along the walk: the options, and the storage format planned for each
-    value so far (initially the one its type has)."""
+    """What the rules share along the walk: the options, the storage format planned for each value
+    so far (initially the one its type has), and the whole-graph choice where one was made."""
 
     options: Options
     broadcasts: Broadcasts
-    planned: dict[SSAValue, str] = field(default_factory=dict)
+    planned: MutableMapping[SSAValue, str] = field(default_factory=dict)
     refused: dict[Operation, str] = field(default_factory=dict)
     """Why a follow rule did not carry a format through an op (its first refusal)."""
+    decided: dict[Operation, Decision] = field(default_factory=dict)
+    """Follower ops whose format the whole-graph choice fixed; the others follow greedily."""
 
     def storage(self, value: SSAValue) -> str:
         return self.planned.get(value, storage_of(value.type) if isinstance(value.type, TensorType) else "ND")
@@ -193,10 +204,19 @@ def _arrival(
         ]
         broadcast = [n for n in candidates if n not in full]
         arriving = [(n, s) for n in full for v in values_of(op, n) if (s := planner.stored_otherwise(v)) is not None]
+        decision = planner.decided.get(op)
+        if decision is not None and decision.storage is not None and full:
+            # chosen for the graph: from an operand stored in it, else for the op's readers
+            arriving = [(n, s) for n, s in arriving if s == decision.storage] or [(full[0], decision.storage)]
         m.notes["arrival"] = (
             None if not arriving else _Arrival(arriving[0][0], arriving[0][1], full, broadcast, present, out_shape)
         )
     return m.notes["arrival"]
+
+
+def arrival_of(m: Match) -> _Arrival | None:
+    """What a follow rule saw arrive at its root (bound once its `finds` ran, e.g. by `try_rule`)."""
+    return m.notes.get("arrival")
 
 
 def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
@@ -208,6 +228,8 @@ def _c0_mismatch(op: GeOp, names: list[str]) -> str | None:
 
 
 def _not_arriving(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
+    if op in planner.decided:
+        return None  # the whole-graph choice weighed the conversions
     for name in a.full:
         for value in values_of(op, name):
             if planner.storage(value) != a.storage:
@@ -239,6 +261,19 @@ def _bad_broadcast(op: GeOp, a: _Arrival, planner: Planner) -> str | None:
                     f"{a.storage} cannot (only scalars and {what})"
                 )
     return None
+
+
+def _says(m: Match, a: _Arrival) -> str:
+    """What an applied follow rule did: carry an arriving format, or compute in the format the
+    whole-graph choice gave it where none arrives (its readers ask for it)."""
+    if any(m.context.stored_otherwise(v) == a.storage for n in a.full for v in values_of(m.root, n)):
+        return f"{describe(m.root)} carries {a.storage} from '{a.operand}'"
+    return f"{describe(m.root)} computes in {a.storage} for its readers, the whole-graph choice"
+
+
+def _kept_in_origin(op: GeOp, planner: Planner) -> str | None:
+    decision = planner.decided.get(op)
+    return decision.why if decision is not None and decision.storage is None else None
 
 
 def _stored_broadcasts(op: GeOp, a: _Arrival, planner: Planner) -> list[str]:
@@ -308,6 +343,7 @@ def follow(
         return IN_PLACE
 
     rejects = [
+        refusal(lambda m, a: _kept_in_origin(m.root, m.context)),
         refusal(
             lambda m, a: (
                 None
@@ -315,7 +351,7 @@ def follow(
                 else f"{name} does not carry {a.storage} (operand '{a.operand}')"
                 + (f"; it declares {', '.join(carried(m.root)) or 'no formats'}" if callable(formats) else "")
             )
-        )
+        ),
     ]
     rejects += [refusal(_on_root_arriving(check)) for check in checks]
     if not changes_c0:
@@ -334,7 +370,7 @@ def follow(
         build,
         rejects=rejects,
         finds={"arriving": arriving},
-        says=lambda m: f"{describe(m.root)} carries {seen(m).storage} from '{seen(m).operand}'",
+        says=lambda m: _says(m, seen(m)),
         doc=f"{', '.join(c.name for c in ops)} carry "
         + ("the formats they declare" if callable(formats) else " or ".join(formats)),
     )

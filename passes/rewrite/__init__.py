@@ -18,6 +18,7 @@ from ge.passes.rewrite.engine import (
     apply_rules,
     copy_props,
     rewrite_patterns,
+    try_rule,
 )
 from ge.passes.rewrite.pattern import ABSENT, Const, Either, Op
 
@@ -36,4 +37,5 @@ __all__ = [
     "apply_rules",
     "copy_props",
     "rewrite_patterns",
+    "try_rule",
 ]

@@ -268,6 +268,22 @@ def _found(rule: Rule, m: Match) -> bool:
     return True
 
 
+def try_rule(rule: Rule, root: GeOp, context: Any = None) -> tuple[Match, str | None] | None:
+    """Whether `rule` would apply to `root` with `context`, without rewriting or remarking: the first
+    binding that passes and None, else the first binding and its refusal; None when nothing binds
+    (e.g. a `finds` that finds nothing). For planners that weigh a rule on hypothetical states."""
+    refusal: tuple[Match, str | None] | None = None
+    for state in match(rule.pattern, root):
+        m = Match(root, state, context)
+        if not _found(rule, m):
+            continue
+        failure = _first_failure(rule, m)
+        if failure is None:
+            return m, None
+        refusal = refusal or (m, failure.reason)
+    return refusal
+
+
 def _shown(m: Match, names: tuple[str, ...] | None) -> list[Operation]:
     """The ops a remark names: the named bindings' ops in order, else the matched ops."""
     return m.matched_ops() if names is None else [m.op(n) for n in names]

@@ -5,11 +5,11 @@ from bench import compile_ratio
 
 
 def test_the_benchmark_prints_a_verdict_per_case(capsys):
-    code = compile_ratio.main(["--small", "40", "--repeat", "1"])
+    code = compile_ratio.main(["--small", "4", "--repeat", "1"])
     out = capsys.readouterr().out
     assert code in (0, 1)
     for name in compile_ratio.CASES:
-        assert f"| {name} | 40 -> 160 |" in out
+        assert f"| {name} | 4 -> 16 |" in out
     assert out.count("linear") + out.count("NOT LINEAR") == len(compile_ratio.CASES)
 
 
@@ -36,3 +36,13 @@ def test_the_matmul_chain_gives_fuse_trans_data_its_work():
     apply_all(make_context(), module, parse_passes("fuse-trans-data"))
     assert not [op for op in block.ops if op.name == "ge.trans_data"]
     assert sum(1 for op in block.ops if isinstance(op, fused.GroupOp)) == 10
+
+
+def test_the_gpt_stack_reaches_the_layout_with_its_matmuls_and_residual_adds():
+    """The whole-graph choice gets components to solve: FRACTAL_NZ matmuls joined by adds."""
+    from ge.ge_dialects import ge
+
+    module = compile_ratio.gpt_blocks(2)
+    module.verify()
+    assert sum(1 for op in module.walk() if isinstance(op, ge.MatMulOp)) >= 2 * 4
+    assert sum(1 for op in module.walk() if isinstance(op, ge.LayerNormOp)) >= 2 * 2

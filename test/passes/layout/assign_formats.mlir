@@ -1,9 +1,14 @@
-// RUN: ge-opt %s -p assign-formats --split-input-file | filecheck %s
-// RUN: ge-opt %s -p assign-formats --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: ge-opt %s -p 'assign-formats{nz=false}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=NONZ
-// RUN: ge-opt %s -p 'assign-formats{nz-min-dim=64}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=MINDIM
-// RUN: ge-opt %s -p 'assign-formats{insert=false}' --split-input-file | filecheck %s --check-prefix=PLAN
-// RUN: ge-opt %s -p 'assign-formats{variable-formats=false}' --split-input-file | filecheck %s --check-prefix=NOVAR
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy}' --split-input-file | filecheck %s
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy nz=false}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=NONZ
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy nz-min-dim=64}' --split-input-file --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=MINDIM
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy insert=false}' --split-input-file | filecheck %s --check-prefix=PLAN
+// RUN: ge-opt %s -p 'assign-formats{choice=greedy variable-formats=false}' --split-input-file | filecheck %s --check-prefix=NOVAR
+// RUN: ge-opt %s -p assign-formats --split-input-file | filecheck %s --check-prefix=WHOLE
+
+// The rules one op at a time: the format-agnostic ops take the format arriving first
+// (choice=greedy). The WHOLE lines show where the default whole-graph choice decides otherwise
+// (format_choice.mlir has its own cases).
 
 // Rules: conv-nc1hwc0 and conv-weight-fractal-z (positive); NC1HWC0 flows through relu and add
 // (elementwise); the graph input and output keep their storage format (TransData at the edges).
@@ -42,6 +47,14 @@ func.func @conv_block(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32, #ge.fmt<NC
 // CHECK:         %g = ge.relu_grad %{{.*}}, %r : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
 // CHECK-NEXT:    %h = ge.gelu_grad %g, %c : (tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW, NC1HWC0>>
 // REMARK: applied elementwise on [/relu/grad]: ge.relu_grad '/relu/grad' carries NC1HWC0 from 'y'
+// The whole-graph choice: the chain ends at the graph's output and dy arrives logical, so one
+// TransData after the conv (the chain in NCHW) beats two (dy in, the result out).
+// WHOLE-LABEL: func.func @activation_grads
+// WHOLE:         %2 = ge.trans_data %c {src_format = "NC1HWC0", dst_format = "NCHW"}
+// WHOLE-NEXT:    %r = ge.relu %2 : (tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+// WHOLE-NEXT:    %g = ge.relu_grad %dy, %r : {{.*}} -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+// WHOLE-NEXT:    %h = ge.gelu_grad %g, %2 : {{.*}} -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>>
+// WHOLE-NEXT:    func.return %h
 // REMARK: applied elementwise on [/gelu/grad]: ge.gelu_grad '/gelu/grad' carries NC1HWC0 from 'dy'
 func.func @activation_grads(%x: tensor<1x3x8x8xf32, #ge.fmt<NCHW>>, %dy: tensor<1x4x6x6xf32, #ge.fmt<NCHW>>) -> tensor<1x4x6x6xf32, #ge.fmt<NCHW>> {
   %w = ge.constant dense<0.5> : tensor<4x3x3x3xf32>
@@ -411,6 +424,13 @@ func.func @backward_weights_kept(%x: tensor<1x4x6x6xf32>, %dy: tensor<1x4x4x4xf3
 // REMARK: applied qlinear-conv-weight-fractal-z on [/conv]: ge.qlinear_conv '/conv': w in FRACTAL_Z
 // REMARK: applied dequantize on [/dq]: ge.dequantize_linear '/dq' carries NC1HWC0 from 'x'
 // REMARK: applied quantize on [/q]: ge.quantize_linear '/q' carries NC1HWC0 from 'x'
+// The whole-graph choice: both outputs are logical and the skip arrives logical, so the
+// conv's result converts once, on the int8 side (a quarter of the f32 bytes).
+// WHOLE-LABEL: func.func @int8_conv_block
+// WHOLE:         %2 = ge.trans_data %c {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x32x4x4xui8, #ge.fmt<NCHW, NC1HWC0>>)
+// WHOLE-NEXT:    %d = ge.dequantize_linear %2, {{.*}} -> tensor<1x32x4x4xf16, #ge.fmt<NCHW>> loc("/dq")
+// WHOLE-NOT:     ge.trans_data
+// WHOLE:         func.return
 // REMARK: rejected dequantize on [/dq_axis]: ge.dequantize_linear '/dq_axis' does not carry NC1HWC0 from 'x': 'x_scale' has 1 dims (a scale per axis)
 func.func @int8_conv_block(%x: tensor<1x32x4x4xui8>, %skip: tensor<1x32x4x4xui8, #ge.fmt<NCHW>>) -> (tensor<1x32x4x4xui8, #ge.fmt<NCHW>>, tensor<1x32x4x4xf32, #ge.fmt<NCHW>>) {
   %s = ge.constant dense<0.5> : tensor<f32>

@@ -62,8 +62,10 @@ def test_outputs_equal(compiled):
 
 # TransData left after the passes: graph edges and the places a format cannot flow through
 # (reshape / transpose / split / where in the transformers), never a constant.
-# BERT: 8 per layer and 2 at the graph's edges (98 at 12 layers).
-EXPECTED_TRANS_DATA = {"resnet50": 2, "mobilenet_v2": 2, "bert_base": 18, "gpt2": 19}
+# BERT: 8 per layer and 2 at the graph's edges (98 at 12 layers). GPT-2: the whole-graph choice
+# converts the embeddings before the first LayerNorm, whose result the residual add also reads
+# (19 op by op).
+EXPECTED_TRANS_DATA = {"resnet50": 2, "mobilenet_v2": 2, "bert_base": 18, "gpt2": 18}
 
 
 def test_trans_data_counts(compiled):

@@ -2,7 +2,8 @@
 whose channel offsets split C0 blocks stays NCHW with its conversions done in its own copy
 (fuse-trans-data: Concat and Split move data). The outputs equal those before the passes at the ge
 level and at the stream level; each mutation drops one condition and sees what the tests above
-refuse."""
+refuse. The crop and the channel shift feed convs, so that carrying NC1HWC0 through them would pay
+and only their conditions keep them NCHW."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ge.passes.layout import assign_formats, rules
 from ge.passes.layout.assign_formats import AssignFormatsPass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context, parse_module
+from ge.tools.ge_run import random_inputs
 
 LOWER = "lower-to-tasks,plan-memory,lower-to-streams{streams=2}"
 
@@ -35,7 +37,9 @@ func.func @main(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: tensor<16
   %t = ge.resize %a, roi = %roi, scales = %s {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear"} : (tensor<1x16x4x4xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<1x16x8x8xf32>
   %k = ge.constant dense<[0, 8, 0, 0, 0, -8, 0, 0]> : tensor<8xi64>
   %z = ge.pad %a, %k : (tensor<1x16x4x4xf32>, tensor<8xi64>) -> tensor<1x16x4x4xf32>
-  func.return %e, %t, %z : tensor<1x16x10x10xf32>, tensor<1x16x8x8xf32>, tensor<1x16x4x4xf32>
+  %tc = ge.conv %t, %u : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %zc = ge.conv %z, %u : (tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32>
+  func.return %e, %tc, %zc : tensor<1x16x10x10xf32>, tensor<1x16x8x8xf32>, tensor<1x16x4x4xf32>
 }
 """
 
@@ -51,13 +55,8 @@ func.func @main(%x: tensor<1x8x4x4xf32>, %w: tensor<12x8x1x1xf32>, %v: tensor<20
 """GhostNet's pattern: two conv outputs concatenated at channel offset 12, not a multiple of C0 = 8."""
 
 
-def _inputs(module, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    fn = next(op for op in module.walk() if op.name == "func.func")
-    return {
-        f"arg{i}": rng.standard_normal(tuple(t.get_shape())).astype(np.float32)
-        for i, t in enumerate(fn.function_type.inputs.data)
-    }
+def _inputs(module) -> dict[str, np.ndarray]:
+    return random_inputs(module, seed=0)
 
 
 def _assigned(ir: str = PER_CHANNEL):
