@@ -474,7 +474,7 @@ class GeOp(IRDLOperation):
     # -- op facts -------------------------------------------------------------------------------
     # What the passes, the lowering and the device model ask of an op, in one place. Yes/no facts
     # and the engine are traits (ge_dialects/ge/facts.py: RunsOn, Elementwise, Broadcasting,
-    # Reduction, LayoutAgnostic, Transcendental); the methods below derive the work metrics from
+    # Reduction, Transcendental); the methods below derive the work metrics from
     # them, and an op overrides a method when its work is not one pass over its results.
     # The facts the next issues add go here as methods with a default, overridden per op:
     # - the symbolic shape function: `infer` above, run on symbolic dims (InferArgs grows symbols).

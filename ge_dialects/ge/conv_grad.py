@@ -27,8 +27,9 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp
 from ge.ge_dialects.ge.elementwise import IdentityOp
-from ge.ge_dialects.ge.facts import Engine, RunsOn
+from ge.ge_dialects.ge.facts import ComputesIn, Engine, RunsOn, StorageFormats
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
+from ge.ge_dialects.ge.layout import FRACTAL_Z, NC1HWC0
 from ge.ge_dialects.ge.nn import (
     Window,
     _image_format,
@@ -111,6 +112,19 @@ class ConvBackpropInputOp(_ConvGradOp):
     shape. dx is the transposed convolution of dy with W."""
 
     name = "ge.conv_backprop_input"
+    traits = traits_def(
+        StorageFormats(
+            ComputesIn("conv-backprop-input-nc1hwc0", NC1HWC0, ("dy",), ("dx",), backward=True),
+            ComputesIn(
+                "conv-backprop-input-weight-fractal-z",
+                FRACTAL_Z,
+                ("W",),
+                (),
+                (("weight", "W"), ("ungrouped",)),
+                backward=True,
+            ),
+        )
+    )
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
     PRECISION: ClassVar = "white"  # Conv2DBackpropInput: true (Cube work like the forward conv)
     DATA_OPERANDS: ClassVar = ("dy", "W")
@@ -145,6 +159,19 @@ class ConvBackpropFilterOp(_ConvGradOp):
     (M, C/group, K...). dW is the correlation of x with dy, summed over the batch."""
 
     name = "ge.conv_backprop_filter"
+    traits = traits_def(
+        StorageFormats(
+            ComputesIn("conv-backprop-filter-nc1hwc0", NC1HWC0, ("x", "dy"), (), backward=True),
+            ComputesIn(
+                "conv-backprop-filter-dw-fractal-z",
+                FRACTAL_Z,
+                (),
+                ("dW",),
+                (("ungrouped",), ("read_in", "dW", FRACTAL_Z)),
+                backward=True,
+            ),
+        )
+    )
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
     PRECISION: ClassVar = "white"  # Conv2DBackpropFilter: true
     DATA_OPERANDS: ClassVar = ("x", "dy")
@@ -195,6 +222,9 @@ class MaxPoolGradOp(_PoolGradOp):
     ge.max_pool's Indices name). Windows that overlap add up."""
 
     name = "ge.max_pool_grad"
+    traits = traits_def(
+        StorageFormats(ComputesIn("max-pool-grad-nc1hwc0", NC1HWC0, ("x", "dy"), ("dx",), backward=True))
+    )
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
     DATA_OPERANDS: ClassVar = ("x", "dy")
     x = operand_def(TensorType)
@@ -218,6 +248,7 @@ class AvgPoolGradOp(_PoolGradOp):
     window's positions inside the input. `input_shape` is X's shape."""
 
     name = "ge.avg_pool_grad"
+    traits = traits_def(StorageFormats(ComputesIn("avg-pool-grad-nc1hwc0", NC1HWC0, ("dy",), ("dx",), backward=True)))
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
     DATA_OPERANDS: ClassVar = ("dy",)
     dy = operand_def(TensorType)

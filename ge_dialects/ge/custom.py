@@ -31,7 +31,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, _engine_of_class, describe, to_attribute, to_python
-from ge.ge_dialects.ge.facts import Engine, RunsOn
+from ge.ge_dialects.ge.facts import Carries, Engine, RunsOn, StorageFormats
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import element_type_of, numpy_dtype, shape_of, tensor
 from ge.ge_dialects.op_library import CustomOpDef, TensorSpec, find
@@ -69,7 +69,9 @@ class CustomOp(GeOp):
     domain = prop_def(StringAttr)
     op_type = prop_def(StringAttr)
     attrs = opt_prop_def(DictionaryAttr)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(), RunsOn(Engine.VECTOR), StorageFormats(Carries("custom-formats", None, ("inputs",), ("outputs",)))
+    )
     PRECISION: ClassVar = "keep"  # the registration's dtypes are what its kernel computes in
 
     @classmethod

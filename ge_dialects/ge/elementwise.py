@@ -16,14 +16,16 @@ from xdsl.traits import Commutative, Pure
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp, describe
 from ge.ge_dialects.ge.facts import (
     Broadcasting,
+    Carries,
     Elementwise,
     Engine,
-    LayoutAgnostic,
     PreservesZero,
     RunsOn,
+    StorageFormats,
     Transcendental,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, value_shape
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS
 from ge.ge_dialects.ge.types import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -71,7 +73,12 @@ class UnaryElementwiseOp(GeOp):
 
     x = operand_def(TensorType)
     y = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Elementwise(),
+        StorageFormats(Carries("elementwise", ACTIVATION_FORMATS, ("x",), ("y",))),
+    )
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
     DATA_OPERANDS: ClassVar[tuple[str, ...]] = ("x",)
@@ -96,7 +103,13 @@ class BinaryElementwiseOp(GeOp):
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     z = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), Broadcasting(), LayoutAgnostic())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Elementwise(),
+        Broadcasting(),
+        StorageFormats(Carries("elementwise", ACTIVATION_FORMATS, ("a", "b"), ("z",))),
+    )
 
     ALLOWED: ClassVar[tuple[Attribute, ...]] = NUMERIC_TYPES
     RESULT_IS_BOOL: ClassVar[bool] = False
@@ -545,7 +558,7 @@ class ActivationGradOp(GeOp):
     Subclasses define both operands, `dy` first (xDSL orders a subclass's fields before its base's)."""
 
     dx = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise())
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
 
     SAVED: ClassVar[str]
@@ -571,6 +584,7 @@ class ReluGradOp(ActivationGradOp):
     its incoming gradient, one pass instead of a compare, a cast and a multiply)."""
 
     name = "ge.relu_grad"
+    traits = traits_def(StorageFormats(Carries("elementwise", ACTIVATION_FORMATS, ("dy", "y"), ("dx",))))
     DATA_OPERANDS: ClassVar = ("dy", "y")
     dy = operand_def(TensorType)
     y = operand_def(TensorType)
@@ -586,7 +600,9 @@ class GeluGradOp(ActivationGradOp):
     dy = operand_def(TensorType)
     x = operand_def(TensorType)
     approximate = opt_prop_def(StrProp)
-    traits = traits_def(Transcendental())
+    traits = traits_def(
+        Transcendental(), StorageFormats(Carries("elementwise", ACTIVATION_FORMATS, ("dy", "x"), ("dx",)))
+    )
     DEFAULTS: ClassVar = {"approximate": "none"}
     SAVED: ClassVar = "x"
 

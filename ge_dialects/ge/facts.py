@@ -6,8 +6,10 @@ declared once on the op class instead of as name sets in each consumer.
 - `Elementwise`: element i of each result depends on element i of the (broadcast) operands only.
 - `Broadcasting`: operands broadcast to the result shape (ONNX multidirectional broadcasting).
 - `Reduction`: the op reduces over whole axes (a kernel tile must hold the reduced row).
-- `LayoutAgnostic`: the op computes the same on any storage format, so a format flows through it
-  (GE propagates NC1HWC0 / FRACTAL_NZ through these ops).
+- `StorageFormats`: the storage formats the op's kernel reads and writes, with their conditions
+  (GE's op info): `ComputesIn` a format it wants (Conv: NC1HWC0 activations, FRACTAL_Z weights),
+  `Carries` formats that flow through it (elementwise ops, a concat along C in whole C0 blocks).
+  assign-formats derives its rule table from them (passes/layout/rules.py names the conditions).
 - `CopiesElements`: every element of the result is a copy of an element of the one data operand
   (reshapes, transposes, slices, gathers, tiling, max pooling): the op commutes with any monotone
   elementwise map, so it computes the same on a tensor's quantized integers as on its values.
@@ -72,9 +74,54 @@ class Reduction(OpTrait):
     """The op reduces over whole axes; `reduced_row_elements()` says how long a row is."""
 
 
+Condition = tuple[str, ...]
+"""A named condition of a storage format and its arguments, e.g. `("weight", "W")`: the operand W
+is a constant or a variable. The names are those of `CONDITIONS` in passes/layout/rules.py."""
+
+
 @dataclass(frozen=True)
-class LayoutAgnostic(OpTrait):
-    """The op computes the same on any storage format: a format flows through it unchanged."""
+class ComputesIn:
+    """The op's kernel computes in `storage`: its `operands` are read in it (converted where stored
+    otherwise) and its `results` written in it, when every condition holds. `rule` names the
+    decision in remarks; `benefit` names what a remark reports (the Cube MACs); `backward` marks a
+    kernel of a training step's backward (GE's Conv2DBackprop*, *Grad)."""
+
+    rule: str
+    storage: str
+    operands: tuple[str, ...]
+    results: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    benefit: str | None = None
+    backward: bool = False
+
+
+@dataclass(frozen=True)
+class Carries:
+    """A format flows through the op: when a full-shape operand arrives in one of `formats` (None:
+    the formats the op instance declares, a custom op's), its full-shape operands and `results`
+    take it, when every condition holds. `full_shape` names which operands count as full-shape
+    (`same_shape`: the result's shape); `changes_c0`: the kernel re-blocks the channels between
+    types (AscendQuant); `all_arrive`: every full-shape operand must already be stored so."""
+
+    rule: str
+    formats: tuple[str, ...] | None
+    operands: tuple[str, ...]
+    results: tuple[str, ...]
+    conditions: tuple[Condition, ...] = ()
+    full_shape: str = "same_shape"
+    changes_c0: bool = False
+    all_arrive: bool = False
+
+
+@dataclass(frozen=True)
+class StorageFormats(OpTrait):
+    """The storage formats the op's kernel reads and writes, in order (one trait per op class: an
+    op's traits are a set)."""
+
+    rules: tuple[ComputesIn | Carries, ...]
+
+    def __init__(self, *rules: ComputesIn | Carries):
+        object.__setattr__(self, "rules", rules)
 
 
 @dataclass(frozen=True)
@@ -107,7 +154,10 @@ __all__ = [
     "Elementwise",
     "Broadcasting",
     "Reduction",
-    "LayoutAgnostic",
+    "Condition",
+    "ComputesIn",
+    "Carries",
+    "StorageFormats",
     "CopiesElements",
     "MovesData",
     "PreservesZero",

@@ -17,8 +17,9 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs
 from ge.ge_dialects.ge.conv_grad import typed_like
-from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn
+from ge.ge_dialects.ge.facts import Carries, Engine, Reduction, RunsOn, StorageFormats
 from ge.ge_dialects.ge.grad import GradBuilder, static_shape
+from ge.ge_dialects.ge.layout import NC1HWC0
 from ge.ge_dialects.ge.nn import _check_channel_vector, _spatial_input
 from ge.ge_dialects.ge.norm_grad import LayerNormGradOp
 from ge.ge_dialects.ge.types import FLOAT_TYPES, elements, shape_of, tensor, tensor_type_of
@@ -37,7 +38,12 @@ class InstanceNormOp(GeOp):
     B = operand_def(TensorType)
     output = result_def(TensorType)
     epsilon = opt_prop_def(FloatProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Reduction(),
+        StorageFormats(Carries("instance-norm-nc1hwc0", (NC1HWC0,), ("input",), ("output",))),
+    )
     DEFAULTS: ClassVar = {"epsilon": 1e-5}
 
     @classmethod

@@ -44,6 +44,8 @@ from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tens
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
+ACTIVATION_FORMATS = (NC1HWC0, FRACTAL_NZ)
+"""The blocked formats of activations, which format-agnostic ops carry (`facts.Carries`)."""
 
 C0_BYTES = 32
 """C0 is this many bytes of the element type: 32 int8 / uint8 elements, as GE's format transfer

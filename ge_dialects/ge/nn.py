@@ -30,15 +30,18 @@ from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, Pure
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
 from ge.ge_dialects.ge.elementwise import EqualOp, broadcast_shapes
 from ge.ge_dialects.ge.facts import (
+    Carries,
+    ComputesIn,
     CopiesElements,
     Elementwise,
     Engine,
-    LayoutAgnostic,
     Reduction,
     RunsOn,
+    StorageFormats,
     Transcendental,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_NZ, FRACTAL_Z, NC1HWC0
 from ge.ge_dialects.ge.tensor_ops import WhereOp
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
@@ -243,7 +246,14 @@ class ConvOp(GeOp):
     kernel_shape = opt_prop_def(IntsProp)
     pads = opt_prop_def(IntsProp)
     strides = opt_prop_def(IntsProp)
-    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.CUBE),
+        StorageFormats(
+            ComputesIn("conv-nc1hwc0", NC1HWC0, ("X",), ("Y",)),
+            ComputesIn("conv-weight-fractal-z", FRACTAL_Z, ("W",), (), (("weight", "W"), ("ungrouped",))),
+        ),
+    )
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
 
     @classmethod
@@ -343,7 +353,12 @@ class MaxPoolOp(PoolOp):
     storage_order = opt_prop_def(IntProp)
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "storage_order": 0}
     ALLOWED: ClassVar = MAX_POOL_TYPES
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        CopiesElements(),
+        StorageFormats(ComputesIn("pool-nc1hwc0", NC1HWC0, ("X",), ("Y",))),
+    )
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -371,6 +386,7 @@ class AvgPoolOp(PoolOp):
     """ONNX AveragePool; count_include_pad decides whether padding counts in the divisor."""
 
     name = "ge.avg_pool"
+    traits = traits_def(StorageFormats(ComputesIn("pool-nc1hwc0", NC1HWC0, ("X",), ("Y",))))
     ONNX: ClassVar = ("AveragePool",)
     DATA_OPERANDS: ClassVar = ("X",)
     FP16_ONLY: ClassVar = True  # AvgPool / AvgPoolV2 take float16 and int8 only
@@ -405,7 +421,9 @@ class GlobalAvgPoolOp(GeOp):
     DATA_OPERANDS: ClassVar = ("X",)
     X = operand_def(TensorType)
     Y = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction())
+    traits = traits_def(
+        Pure(), RunsOn(Engine.VECTOR), Reduction(), StorageFormats(ComputesIn("pool-nc1hwc0", NC1HWC0, ("X",), ("Y",)))
+    )
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
@@ -452,7 +470,9 @@ class BatchNormOp(GeOp):
     momentum = opt_prop_def(FloatProp)
     training_mode = opt_prop_def(IntProp)
     irdl_options = (AttrSizedResultSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(), RunsOn(Engine.VECTOR), StorageFormats(ComputesIn("batch-norm-nc1hwc0", NC1HWC0, ("X",), ("Y",)))
+    )
     DEFAULTS: ClassVar = {"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"input_mean", "input_var"})
 
@@ -519,7 +539,15 @@ class LayerNormOp(GeOp):
     epsilon = opt_prop_def(FloatProp)
     stash_type = opt_prop_def(IntProp)
     irdl_options = (AttrSizedResultSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction(), Transcendental())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Reduction(),
+        Transcendental(),
+        StorageFormats(
+            Carries("layer-norm-last-axis", (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (("last_axis", "axis", "X"),))
+        ),
+    )
     DEFAULTS: ClassVar = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
     @classmethod
@@ -598,7 +626,12 @@ class DropoutOp(GeOp):
     mask = opt_result_def(TensorType)
     seed = opt_prop_def(IntProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(RandomWhenTraining(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    traits = traits_def(
+        RandomWhenTraining(),
+        RunsOn(Engine.VECTOR),
+        Elementwise(),
+        StorageFormats(Carries("dropout", ACTIVATION_FORMATS, ("data",), ("output",))),
+    )
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"ratio", "training_mode"})
     GRADIENT_NEEDS_ALL_RESULTS: ClassVar = True
 
@@ -678,7 +711,12 @@ class ClipOp(GeOp):
     max = opt_operand_def(TensorType)
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Elementwise(), LayoutAgnostic())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Elementwise(),
+        StorageFormats(Carries("clip", ACTIVATION_FORMATS, ("input", "min", "max"), ("output",))),
+    )
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"min", "max"})
 
     @classmethod
@@ -713,7 +751,15 @@ class SoftmaxOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Reduction(), Transcendental())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Reduction(),
+        Transcendental(),
+        StorageFormats(
+            Carries("softmax-last-axis", (FRACTAL_NZ,), ("input",), ("output",), (("last_axis", "axis", "input"),))
+        ),
+    )
     DEFAULTS: ClassVar = {"axis": -1}
 
     @classmethod
@@ -801,7 +847,20 @@ class GemmOp(GeOp):
     beta = opt_prop_def(FloatProp)
     transA = opt_prop_def(IntProp)
     transB = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.CUBE),
+        StorageFormats(
+            ComputesIn(
+                "gemm-fractal-nz",
+                FRACTAL_NZ,
+                ("A", "B"),
+                ("Y",),
+                (("nz_enabled",), ("cube_type", "A"), ("cube_dims",)),
+                benefit="cube_macs",
+            )
+        ),
+    )
     DEFAULTS: ClassVar = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}
 
     @classmethod
@@ -871,7 +930,20 @@ class MatMulOp(GeOp):
     A = operand_def(TensorType)
     B = operand_def(TensorType)
     Y = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.CUBE),
+        StorageFormats(
+            ComputesIn(
+                "matmul-fractal-nz",
+                FRACTAL_NZ,
+                ("A", "B"),
+                ("Y",),
+                (("nz_enabled",), ("cube_type", "A"), ("cube_dims",)),
+                benefit="cube_macs",
+            )
+        ),
+    )
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:

@@ -15,7 +15,8 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def,
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp
-from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn, Transcendental
+from ge.ge_dialects.ge.facts import ComputesIn, Engine, Reduction, RunsOn, StorageFormats, Transcendental
+from ge.ge_dialects.ge.layout import NC1HWC0
 from ge.ge_dialects.ge.nn import LrnOp, _check_channel_vector, _check_unidirectional, _shape, _trailing_elements
 from ge.ge_dialects.ge.types import FLOAT_TYPES, elements, tensor
 
@@ -52,7 +53,12 @@ class BatchNormGradOp(GeOp):
     dbias = result_def(TensorType)
     epsilon = opt_prop_def(FloatProp)
     training_mode = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), Transcendental())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        Transcendental(),
+        StorageFormats(ComputesIn("batch-norm-grad-nc1hwc0", NC1HWC0, ("dy", "x"), ("dx",), backward=True)),
+    )
     DEFAULTS: ClassVar = {"epsilon": 1e-5, "training_mode": 0}
 
     @classmethod

@@ -33,7 +33,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
-from ge.ge_dialects.ge.facts import Engine, Reduction, RunsOn
+from ge.ge_dialects.ge.facts import Carries, ComputesIn, Engine, Reduction, RunsOn, StorageFormats
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_Z, NC1HWC0
 from ge.ge_dialects.ge.nn import _check_scalar, conv_macs, conv_shape, matmul_macs, matmul_shape
 from ge.ge_dialects.ge.nn import _shape as _dims
 from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES
@@ -182,7 +183,13 @@ class QuantizeLinearOp(_LinearOp):
     saturate = opt_prop_def(IntProp)
     output_dtype = opt_prop_def(IntProp)
     precision = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        StorageFormats(
+            Carries("quantize", ACTIVATION_FORMATS, ("x",), ("y",), (("per_tensor", "y_scale"),), changes_c0=True)
+        ),
+    )
     DEFAULTS: ClassVar = {"axis": 1, "block_size": 0, "saturate": 1, "output_dtype": 0, "precision": 0}
 
     @classmethod
@@ -220,7 +227,13 @@ class DequantizeLinearOp(_LinearOp):
     axis = opt_prop_def(IntProp)
     block_size = opt_prop_def(IntProp)
     output_dtype = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        StorageFormats(
+            Carries("dequantize", ACTIVATION_FORMATS, ("x",), ("y",), (("per_tensor", "x_scale"),), changes_c0=True)
+        ),
+    )
     DEFAULTS: ClassVar = {"axis": 1, "block_size": 0, "output_dtype": 0}
 
     @classmethod
@@ -445,7 +458,14 @@ class QLinearConvOp(_IntegerConvOp):
     B = opt_operand_def(TensorType)
     y = result_def(TensorType)
     FACTORS: ClassVar = ("x", "w")
-    traits = traits_def(Pure(), RunsOn(Engine.CUBE))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.CUBE),
+        StorageFormats(
+            ComputesIn("qlinear-conv-nc1hwc0", NC1HWC0, ("x",), ("y",)),
+            ComputesIn("qlinear-conv-weight-fractal-z", FRACTAL_Z, ("w",), (), (("weight", "w"), ("ungrouped",))),
+        ),
+    )
 
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:

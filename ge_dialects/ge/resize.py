@@ -19,7 +19,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, IntsProp, StrProp
-from ge.ge_dialects.ge.facts import Engine, RunsOn
+from ge.ge_dialects.ge.facts import Carries, Engine, RunsOn, StorageFormats
+from ge.ge_dialects.ge.layout import NC1HWC0
 from ge.ge_dialects.ge.types import ALL_TYPES, FLOAT_TYPES, NUMERIC_TYPES, Shape, tensor
 
 RESIZE_MODES = ("nearest", "linear", "cubic")
@@ -91,7 +92,13 @@ class ResizeOp(GeOp):
     axes = opt_prop_def(IntsProp)
     keep_aspect_ratio_policy = opt_prop_def(StrProp)
 
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        StorageFormats(
+            Carries("resize-spatial", (NC1HWC0,), ("X",), ("Y",), (("resizes_spatially",),), full_shape="spatial_only")
+        ),
+    )
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     DEFAULTS: ClassVar = {

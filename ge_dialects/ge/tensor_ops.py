@@ -33,8 +33,19 @@ from xdsl.traits import Pure
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp, constant_value, describe
 from ge.ge_dialects.ge.constant import dense_from_numpy, numpy_from_dense
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
-from ge.ge_dialects.ge.facts import Broadcasting, CopiesElements, Elementwise, Engine, MovesData, Reduction, RunsOn
+from ge.ge_dialects.ge.facts import (
+    Broadcasting,
+    Carries,
+    CopiesElements,
+    Elementwise,
+    Engine,
+    MovesData,
+    Reduction,
+    RunsOn,
+    StorageFormats,
+)
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
+from ge.ge_dialects.ge.layout import NC1HWC0
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
@@ -485,7 +496,22 @@ class ConcatOp(GeOp):
     inputs = var_operand_def(TensorType)
     concat_result = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        MovesData(),
+        StorageFormats(
+            Carries(
+                "concat-channels",
+                (NC1HWC0,),
+                ("inputs",),
+                ("concat_result",),
+                (("channel_blocks",),),
+                full_shape="along_concat_axis",
+                all_arrive=True,
+            )
+        ),
+    )
 
     @classmethod
     @_reports_shape_errors
@@ -533,7 +559,21 @@ class SplitOp(GeOp):
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntProp)
     num_outputs = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), MovesData())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        MovesData(),
+        StorageFormats(
+            Carries(
+                "split-channels",
+                (NC1HWC0,),
+                ("input",),
+                ("outputs",),
+                (("split_channel_blocks",),),
+                full_shape="along_split_axis",
+            )
+        ),
+    )
     DEFAULTS: ClassVar = {"axis": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"split"})
 
@@ -589,7 +629,22 @@ class SliceOp(GeOp):
     steps = opt_operand_def(TensorType)
     output = result_def(TensorType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        CopiesElements(),
+        MovesData(),
+        StorageFormats(
+            Carries(
+                "slice-channels",
+                (NC1HWC0,),
+                ("data",),
+                ("output",),
+                (("slice_channel_blocks",),),
+                full_shape="same_rank",
+            )
+        ),
+    )
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"starts", "ends", "axes", "steps"})
 
     @classmethod
@@ -762,6 +817,9 @@ class ReduceMeanOp(ReduceOp):
     """Mean over `axes`."""
 
     name = "ge.reduce_mean"
+    traits = traits_def(
+        StorageFormats(Carries("reduce-mean-spatial", (NC1HWC0,), ("data",), ("reduced",), full_shape="keeps_channels"))
+    )
     ONNX: ClassVar = ("ReduceMean",)
     PRECISION: ClassVar = "black"  # ReduceMeanD: false (a long sum)
     DATA_OPERANDS: ClassVar = ("data",)
@@ -989,7 +1047,15 @@ class PadOp(GeOp):
     output = result_def(TensorType)
     mode = opt_prop_def(StrProp)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR))
+    traits = traits_def(
+        Pure(),
+        RunsOn(Engine.VECTOR),
+        StorageFormats(
+            Carries(
+                "pad-spatial", (NC1HWC0,), ("data",), ("output",), (("pads_spatially",),), full_shape="spatial_only"
+            )
+        ),
+    )
     DEFAULTS: ClassVar = {"mode": "constant"}
     MODES: ClassVar = ("constant", "reflect", "edge", "wrap")
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"pads", "axes"})

@@ -1,36 +1,40 @@
-"""The layout rules of `assign-formats`, as data: which op puts which operand or result in which
-storage format, under which constraints, and which ops carry a format through unchanged.
+"""The layout rules of `assign-formats`: derived from what each op declares (`StorageFormats` on the
+op class, ge_dialects/ge/facts.py), with the conditions those declarations name defined here.
 
-Two kinds of rules, both rewrite-engine `Rule`s made by the constructors of `planning.py`:
+Two kinds of declaration, each made a rewrite-engine `Rule` by the constructors of `planning.py`:
 
-- `anchor(...)`: an op that wants a format. Its listed operands are converted to the format (a
-  TransData goes in front when the producer stores the value otherwise) and its listed results are
-  produced in it. E.g. Conv computes on NC1HWC0 activations with FRACTAL_Z weights.
-- `follow(...)`: a format-agnostic op (GE propagates formats through them). When one of its
-  full-shape operands arrives in a format the rule carries, all its full-shape operands and its
+- `ComputesIn` -> `anchor(...)`: an op that wants a format. Its listed operands are converted to
+  the format (a TransData goes in front when the producer stores the value otherwise) and its
+  listed results are produced in it. E.g. Conv computes on NC1HWC0 activations with FRACTAL_Z
+  weights.
+- `Carries` -> `follow(...)`: a format-agnostic op (GE propagates formats through them). When one
+  of its full-shape operands arrives in a format it carries, all its full-shape operands and its
   listed results take that format; operands that broadcast must be scalars or vectors the format
   keeps whole (`BROADCASTS`), and they are read as they are.
 
-A check is `fn(op, options) -> None | reason`: None when the constraint holds, else the reason the
+A condition is named on the op (`("weight", "W")`) and defined in `CONDITIONS` as a constructor of
+a check `fn(op, options) -> None | reason`: None when the constraint holds, else the reason the
 rule does not apply, which the pass reports as a `rejected` remark. Besides its own checks, every
 rule checks that every value it would relayout can have the format (rank, element type with a C0,
 static block dims: `ge.ge_dialects.ge.layout.cannot_store`). An op class has anchor rules or one
-follow rule, never both (`test_layout_rules.py` checks it).
+follow rule, never both (`test_rule_tables.py` checks it).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 
 from xdsl.dialects.builtin import bf16, f16, f32
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, constant_value, describe
-from ge.ge_dialects.ge.layout import FRACTAL_NZ, FRACTAL_Z, NC1HWC0, c0_of
+from ge.ge_dialects.ge.facts import Carries, ComputesIn, Condition, StorageFormats
+from ge.ge_dialects.ge.layout import FRACTAL_NZ, NC1HWC0, c0_of
 from ge.ge_dialects.ge.tensor_ops import pad_widths, slice_bounds
 from ge.ge_dialects.ge.types import Shape, shape_of, type_name
 from ge.passes.layout.insert_trans_data import annotation, operand_names
-from ge.passes.layout.planning import Broadcast, LayoutCheck, Options, anchor, follow
+from ge.passes.layout.planning import Broadcast, LayoutCheck, Options, ShapeMatch, anchor, follow, same_shape
 from ge.passes.rewrite import Rule
 from ge.passes.tensor_values import tensor_type
 
@@ -143,14 +147,6 @@ def read_in(name: str, storage: str) -> Check:
             if asked != storage:
                 return f"result '{name}' is read by {describe(reader)} in another layout ({asked or 'its own'})"
         return None
-
-    return check
-
-
-def _per_tensor(scale: str) -> Check:
-    def check(op: GeOp, options: Options) -> str | None:
-        dims = _shape(op, scale)
-        return None if _product(dims) == 1 else f"'{scale}' has {len(dims)} dims (a scale per axis)"
 
     return check
 
@@ -316,97 +312,48 @@ logical operands of the first kind, read as they are; operands stored in the op'
 broadcast repeats whole C0 blocks (a broadcast along C, inside a block, needs a TransData)."""
 
 
-# -- the tables ------------------------------------------------------------------------------------
+# -- the tables, derived from the ops' StorageFormats ---------------------------------------------
 
-_IMAGE_POOLS = (ge.MaxPoolOp, ge.AvgPoolOp, ge.GlobalAvgPoolOp)
 _UNGROUPED = prop_is("group", 1, "grouped conv weights need FRACTAL_Z with group packing (not modeled)")
 
-ANCHORS: tuple[Rule, ...] = (
-    anchor("conv-nc1hwc0", (ge.ConvOp,), NC1HWC0, ("X",), ("Y",)),
-    anchor(
-        "conv-weight-fractal-z",
-        (ge.ConvOp,),
-        FRACTAL_Z,
-        ("W",),
-        (),
-        (is_weight("W"), _UNGROUPED),
-    ),
-    # GE's Conv2DTranspose computes as Conv2DBackpropInput (its arithmetic): NC1HWC0 activations,
-    # a FRACTAL_Z filter
-    anchor("conv-transpose-nc1hwc0", (ge.ConvTransposeOp,), NC1HWC0, ("X",), ("Y",)),
-    anchor(
-        "conv-transpose-weight-fractal-z",
-        (ge.ConvTransposeOp,),
-        FRACTAL_Z,
-        ("W",),
-        (),
-        (is_weight("W"), _UNGROUPED),
-    ),
-    # the integer convolution: GE's Conv2D with int8 operands, x in NC1HWC0 and w in FRACTAL_Z
-    # with C0 = 32 int8 elements (the 32-byte C0 block, ge_dialects/ge/layout.py). The integer
-    # matmuls stay ND: their factors come from reshapes and transposes, and the device model
-    # charges an ND Cube operand nothing (the MTE's ND-to-NZ load), so FRACTAL_NZ there would only
-    # add TransData kernels (BERT-base int8: 567 kernels with it, 359 without)
-    anchor("qlinear-conv-nc1hwc0", (ge.QLinearConvOp,), NC1HWC0, ("x",), ("y",)),
-    anchor(
-        "qlinear-conv-weight-fractal-z",
-        (ge.QLinearConvOp,),
-        FRACTAL_Z,
-        ("w",),
-        (),
-        (is_weight("w"), _UNGROUPED),
-    ),
-    anchor("pool-nc1hwc0", _IMAGE_POOLS, NC1HWC0, ("X",), ("Y",)),
-    anchor("batch-norm-nc1hwc0", (ge.BatchNormOp,), NC1HWC0, ("X",), ("Y",)),
-    anchor(
-        "matmul-fractal-nz",
-        (ge.MatMulOp,),
-        FRACTAL_NZ,
-        ("A", "B"),
-        ("Y",),
-        (nz_enabled, cube_type("A"), cube_dims),
-        benefit=cube_macs,
-    ),
-    anchor(
-        "gemm-fractal-nz",
-        (ge.GemmOp,),
-        FRACTAL_NZ,
-        ("A", "B"),
-        ("Y",),
-        (nz_enabled, cube_type("A"), cube_dims),
-        benefit=cube_macs,
-    ),
-)
 
-BACKWARD_ANCHORS: tuple[Rule, ...] = (
-    # GE's Conv2DBackpropInput/Filter run on the Cube with the forward conv's formats: activation
-    # gradients NC1HWC0, the filter (read, or dW produced) FRACTAL_Z, so the backward of a conv
-    # net stays in the formats its forward computed in.
-    anchor("conv-backprop-input-nc1hwc0", (ge.ConvBackpropInputOp,), NC1HWC0, ("dy",), ("dx",)),
-    anchor(
-        "conv-backprop-input-weight-fractal-z",
-        (ge.ConvBackpropInputOp,),
-        FRACTAL_Z,
-        ("W",),
-        (),
-        (is_weight("W"), _UNGROUPED),
-    ),
-    anchor("conv-backprop-filter-nc1hwc0", (ge.ConvBackpropFilterOp,), NC1HWC0, ("x", "dy"), ()),
-    anchor(
-        "conv-backprop-filter-dw-fractal-z",
-        (ge.ConvBackpropFilterOp,),
-        FRACTAL_Z,
-        (),
-        ("dW",),
-        (_UNGROUPED, read_in("dW", FRACTAL_Z)),
-    ),
-    anchor("max-pool-grad-nc1hwc0", (ge.MaxPoolGradOp,), NC1HWC0, ("x", "dy"), ("dx",)),
-    anchor("avg-pool-grad-nc1hwc0", (ge.AvgPoolGradOp,), NC1HWC0, ("dy",), ("dx",)),
-    # dscale and dbias stay ND channel vectors, like the forward's parameters
-    anchor("batch-norm-grad-nc1hwc0", (ge.BatchNormGradOp,), NC1HWC0, ("dy", "x"), ("dx",)),
-)
-"""The backward ops' anchors (a table apart: the elementwise gradients, ReluGrad and GeluGrad, are
-followers below, as the forward elementwise ops are)."""
+def _per_tensor(scale: str) -> Check:
+    def check(op: GeOp, options: Options) -> str | None:
+        dims = _shape(op, scale)
+        return None if _product(dims) == 1 else f"'{scale}' has {len(dims)} dims (a scale per axis)"
+
+    return check
+
+
+CONDITIONS: dict[str, Callable[..., Check]] = {
+    "weight": is_weight,
+    "ungrouped": lambda: _UNGROUPED,
+    "nz_enabled": lambda: nz_enabled,
+    "cube_type": cube_type,
+    "cube_dims": lambda: cube_dims,
+    "last_axis": last_axis,
+    "per_tensor": _per_tensor,
+    "read_in": read_in,
+    "channel_blocks": lambda: channel_blocks,
+    "split_channel_blocks": lambda: split_channel_blocks,
+    "slice_channel_blocks": lambda: slice_channel_blocks,
+    "resizes_spatially": lambda: resizes_spatially,
+    "pads_spatially": lambda: pads_spatially,
+}
+"""The conditions an op's `StorageFormats` names, each a constructor of its check from the
+declared arguments (`("weight", "W")` -> `is_weight("W")`)."""
+
+FULL_SHAPES: dict[str, ShapeMatch] = {
+    "same_shape": same_shape,
+    "along_concat_axis": along_concat_axis,
+    "along_split_axis": along_split_axis,
+    "same_rank": same_rank,
+    "keeps_channels": keeps_channels,
+    "spatial_only": spatial_only,
+}
+"""Which operands of a format-carrying op count as full-shape, by the name its declaration gives."""
+
+BENEFITS: dict[str, Callable[[GeOp], float]] = {"cube_macs": cube_macs}
 
 
 def declared_formats(op: GeOp) -> tuple[str, ...]:
@@ -415,84 +362,61 @@ def declared_formats(op: GeOp) -> tuple[str, ...]:
     return op.formats()
 
 
-_UNARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.UnaryElementwiseOp))
-_BINARY = tuple(op for op in ge.ALL_OPS if issubclass(op, ge.BinaryElementwiseOp))
-_ANY = (NC1HWC0, FRACTAL_NZ)
+def _check(condition: Condition, where: str) -> Check:
+    name, *args = condition
+    if name not in CONDITIONS:
+        raise KeyError(f"{where} names the condition '{name}', which passes/layout/rules.py does not define")
+    return CONDITIONS[name](*args)
 
-FOLLOWERS: tuple[Rule, ...] = (
-    follow("elementwise", _UNARY, _ANY, ("x",), ("y",)),
-    follow("elementwise", _BINARY, _ANY, ("a", "b"), ("z",)),
-    # the backward's activation gradients: GE keeps a conv backward's NC1HWC0 through ReluGrad
-    follow("elementwise", (ge.ReluGradOp,), _ANY, ("dy", "y"), ("dx",)),
-    follow("elementwise", (ge.GeluGradOp,), _ANY, ("dy", "x"), ("dx",)),
-    follow("clip", (ge.ClipOp,), _ANY, ("input", "min", "max"), ("output",)),
-    follow("dropout", (ge.DropoutOp,), _ANY, ("data",), ("output",)),
-    follow(
-        "reduce-mean-spatial",
-        (ge.ReduceMeanOp,),
-        (NC1HWC0,),
-        ("data",),
-        ("reduced",),
-        full_shape=keeps_channels,
-    ),
-    # DenseNet's and Inception's concats of conv outputs: C1 blocks copied in NC1HWC0
-    follow(
-        "concat-channels",
-        (ge.ConcatOp,),
-        (NC1HWC0,),
-        ("inputs",),
-        ("concat_result",),
-        (channel_blocks,),
-        full_shape=along_concat_axis,
-        all_arrive=True,
-    ),
-    # RAFT's instance norms, DPT's and DeepLabV3's resizes, and spatial pads: per channel, so lane
-    # by lane in a C0 block (the norm's scale and bias stay ND channel vectors, as BN's do)
-    follow("instance-norm-nc1hwc0", (ge.InstanceNormOp,), (NC1HWC0,), ("input",), ("output",)),
-    follow(
-        "resize-spatial",
-        (ge.ResizeOp,),
-        (NC1HWC0,),
-        ("X",),
-        ("Y",),
-        (resizes_spatially,),
-        full_shape=spatial_only,
-    ),
-    follow("pad-spatial", (ge.PadOp,), (NC1HWC0,), ("data",), ("output",), (pads_spatially,), full_shape=spatial_only),
-    # FocalNet's and EdgeNeXt's channel splits and slices: C1 blocks taken in NC1HWC0
-    follow(
-        "split-channels",
-        (ge.SplitOp,),
-        (NC1HWC0,),
-        ("input",),
-        ("outputs",),
-        (split_channel_blocks,),
-        full_shape=along_split_axis,
-    ),
-    follow(
-        "slice-channels",
-        (ge.SliceOp,),
-        (NC1HWC0,),
-        ("data",),
-        ("output",),
-        (slice_channel_blocks,),
-        full_shape=same_rank,
-    ),
-    # one scale and zero point: elementwise, re-blocking the channels from the float's C0 to
-    # the integer's (GE's AscendQuant / AscendDequant); a scale per axis stays ND
-    follow("quantize", (ge.QuantizeLinearOp,), _ANY, ("x",), ("y",), (_per_tensor("y_scale"),), changes_c0=True),
-    follow("dequantize", (ge.DequantizeLinearOp,), _ANY, ("x",), ("y",), (_per_tensor("x_scale"),), changes_c0=True),
-    follow("softmax-last-axis", (ge.SoftmaxOp,), (FRACTAL_NZ,), ("input",), ("output",), (last_axis("axis", "input"),)),
-    follow(
-        "layer-norm-last-axis", (ge.LayerNormOp,), (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (last_axis("axis", "X"),)
-    ),
-    # a plugin's op, into the formats its registration declares (its inputs share one annotation:
-    # it follows when they all have its outputs' shape)
-    follow("custom-formats", (ge.CustomOp,), declared_formats, ("inputs",), ("outputs",)),
+
+def declarations(ops: Iterable[type[GeOp]]) -> list[tuple[ComputesIn | Carries, tuple[type[GeOp], ...]]]:
+    """Each storage-format declaration of `ops` (`StorageFormats`, in declaration order) with the op
+    classes that make it (a base class's is shared by its subclasses: one rule for all)."""
+    grouped: dict[ComputesIn | Carries, list[type[GeOp]]] = {}
+    for cls in ops:
+        trait = cls.get_trait(StorageFormats)
+        for declared in trait.rules if trait is not None else ():
+            grouped.setdefault(declared, []).append(cls)
+    return [(d, tuple(classes)) for d, classes in grouped.items()]
+
+
+def rule_of(declared: ComputesIn | Carries, ops: tuple[type[GeOp], ...]) -> Rule:
+    """The rewrite-engine rule of one declaration: an anchor for `ComputesIn`, a follower for `Carries`."""
+    checks = tuple(_check(c, f"{ops[0].name}'s {declared.rule}") for c in declared.conditions)
+    if isinstance(declared, ComputesIn):
+        benefit = BENEFITS[declared.benefit] if declared.benefit is not None else None
+        return anchor(declared.rule, ops, declared.storage, declared.operands, declared.results, checks, benefit)
+    return follow(
+        declared.rule,
+        ops,
+        declared.formats if declared.formats is not None else declared_formats,
+        declared.operands,
+        declared.results,
+        checks,
+        changes_c0=declared.changes_c0,
+        full_shape=FULL_SHAPES[declared.full_shape],
+        all_arrive=declared.all_arrive,
+    )
+
+
+_DECLARED = declarations(ge.ALL_OPS)
+
+ANCHORS: tuple[Rule, ...] = tuple(
+    rule_of(d, ops) for d, ops in _DECLARED if isinstance(d, ComputesIn) and not d.backward
 )
+"""The forward ops that want a format (Conv, pools, BatchNorm, MatMul/Gemm ...)."""
+
+BACKWARD_ANCHORS: tuple[Rule, ...] = tuple(
+    rule_of(d, ops) for d, ops in _DECLARED if isinstance(d, ComputesIn) and d.backward
+)
+"""The backward's kernels (GE's Conv2DBackpropInput/Filter, the pool and BN gradients) in the formats
+their forwards computed in; the elementwise gradients, ReluGrad and GeluGrad, are followers."""
+
+FOLLOWERS: tuple[Rule, ...] = tuple(rule_of(d, ops) for d, ops in _DECLARED if isinstance(d, Carries))
+"""The ops a format flows through."""
 
 RULES: tuple[Rule, ...] = ANCHORS + BACKWARD_ANCHORS + FOLLOWERS
 """The table assign-formats applies: an op's anchor rules all apply (each adds its formats), a
 follow rule applies to ops no anchor rule names."""
 
-__all__ = ["ANCHORS", "BACKWARD_ANCHORS", "BROADCASTS", "FOLLOWERS", "RULES", "Options"]
+__all__ = ["ANCHORS", "BACKWARD_ANCHORS", "BROADCASTS", "CONDITIONS", "FOLLOWERS", "RULES", "Options"]

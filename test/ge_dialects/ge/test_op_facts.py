@@ -15,13 +15,14 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import (
     Broadcasting,
+    Carries,
     CopiesElements,
     Elementwise,
     Engine,
-    LayoutAgnostic,
     PreservesZero,
     Reduction,
     RunsOn,
+    StorageFormats,
     Transcendental,
 )
 from ge.ge_dialects.ge.types import tensor
@@ -172,11 +173,11 @@ def test_known_traits():
     }
     assert {"ge.add", "ge.where", "ge.expand"} <= having(Broadcasting)
     assert not {"ge.relu", "ge.cast", "ge.conv"} & having(Broadcasting)
-    assert "ge.cast" not in having(LayoutAgnostic)  # a cast changes C0, so it is no format follower
+    assert "ge.cast" not in carrying()  # a cast changes C0, so it is no format follower
     # gathers, scatters, tiles and masks read elements by position, and no format flows through them
     indexing = {op.name for op in ge.INDEXING_OPS}
     assert len(indexing) == 8
-    assert not indexing & (having(Elementwise) | having(Broadcasting) | having(LayoutAgnostic) | having(PreservesZero))
+    assert not indexing & (having(Elementwise) | having(Broadcasting) | carrying() | having(PreservesZero))
     assert {op.engine_class() for op in ge.INDEXING_OPS} == {Engine.VECTOR}
 
 
@@ -220,12 +221,32 @@ def test_preserves_zero_holds_for_each_op_that_declares_it():
     assert {op.name for op in checked.LAYOUT_FREE} == {op.name for op in ge.ALL_OPS if op.has_trait(PreservesZero)}
 
 
-def test_layout_followers_are_the_layout_agnostic_ops():
-    """Every op a format follows through in any format (the layout rules' `elementwise`, `clip`,
-    `dropout` followers) is LayoutAgnostic, and every LayoutAgnostic op has such a follower."""
-    any_format = {"elementwise", "clip", "dropout"}  # the followers that carry every format
-    followers = {op for r in layout_rules.FOLLOWERS if r.name in any_format for op in r.pattern.classes}
-    assert followers == {op for op in ge.ALL_OPS if op.has_trait(LayoutAgnostic)}
+def carrying() -> set[str]:
+    """The ops a storage format flows through (a `Carries` declaration)."""
+    return {
+        op.name
+        for op in ge.ALL_OPS
+        if (trait := op.get_trait(StorageFormats)) is not None and any(isinstance(d, Carries) for d in trait.rules)
+    }
+
+
+def test_the_layout_table_is_the_ops_declarations():
+    """assign-formats' rules are made from the ops' StorageFormats: each op class a rule names
+    declares it, and each declaration is a rule of the table."""
+    declared = {
+        (op, d.rule) for op in ge.ALL_OPS if (trait := op.get_trait(StorageFormats)) is not None for d in trait.rules
+    }
+    tabled = {(op, r.name) for r in layout_rules.RULES for op in r.pattern.classes}
+    assert declared == tabled
+    assert {"ge.relu", "ge.add", "ge.clip", "ge.dropout", "ge.concat", "ge.softmax"} <= carrying()
+
+
+def test_a_declaration_naming_an_unknown_condition_is_refused_by_name():
+    from ge.ge_dialects.ge.facts import ComputesIn
+
+    declared = ComputesIn("conv-nc1hwc0", "NC1HWC0", ("X",), ("Y",), (("weights_only", "W"),))
+    with pytest.raises(KeyError, match="ge.conv's conv-nc1hwc0 names the condition 'weights_only'"):
+        layout_rules.rule_of(declared, (ge.ConvOp,))
 
 
 # -- instances and metrics -----------------------------------------------------------------------
