@@ -29,7 +29,7 @@ from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp
 from ge.ge_dialects.ge.elementwise import IdentityOp
 from ge.ge_dialects.ge.facts import ComputesIn, Engine, RunsOn, StorageFormats
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
-from ge.ge_dialects.ge.layout import FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.layout import FRACTAL_Z, NC1HWC0, conv_formats
 from ge.ge_dialects.ge.nn import (
     Window,
     _image_format,
@@ -112,19 +112,7 @@ class ConvBackpropInputOp(_ConvGradOp):
     shape. dx is the transposed convolution of dy with W."""
 
     name = "ge.conv_backprop_input"
-    traits = traits_def(
-        StorageFormats(
-            ComputesIn("conv-backprop-input-nc1hwc0", NC1HWC0, ("dy",), ("dx",), backward=True),
-            ComputesIn(
-                "conv-backprop-input-weight-fractal-z",
-                FRACTAL_Z,
-                ("W",),
-                (),
-                (("weight", "W"), ("ungrouped",)),
-                backward=True,
-            ),
-        )
-    )
+    traits = traits_def(conv_formats("conv-backprop-input", "dy", "dx", "W", backward=True))
     NO_GRADIENT: ClassVar = "it is a backward op, and second derivatives are not built"
     PRECISION: ClassVar = "white"  # Conv2DBackpropInput: true (Cube work like the forward conv)
     DATA_OPERANDS: ClassVar = ("dy", "W")

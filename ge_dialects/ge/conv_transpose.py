@@ -26,9 +26,9 @@ from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
 from ge.ge_dialects.ge.conv_grad import ConvBackpropFilterOp, typed_like
-from ge.ge_dialects.ge.facts import ComputesIn, Engine, RunsOn, StorageFormats
+from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder, static_shape
-from ge.ge_dialects.ge.layout import FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.layout import conv_formats
 from ge.ge_dialects.ge.nn import AUTO_PADS, ConvOp, Window, _conv_kernel, _image_format, _shape, _show, _spatial_input
 from ge.ge_dialects.ge.types import FLOAT_TYPES, Shape, elements, shape_of, tensor, tensor_type_of
 
@@ -166,10 +166,7 @@ class ConvTransposeOp(GeOp):
     traits = traits_def(
         Pure(),
         RunsOn(Engine.CUBE),
-        StorageFormats(
-            ComputesIn("conv-transpose-nc1hwc0", NC1HWC0, ("X",), ("Y",)),
-            ComputesIn("conv-transpose-weight-fractal-z", FRACTAL_Z, ("W",), (), (("weight", "W"), ("ungrouped",))),
-        ),
+        conv_formats("conv-transpose", "X", "Y", "W"),
     )
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
 

@@ -39,13 +39,24 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
-from ge.ge_dialects.ge.facts import CopiesElements, Engine, MovesData, RunsOn
+from ge.ge_dialects.ge.facts import ComputesIn, CopiesElements, Engine, MovesData, RunsOn, StorageFormats
 from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, tensor_type_of, type_name
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
 ACTIVATION_FORMATS = (NC1HWC0, FRACTAL_NZ)
 """The blocked formats of activations, which format-agnostic ops carry (`facts.Carries`)."""
+
+
+def conv_formats(rule: str, x: str, y: str, w: str, backward: bool = False) -> StorageFormats:
+    """A Cube convolution's formats (GE's Conv2D op info): `x` and `y` in NC1HWC0, the filter `w`
+    in FRACTAL_Z when it is a constant or a variable and the conv is not grouped (GE's group-packed
+    FRACTAL_Z is not modeled)."""
+    return StorageFormats(
+        ComputesIn(f"{rule}-nc1hwc0", NC1HWC0, (x,), (y,), backward=backward),
+        ComputesIn(f"{rule}-weight-fractal-z", FRACTAL_Z, (w,), (), (("weight", w), ("ungrouped",)), backward=backward),
+    )
+
 
 C0_BYTES = 32
 """C0 is this many bytes of the element type: 32 int8 / uint8 elements, as GE's format transfer

@@ -41,7 +41,7 @@ from ge.ge_dialects.ge.facts import (
     Transcendental,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
-from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_NZ, FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_NZ, NC1HWC0, conv_formats
 from ge.ge_dialects.ge.tensor_ops import WhereOp
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
@@ -249,10 +249,7 @@ class ConvOp(GeOp):
     traits = traits_def(
         Pure(),
         RunsOn(Engine.CUBE),
-        StorageFormats(
-            ComputesIn("conv-nc1hwc0", NC1HWC0, ("X",), ("Y",)),
-            ComputesIn("conv-weight-fractal-z", FRACTAL_Z, ("W",), (), (("weight", "W"), ("ungrouped",))),
-        ),
+        conv_formats("conv", "X", "Y", "W"),
     )
     DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
 

@@ -33,8 +33,8 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, IntProp, IntsProp, StrProp
-from ge.ge_dialects.ge.facts import Carries, ComputesIn, Engine, Reduction, RunsOn, StorageFormats
-from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_Z, NC1HWC0
+from ge.ge_dialects.ge.facts import Carries, Engine, Reduction, RunsOn, StorageFormats
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, conv_formats
 from ge.ge_dialects.ge.nn import _check_scalar, conv_macs, conv_shape, matmul_macs, matmul_shape
 from ge.ge_dialects.ge.nn import _shape as _dims
 from ge.ge_dialects.ge.tensor_ops import ONNX_ELEMENT_TYPES
@@ -461,10 +461,7 @@ class QLinearConvOp(_IntegerConvOp):
     traits = traits_def(
         Pure(),
         RunsOn(Engine.CUBE),
-        StorageFormats(
-            ComputesIn("qlinear-conv-nc1hwc0", NC1HWC0, ("x",), ("y",)),
-            ComputesIn("qlinear-conv-weight-fractal-z", FRACTAL_Z, ("w",), (), (("weight", "w"), ("ungrouped",))),
-        ),
+        conv_formats("qlinear-conv", "x", "y", "w"),
     )
 
     @classmethod
