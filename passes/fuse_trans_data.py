@@ -14,7 +14,10 @@ between (GE folds TransData into the MTE of the adjacent op). Runs after `fuse-o
 
 A TransData that is a view (`is_view`: both storage arrays hold the same bytes in the same order,
 as NC1HWC0 of pooled [N, C, 1, 1] features and NCHW do when C is a multiple of C0) joins a neighbour
-the same way on every target, at no cost. The conversion is timed as part of the kernel
+the same way on every target, at no cost; so does a conversion between a projection's FRACTAL_NZ
+and the heads of an attention kernel whose head dims are multiples of C0 (the Cube loads and stores
+each head's NZ tiles as they lie: `join_fractal_heads`); and a conversion beside a copy kernel is
+done in that copy (`join_copy`). The conversion is timed as part of the kernel
 (`moved_layout_elems` of its work record: free on such a target, Vector work on another); a kernel
 the pass forms around a lone op keeps the op's pattern class. Each decision is a remark; a
 TransData that stays says why.
@@ -28,19 +31,24 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.base import GeOp
-from ge.ge_dialects.ge.facts import Engine, MovesData
+from ge.ge_dialects.ge.facts import CopiesElements, Engine, MovesData
+from ge.ge_dialects.ge.layout import FRACTAL_NZ
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.ge_dialects.ge.types import shape_of
 from ge.passes import remarks
 from ge.passes.fusion.engine import restore_order
 from ge.passes.pipeline import require_graph_level
+from ge.passes.tensor_values import tensor_type
 
 NAME = "fuse-trans-data"
 RULE = "trans-data-on-the-move"
+HEAD_OPERANDS = ("q", "k", "v")
+"""An attention's operands that are heads of projections, in order (the mask is none)."""
 LONE_OP_RULE = "with_trans_data"
 """The rule name of a kernel formed around a lone op and its conversions."""
 
@@ -94,7 +102,7 @@ def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
         conversion = f"{op.p('src_format')} -> {op.p('dst_format')}"
         if op.is_view() or (op.converts_nd_nz() and on_the_move):
             fuse_one(op, block)
-        elif join_copy(op, block):
+        elif join_fractal_heads(op, block) or join_copy(op, block):
             continue
         elif op.converts_nd_nz():
             why = f"{conversion} stays a kernel: the MTE of {target} does not convert ND <-> FRACTAL_NZ on the move"
@@ -145,31 +153,124 @@ def join_copy(td: ge.TransDataOp, block: Block) -> bool:
     return False
 
 
+def _prologue(td: ge.TransDataOp, readers: list[Operation], block: Block, how: str) -> None:
+    """`td` joins each of its readers (its own copy in each), as the conversion of an input."""
+    by = "its reader" if len(readers) == 1 else f"each of its {len(readers)} readers"
+    remarks.emit(
+        NAME, "applied", RULE, readers, f"{td.p('src_format')} -> {td.p('dst_format')} of its input {how} by {by}"
+    )
+    for reader in readers:
+        own = td.clone()
+        block.insert_op_before(own, td)
+        for use in list(td.dst.uses):
+            if use.operation is reader:
+                reader.operands[use.index] = own.dst
+        join(reader, [own], [])
+    td.detach()
+    td.erase()
+
+
+def _epilogue(td: ge.TransDataOp, producer: Operation, block: Block, how: str) -> None:
+    """`td` joins the kernel that produces its source, as the conversion of a result."""
+    remarks.emit(NAME, "applied", RULE, [producer], f"{td.p('src_format')} -> {td.p('dst_format')} of its result {how}")
+    td.detach()  # the kernel stays where its producer was (a TransData sits before its first reader)
+    block.insert_op_after(td, producer)
+    join(producer, [], [td])
+
+
+def _moves(op: Operation) -> bool:
+    """A copy of one data operand (a reshape, transpose ...), not a conversion."""
+    return (
+        isinstance(op, GeOp)
+        and op.has_trait(MovesData)
+        and op.has_trait(CopiesElements)
+        and not isinstance(op, ge.TransDataOp)
+    )
+
+
+def _into_heads(value: SSAValue, matrix: tuple[int | None, ...]) -> bool:
+    """Every use of `value` (of an [..., S, H*D] projection) leads through copies of a data
+    operand (the heads' reshape and transpose) to the q, k or v of an attention whose heads are
+    whole NZ column blocks and are the heads of that matrix."""
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, ge.AttentionOp):
+            head = HEAD_OPERANDS[use.index] if use.index < len(HEAD_OPERANDS) else None
+            if head is None or not op.fractal_heads() or op.projection(head) != matrix:
+                return False
+        elif not (_moves(op) and use.index == 0 and all(_into_heads(r, matrix) for r in op.results)):
+            return False
+    return bool(value.uses)
+
+
+def _from_heads(value: SSAValue, matrix: tuple[int | None, ...]) -> bool:
+    """`value` is the output of such an attention, its heads merged into `matrix` by copies."""
+    op = value.owner
+    if isinstance(op, ge.AttentionOp):
+        return op.fractal_heads() and op.projection("output") == matrix
+    return isinstance(op, Operation) and _moves(op) and _from_heads(op.operands[0], matrix)
+
+
+def _inside(group: Operation, value: SSAValue) -> SSAValue | None:
+    """The value `group` (a kernel) sees for its input `value`."""
+    if isinstance(group, fused.GroupOp):
+        index = list(group.inputs).index(value)
+        return group.body.block.args[index]
+    return value if isinstance(group, ge.AttentionOp) else None
+
+
+def _yielded(group: Operation, value: SSAValue) -> SSAValue | None:
+    """What `group` (a kernel) yields as its result `value`."""
+    if isinstance(group, fused.GroupOp):
+        terminator = group.body.block.last_op
+        assert terminator is not None
+        index = next(i for i, r in enumerate(group.results) if r is value)
+        return terminator.operands[index]
+    return value if isinstance(group, ge.AttentionOp) else None
+
+
+def join_fractal_heads(td: ge.TransDataOp, block: Block) -> bool:
+    """A conversion between a projection's FRACTAL_NZ and the ND heads of an attention kernel is
+    no work where the heads are whole C0 column blocks: the kernel's Cube loads each head's NZ
+    tiles (or stores them) as they lie, as GE's BatchMatMul reads NZ after ConfusionTransposeD. The
+    conversion joins the attention kernels that read it, or the one that writes it; whether it did."""
+    if not td.converts_nd_nz():
+        return False
+    readers = list(dict.fromkeys(u.operation for u in td.dst.uses))
+    if td.p("src_format") == FRACTAL_NZ and readers and all(_heads_of(r, td) for r in readers):
+        _prologue(td, readers, block, "loaded as whole-head fractals")
+        return True
+    producer = td.src.owner
+    if td.p("dst_format") == FRACTAL_NZ and isinstance(producer, Operation):
+        inner = _yielded(producer, td.src)
+        if inner is not None and _from_heads(inner, _matrix(td)):
+            _epilogue(td, producer, block, "stored as whole-head fractals")
+            return True
+    return False
+
+
+def _heads_of(reader: Operation, td: ge.TransDataOp) -> bool:
+    inner = _inside(reader, td.dst)
+    return inner is not None and _into_heads(inner, _matrix(td))
+
+
+def _matrix(td: ge.TransDataOp) -> tuple[int | None, ...]:
+    """The matrix of the projection `td` converts (its last two dims)."""
+    return tuple(shape_of(tensor_type(td.src))[-2:])
+
+
 def fuse_one(td: ge.TransDataOp, block: Block) -> None:
-    conversion = f"{td.p('src_format')} -> {td.p('dst_format')}"
     producer = td.src.owner
     if isinstance(producer, ge.ConstantOp):
         return  # fold-trans-data converts a weight once, at compile time
     readers = list(dict.fromkeys(u.operation for u in td.dst.uses))
     if readers and all(is_kernel(r) for r in readers):
-        by = "its reader" if len(readers) == 1 else f"each of its {len(readers)} readers"
-        remarks.emit(NAME, "applied", RULE, readers, f"{conversion} of its input converted on the load by {by}")
-        for reader in readers:
-            own = td.clone()
-            block.insert_op_before(own, td)
-            for use in list(td.dst.uses):
-                if use.operation is reader:
-                    reader.operands[use.index] = own.dst
-            join(reader, [own], [])
-        td.detach()
-        td.erase()
+        _prologue(td, readers, block, "converted on the load")
         return
     if isinstance(producer, Operation) and is_kernel(producer):
-        remarks.emit(NAME, "applied", RULE, [producer], f"{conversion} of its result converted on the store")
-        td.detach()  # the kernel stays where its producer was (a TransData sits before its first reader)
-        block.insert_op_after(td, producer)
-        join(producer, [], [td])
+        _epilogue(td, producer, block, "converted on the store")
         return
+    conversion = f"{td.p('src_format')} -> {td.p('dst_format')}"
     made_by = producer.name if isinstance(producer, Operation) else "a graph input"
     outside = sorted({r.name for r in readers if not is_kernel(r)})
     remarks.emit(

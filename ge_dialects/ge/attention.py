@@ -30,6 +30,7 @@ from ge.ge_dialects.ge.base import FloatProp, GeOp, InferArgs, IntProp, StrProp
 from ge.ge_dialects.ge.elementwise import broadcast_shapes
 from ge.ge_dialects.ge.facts import Engine, RunsOn
 from ge.ge_dialects.ge.grad import GradBuilder, static_shape
+from ge.ge_dialects.ge.layout import c0_of
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
     Shape,
@@ -119,6 +120,24 @@ class AttentionOp(GeOp):
                 raise a.fail(f"mask of shape {_show(mask)} does not broadcast to the scores {_show(scores)}")
         batch = broadcast_shapes(a, scores[:-2], v[:-2])
         return [tensor(dtype, (*batch, q[-2], v[-1]))]
+
+    def fractal_heads(self) -> bool:
+        """Whether the Cube loads q, k and v and stores the output as FRACTAL_NZ tiles of the
+        [S, H*D] projections they are heads of: with the head dims (q's and v's) multiples of C0,
+        each head is whole C0 column blocks of the projection's NZ array, itself the contiguous NZ
+        array of an [S, D] matrix, so no element moves (GE's BatchMatMul reads NZ heads after
+        ConfusionTransposeD the same way)."""
+        c0 = c0_of(tensor_type_of(self.q).element_type)
+        dims = (shape_of(tensor_type_of(self.q))[-1], shape_of(tensor_type_of(self.v))[-1])
+        return c0 is not None and all(d is not None and d % c0 == 0 for d in dims)
+
+    def projection(self, head: str) -> tuple[int | None, int | None]:
+        """[S, H*D]: the matrix of the projection whose heads `head` ("q", "k", "v" or "output",
+        [..., H, S, D]; k [..., H, D, S] when transposed) holds."""
+        dims = shape_of(tensor_type_of(getattr(self, head)))
+        rows, cols = (dims[-1], dims[-2]) if head == "k" and self.p("k_transposed") else (dims[-2], dims[-1])
+        heads = dims[-3] if len(dims) >= 3 else 1
+        return rows, None if heads is None or cols is None else heads * cols
 
     def macs(self) -> int:
         """Both matrix products: scores = q @ k^T, then scores @ v."""

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import fused, task
+from ge.ge_dialects.ge.attention import AttentionOp
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, shape_of, type_name
@@ -64,6 +65,8 @@ def ops_work(
     members = work_ops(members)
     moved = boundary_conversions(members)
     computing = [m for m in members if m not in moved]
+    # an attention kernel whose heads are whole NZ column blocks loads and stores them as they lie
+    heads_as_fractals = any(isinstance(m, AttentionOp) and m.fractal_heads() for m in members)
     cube = [m for m in members if m.engine_class().uses_cube]
     anchor = cube[0] if cube else (members[0] if members else None)
     dtype_value = None if anchor is None else (anchor.operands[0] if anchor.operands else anchor.results[0])
@@ -84,7 +87,7 @@ def ops_work(
         outputs=tuple(tensor(v, names) for v in outputs),
         cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
         block_dim=block_dim,
-        moved_layout_elems=sum(m.vector_elements() for m in moved if not m.is_view()),
+        moved_layout_elems=sum(m.vector_elements() for m in moved if not (m.is_view() or heads_as_fractals)),
     )
 
 
