@@ -88,7 +88,6 @@ class Component:
 
     ops: list[GeOp]
     modes: dict[GeOp, list[Mode]] = field(default_factory=dict)
-    refusals: dict[GeOp, str] = field(default_factory=dict)
 
 
 class ConversionCost:
@@ -202,7 +201,7 @@ class FormatChoice:
                 remarks.emit(pass_name, "rejected", "whole-graph", component.ops[:1], why)
                 continue
             for op in component.ops:
-                component.modes[op] = self._modes(op, formats, component)
+                component.modes[op] = self._modes(op, formats)
             if not any(m.storage for modes in component.modes.values() for m in modes):
                 continue  # no op can take a format: the follow rules say why
             self._decide(component, inside, pass_name)
@@ -250,17 +249,17 @@ class FormatChoice:
 
     # -- the modes of one op -----------------------------------------------------------------------
 
-    def _modes(self, op: GeOp, formats: Sequence[str], component: Component) -> list[Mode]:
+    def _modes(self, op: GeOp, formats: Sequence[str]) -> list[Mode]:
+        """The op's origin mode, then one per format its follow rule allows (the rule's refusals
+        are its remarks in the sweep)."""
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         results: list[SSAValue] = [r for r in op.results if isinstance(r.type, TensorType)]
         modes = [Mode(None, {v: v.type for v in tensors}, {}, {r: r.type for r in results})]
         rule = self.followers[type(op)]
         for storage in formats:
             mode = self._mode_in(op, rule, storage, tensors, results)
-            if isinstance(mode, Mode):
+            if mode is not None:
                 modes.append(mode)
-            elif mode is not None:
-                component.refusals.setdefault(op, mode)
         return modes
 
     def _trial(self, op: GeOp, rule: Rule, planned: dict[SSAValue, str]) -> tuple[Match, str | None] | None:
@@ -270,8 +269,9 @@ class FormatChoice:
 
     def _mode_in(
         self, op: GeOp, rule: Rule, storage: str, tensors: list[SSAValue], results: list[SSAValue]
-    ) -> Mode | str | None:
-        """The op's mode in `storage`; else why not (None: the rule finds nothing to carry)."""
+    ) -> Mode | None:
+        """The op's mode in `storage`, if its rule allows one (broadcast operands stored in it, or
+        as they are)."""
         first = self._trial(op, rule, {v: storage for v in tensors})
         if first is None:
             return None
@@ -288,8 +288,8 @@ class FormatChoice:
             origin = {v: _origin_storage(v) for v in broadcast}
             second = self._trial(op, rule, {**{v: storage for v in full}, **origin})
             as_is_refusal = None if second is None else second[1]
-        if stored_refusal is not None and (not broadcast or as_is_refusal is not None):
-            return as_is_refusal or stored_refusal
+        if stored_refusal is not None and as_is_refusal is not None:
+            return None
         held = {
             v: frozenset(
                 ([with_storage(_tensor(v), storage)] if stored_refusal is None else [])
@@ -332,7 +332,7 @@ class FormatChoice:
                     continue
                 key = (value, source, want)
                 if key not in conversions:
-                    conversions[key] = program.variable(self.cost(value, source, want), upper=1.0)
+                    conversions[key] = program.variable(self.cost(value, source, want))
                 row = {conversions[key]: 1.0}
                 for x in by or ():
                     row[x] = row.get(x, 0.0) - 1.0
@@ -388,15 +388,14 @@ class _Program:
     def __init__(self) -> None:
         self.costs: list[float] = []
         self.integer: list[int] = []
-        self.upper: list[float] = []
         self.entries: tuple[list[int], list[int], list[float]] = ([], [], [])
         self.lower_rows: list[float] = []
         self.upper_rows: list[float] = []
 
-    def variable(self, cost: float, integer: bool = False, upper: float = 1.0) -> int:
+    def variable(self, cost: float, integer: bool = False) -> int:
+        """A new variable in [0, 1] (a 0-1 one if `integer`) of the given cost; its index."""
         self.costs.append(cost)
         self.integer.append(1 if integer else 0)
-        self.upper.append(upper)
         return len(self.costs) - 1
 
     def row(self, coefficients: dict[int, float], lower: float, upper: float) -> None:
@@ -415,7 +414,7 @@ class _Program:
         result = milp(
             np.array(self.costs),
             integrality=np.array(self.integer),
-            bounds=(0.0, np.array(self.upper)),
+            bounds=(0.0, 1.0),
             constraints=LinearConstraint(matrix, np.array(self.lower_rows), np.array(self.upper_rows)),
         )
         return result.x if result.success else None
