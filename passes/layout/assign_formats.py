@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.target_attr import module_pass_target
+from ge.passes import remarks
 from ge.passes.fusion.cost import CostModel
 from ge.passes.layout.format_choice import MAX_COMPONENT_OPS, ConversionCost, FormatChoice, follow_rules
 from ge.passes.layout.insert_trans_data import annotation, materialize
@@ -73,6 +74,10 @@ def plan(
         apply_rules(module, anchors, PASS, walk="single-pass", context=planner)
         FormatChoice(planner, follow_rules(follows), choice, max_component_ops).run(module, PASS)
         apply_rules(module, follows, PASS, walk="single-pass", context=planner)
+        for op, decision in planner.decided.items():
+            if decision.storage is not None and not annotation(op):
+                why = planner.refused.get(op, "its rule did not apply")
+                remarks.emit(PASS, "note", "whole-graph", [op], f"chosen for {decision.storage}, but {why}")
     return groups, refusal(planner)
 
 

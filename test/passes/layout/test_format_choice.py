@@ -151,7 +151,9 @@ def conv_graphs(draw) -> str:
 def test_random_graphs_keep_their_outputs_and_convert_no_longer_than_greedily(ir):
     inputs = _inputs(parse_module(ir, "<test>"))
     want = run(parse_module(ir, "<test>"), inputs)
-    whole = _assigned(ir)
+    with remarks.collected() as found:
+        whole = _assigned(ir)
+    assert not [r for r in found if r.kind == "note"], "the sweep refused a choice its rule had allowed"
     got = run(whole, inputs)
     for key, value in want.items():
         np.testing.assert_allclose(got[key], value, rtol=1e-6, atol=1e-6)
@@ -183,3 +185,37 @@ def test_ge_optimize_refuses_an_unknown_layout_choice_in_one_line():
         DiagnosticException, match=r"^ge-optimize: layout_choice 'best' is not one of whole-graph, greedy$"
     ):
         GeOptimizePass(layout_choice="best").sub_passes()
+
+
+def test_mutation_modes_the_rules_did_not_allow_are_refused_in_the_sweep_with_a_note(monkeypatch):
+    """A concat at channel offset 12 has no NC1HWC0 mode; a choice that gives it one anyway is
+    refused by concat-channels in the sweep, and the pass says so."""
+    unaligned = """
+func.func @main(%x: tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = ge.constant dense<1.250000e-01> : tensor<12x8x1x1xf32>
+  %v = ge.constant dense<2.500000e-01> : tensor<20x8x1x1xf32>
+  %u = ge.constant dense<5.000000e-01> : tensor<16x32x1x1xf32>
+  %a = ge.conv %x, %w : (tensor<1x8x4x4xf32>, tensor<12x8x1x1xf32>) -> tensor<1x12x4x4xf32>
+  %b = ge.conv %x, %v : (tensor<1x8x4x4xf32>, tensor<20x8x1x1xf32>) -> tensor<1x20x4x4xf32>
+  %c = ge.concat %a, %b {axis = 1 : i64} : (tensor<1x12x4x4xf32>, tensor<1x20x4x4xf32>) -> tensor<1x32x4x4xf32> loc("/concat")
+  %e = ge.conv %c, %u : (tensor<1x32x4x4xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x4x4xf32>
+  func.return %e : tensor<1x16x4x4xf32>
+}
+"""
+    with remarks.collected() as found:
+        _assigned(unaligned)
+    assert not [r for r in found if r.kind == "note"]
+
+    def allowed(self, op, rule, storage, tensors, results):
+        return format_choice.Mode(
+            storage,
+            {v: format_choice.with_storage(v.type, storage) for v in tensors},
+            {},
+            {r: format_choice.with_storage(r.type, storage) for r in results},
+        )
+
+    monkeypatch.setattr(format_choice.FormatChoice, "_mode_in", allowed)
+    with remarks.collected() as found:
+        _assigned(unaligned)
+    (note,) = [str(r) for r in found if r.kind == "note"]
+    assert "note whole-graph on [/concat]: chosen for NC1HWC0, but ge.concat '/concat' does not carry" in note
