@@ -134,7 +134,8 @@ def join_copy(td: ge.TransDataOp, block: Block) -> bool:
     """A conversion next to a copy kernel becomes part of that copy: one data movement for both
     index maps (GE's TransData writes NHWC from NC1HWC0 in one kernel), timed as the conversion's
     Vector work plus the copy's, with one read and one write of the tensor instead of two each.
-    Its reader if that is its only one, else its producer; whether it joined."""
+    Its readers if each is a copy (RexNet's two slices of one conv result: each converts what it
+    copies, timed as the whole conversion's work), else its producer; whether it joined."""
     conversion = f"{td.p('src_format')} -> {td.p('dst_format')}"
     readers = list(dict.fromkeys(u.operation for u in td.dst.uses))
     producer = td.src.owner
@@ -143,6 +144,9 @@ def join_copy(td: ge.TransDataOp, block: Block) -> bool:
         td.detach()
         block.insert_op_before(td, readers[0])
         join(readers[0], [td], [])
+        return True
+    if len(readers) > 1 and all(is_copy(r) for r in readers):
+        _prologue(td, readers, block, "done in the same copy")  # each converts what it copies
         return True
     if isinstance(producer, Operation) and is_copy(producer):
         remarks.emit(NAME, "applied", RULE, [producer], f"{conversion} of its result done in the same copy")

@@ -108,9 +108,9 @@ class ConversionCost:
             return UNCONVERTIBLE_US
         if conversion.is_view() or (conversion.converts_nd_nz() and self.on_the_move):
             return CONVERSION_US
-        copy = beside_copy(value)
-        if copy is not None:
-            return self._in_copy(conversion, value, copy) + CONVERSION_US
+        copies = beside_copies(value)
+        if copies:
+            return sum(self._in_copy(conversion, value, copy) for copy in copies) + CONVERSION_US
         key = (source, target)
         if key not in self._alone:
             self._alone[key] = self.cost.op_time(conversion) * 1e6 + CONVERSION_US
@@ -143,18 +143,15 @@ class ConversionCost:
         return max(0.0, joined - alone) * 1e6
 
 
-def beside_copy(value: SSAValue) -> GeOp | None:
-    """The copy kernel a conversion of `value` joins in fuse-trans-data (`join_copy`): its only
-    reader if that is a lone copy (a transpose, reshape, slice, concat ...), else its producer if
-    that is one."""
+def beside_copies(value: SSAValue) -> list[GeOp]:
+    """The copy kernels a conversion of `value` joins in fuse-trans-data (`join_copy`): its readers
+    if each is a lone copy (a transpose, reshape, slice, concat ...), else its producer if that is
+    one; none otherwise."""
     readers = list(dict.fromkeys(u.operation for u in value.uses))
-    if len(readers) == 1 and is_copy(readers[0]):
-        assert isinstance(readers[0], GeOp)
-        return readers[0]
+    if readers and all(is_copy(r) for r in readers):
+        return [r for r in readers if isinstance(r, GeOp)]
     producer = value.owner
-    if isinstance(producer, GeOp) and is_copy(producer):
-        return producer
-    return None
+    return [producer] if isinstance(producer, GeOp) and is_copy(producer) else []
 
 
 def components(module: ModuleOp, followers: dict[type[Operation], Rule]) -> list[Component]:

@@ -136,3 +136,50 @@ func.func @copies(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, %z: tensor<1
   %m = ge.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
   func.return %t, %m : tensor<1x4x4x16xf32>, tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
 }
+
+// -----
+
+// A conversion whose every reader is a copy is done in each (RexNet: two slices at channel 16 of
+// a 27-channel conv result, not whole C0 blocks): each copy converts the part it copies.
+
+// CHECK-LABEL: func.func @two_copies
+// CHECK-NOT:     ge.trans_data %r
+// CHECK:         %a = fused.group "elementwise" "with_trans_data" (%r
+// CHECK:           ge.trans_data
+// CHECK-NEXT:      ge.slice
+// CHECK:         %b = fused.group "elementwise" "with_trans_data" (%r
+// CHECK:           ge.trans_data
+// CHECK-NEXT:      ge.slice
+// REMARK: applied trans-data-on-the-move on [ge.slice, ge.slice]: NC1HWC0 -> NCHW of its input done in the same copy by each of its 2 readers
+// A910-LABEL: func.func @two_copies
+// A910-COUNT-2: fused.group "elementwise" "with_trans_data"
+func.func @two_copies(%y: tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x11x2x2xf32, #ge.fmt<NCHW>>) {
+  %r = ge.relu %y : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW>>
+  %zero = ge.constant dense<0> : tensor<1xi64>
+  %mid = ge.constant dense<16> : tensor<1xi64>
+  %end = ge.constant dense<27> : tensor<1xi64>
+  %one = ge.constant dense<1> : tensor<1xi64>
+  %a = ge.slice %c, %zero, %mid, axes = %one : (tensor<1x27x2x2xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
+  %b = ge.slice %c, %mid, %end, axes = %one : (tensor<1x27x2x2xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x11x2x2xf32, #ge.fmt<NCHW>>
+  func.return %a, %b : tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x11x2x2xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// ... but not when one reader is no copy (a max pool compares values): the conversion stays a kernel.
+
+// CHECK-LABEL: func.func @copy_and_pool
+// CHECK:         %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK:         ge.slice %c
+// CHECK:         ge.max_pool %c
+func.func @copy_and_pool(%y: tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x27x1x1xf32, #ge.fmt<NCHW>>) {
+  %r = ge.relu %y : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW>>
+  %zero = ge.constant dense<0> : tensor<1xi64>
+  %mid = ge.constant dense<16> : tensor<1xi64>
+  %one = ge.constant dense<1> : tensor<1xi64>
+  %a = ge.slice %c, %zero, %mid, axes = %one : (tensor<1x27x2x2xf32, #ge.fmt<NCHW>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
+  %m = ge.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x27x2x2xf32, #ge.fmt<NCHW>>) -> tensor<1x27x1x1xf32, #ge.fmt<NCHW>>
+  func.return %a, %m : tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x27x1x1xf32, #ge.fmt<NCHW>>
+}
