@@ -155,7 +155,9 @@ def beside_copies(value: SSAValue) -> list[GeOp]:
 
 
 def components(module: ModuleOp, followers: dict[type[Operation], Rule]) -> list[Component]:
-    """The ops with a follow rule, grouped by the values they pass each other (union-find, linear)."""
+    """The ops with a follow rule, grouped by the values they pass each other and the values from
+    other ops they read together (one TransData of such a value serves all its readers: their
+    choices are one problem); constants aside (their conversions are folded). Union-find, linear."""
     ops = [op for op in module.walk() if type(op) in followers]
     index = {op: i for i, op in enumerate(ops)}
     parent = list(range(len(ops)))
@@ -166,9 +168,12 @@ def components(module: ModuleOp, followers: dict[type[Operation], Rule]) -> list
             i = parent[i]
         return i
 
+    first_reader: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for value in op.operands:
             j = index.get(value.owner) if isinstance(value.owner, Operation) else None
+            if j is None and not isinstance(value.owner, ge.ConstantOp):
+                j = first_reader.setdefault(value, i)
             if j is not None:
                 parent[root(i)] = root(j)
     groups: dict[int, list[GeOp]] = {}
@@ -323,7 +328,14 @@ class FormatChoice:
 
         conversions: dict[tuple[SSAValue, Attribute, Attribute], int] = {}
 
+        converted_outside: dict[SSAValue, list[Attribute]] = {}
+
         def read(value: SSAValue, want: Attribute, trigger: int | None) -> None:
+            if value not in writers:
+                if value not in converted_outside:
+                    converted_outside[value] = self._needs(value, inside)
+                if want in converted_outside[value]:
+                    return  # a boundary value an op outside reads so too: its TransData is made anyway
             for source, by in stored_as(value).items():
                 if source == want:
                     continue

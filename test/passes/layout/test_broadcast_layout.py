@@ -1,6 +1,7 @@
 """Broadcasting in NC1HWC0: an operand stored in NC1HWC0 itself may broadcast along N, H and W (a
 squeeze-excite scale [N, C, 1, 1] repeats whole C0 blocks), read in its storage with no TransData;
-one that broadcasts along C (inside a block) converts. The mutation tests break each condition."""
+one that broadcasts along C (inside a block) converts. The mutation tests break each condition.
+Both products feed convs, so that carrying NC1HWC0 through them pays wherever it is allowed."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ func.func @main(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %v: tensor<16
   %m = ge.mul %a, %s : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x1x1xf32, #ge.fmt<NCHW>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
   %t = ge.conv %x, %u : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x1x4x4xf32, #ge.fmt<NCHW>>
   %n = ge.mul %a, %t : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x1x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
-  func.return %m, %n : tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %mo = ge.conv %m, %v : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %no = ge.conv %n, %v : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<16x16x1x1xf32>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  func.return %mo, %no : tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
 }
 """
 
