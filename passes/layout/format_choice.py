@@ -2,10 +2,12 @@
 format, chosen per component so that the modeled time of the conversions is least.
 
 The anchor rules have placed their ops first (Conv in NC1HWC0, MatMul in FRACTAL_NZ, ...). The ops
-with a follow rule then form components: ops joined by the values they pass each other. A
+with a follow rule then form components: ops joined by the values they pass each other and by the
+values from other ops they read together (one TransData of a value serves all its readers). A
 component's boundary is fixed: the values it reads from other ops are stored as planned, and the
 ops outside that read its values need them as they ask (an anchor its format, the graph's outputs
-their declared type, any other op its origin). Inside, each op has modes: its origin format, or a
+their declared type, any other op its origin; a conversion one of them makes anyway is free to the
+component). Inside, each op has modes: its origin format, or a
 format F that arrives at or is asked on the boundary, in which its follow rule reads the full-shape
 operands in F (converting them where they are stored otherwise), writes its results in F and reads
 its broadcast operands as they are stored. Which modes an op has is the rule's own verdict on a
