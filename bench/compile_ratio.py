@@ -17,6 +17,7 @@ with the garbage collector's thresholds the tools set (`tools.common.collect_gar
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -83,7 +84,15 @@ def matmul_transpose_chain(length: int) -> ModuleOp:
 
 def gpt_blocks(blocks: int) -> ModuleOp:
     """bench.scaling's GPT stack of `blocks` blocks, imported and through O3's stages before the
-    layout (shapes, cleanup, graph fusion: LayerNorm, GELU and attention recognized)."""
+    layout (shapes, cleanup, graph fusion: LayerNorm, GELU and attention recognized); a fresh copy
+    of one build per size."""
+    from ge.ge_dialects.ge.weights import clone_with_weights
+
+    return clone_with_weights(_gpt_before_layout(blocks))
+
+
+@functools.cache
+def _gpt_before_layout(blocks: int) -> ModuleOp:
     from bench.scaling import gpt
     from ge.frontend.onnx_importer import import_model
     from ge.ge_dialects.ge.weights import attach_weights

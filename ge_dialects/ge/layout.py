@@ -39,13 +39,30 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
-from ge.ge_dialects.ge.facts import ComputesIn, CopiesElements, Engine, MovesData, RunsOn, StorageFormats
+from ge.ge_dialects.ge.facts import Carries, ComputesIn, CopiesElements, Engine, MovesData, RunsOn, StorageFormats
 from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, tensor_type_of, type_name
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
 ACTIVATION_FORMATS = (NC1HWC0, FRACTAL_NZ)
 """The blocked formats of activations, which format-agnostic ops carry (`facts.Carries`)."""
+
+
+def whole_channel_blocks(
+    rule: str, data: str, result: str, condition: str, full_shape: str, all_arrive: bool = False
+) -> StorageFormats:
+    """NC1HWC0 through a copy that takes whole C1 blocks along C (a concat, split or slice) when
+    `condition` says its channel offsets are multiples of C0; `full_shape` names which operands
+    count as full-shape."""
+    return StorageFormats(
+        Carries(rule, (NC1HWC0,), (data,), (result,), ((condition,),), full_shape=full_shape, all_arrive=all_arrive)
+    )
+
+
+def nz_along_last_axis(rule: str, operands: tuple[str, ...], result: str) -> StorageFormats:
+    """FRACTAL_NZ through an op that works along its last axis (softmax, layer norm), when its
+    `axis` is the last: each row of fractals holds whole rows."""
+    return StorageFormats(Carries(rule, (FRACTAL_NZ,), operands, (result,), (("last_axis", "axis", operands[0]),)))
 
 
 def conv_formats(rule: str, x: str, y: str, w: str, backward: bool = False) -> StorageFormats:

@@ -41,7 +41,7 @@ from ge.ge_dialects.ge.facts import (
     Transcendental,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
-from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_NZ, NC1HWC0, conv_formats
+from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS, FRACTAL_NZ, NC1HWC0, conv_formats, nz_along_last_axis
 from ge.ge_dialects.ge.tensor_ops import WhereOp
 from ge.ge_dialects.ge.types import (
     FLOAT_TYPES,
@@ -541,9 +541,7 @@ class LayerNormOp(GeOp):
         RunsOn(Engine.VECTOR),
         Reduction(),
         Transcendental(),
-        StorageFormats(
-            Carries("layer-norm-last-axis", (FRACTAL_NZ,), ("X", "Scale", "B"), ("Y",), (("last_axis", "axis", "X"),))
-        ),
+        nz_along_last_axis("layer-norm-last-axis", ("X", "Scale", "B"), "Y"),
     )
     DEFAULTS: ClassVar = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
 
@@ -753,9 +751,7 @@ class SoftmaxOp(GeOp):
         RunsOn(Engine.VECTOR),
         Reduction(),
         Transcendental(),
-        StorageFormats(
-            Carries("softmax-last-axis", (FRACTAL_NZ,), ("input",), ("output",), (("last_axis", "axis", "input"),))
-        ),
+        nz_along_last_axis("softmax-last-axis", ("input",), "output"),
     )
     DEFAULTS: ClassVar = {"axis": -1}
 

@@ -45,7 +45,7 @@ from ge.ge_dialects.ge.facts import (
     StorageFormats,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
-from ge.ge_dialects.ge.layout import NC1HWC0
+from ge.ge_dialects.ge.layout import NC1HWC0, whole_channel_blocks
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
@@ -500,16 +500,8 @@ class ConcatOp(GeOp):
         Pure(),
         RunsOn(Engine.VECTOR),
         MovesData(),
-        StorageFormats(
-            Carries(
-                "concat-channels",
-                (NC1HWC0,),
-                ("inputs",),
-                ("concat_result",),
-                (("channel_blocks",),),
-                full_shape="along_concat_axis",
-                all_arrive=True,
-            )
+        whole_channel_blocks(
+            "concat-channels", "inputs", "concat_result", "channel_blocks", "along_concat_axis", all_arrive=True
         ),
     )
 
@@ -563,16 +555,7 @@ class SplitOp(GeOp):
         Pure(),
         RunsOn(Engine.VECTOR),
         MovesData(),
-        StorageFormats(
-            Carries(
-                "split-channels",
-                (NC1HWC0,),
-                ("input",),
-                ("outputs",),
-                (("split_channel_blocks",),),
-                full_shape="along_split_axis",
-            )
-        ),
+        whole_channel_blocks("split-channels", "input", "outputs", "split_channel_blocks", "along_split_axis"),
     )
     DEFAULTS: ClassVar = {"axis": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"split"})
@@ -634,16 +617,7 @@ class SliceOp(GeOp):
         RunsOn(Engine.VECTOR),
         CopiesElements(),
         MovesData(),
-        StorageFormats(
-            Carries(
-                "slice-channels",
-                (NC1HWC0,),
-                ("data",),
-                ("output",),
-                (("slice_channel_blocks",),),
-                full_shape="same_rank",
-            )
-        ),
+        whole_channel_blocks("slice-channels", "data", "output", "slice_channel_blocks", "same_rank"),
     )
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"starts", "ends", "axes", "steps"})
 

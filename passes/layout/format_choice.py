@@ -190,10 +190,12 @@ class FormatChoice:
 
     def __init__(self, planner: Planner, followers: dict[type[Operation], Rule], cost: ConversionCost, max_ops: int):
         self.planner, self.followers, self.cost, self.max_ops = planner, followers, cost, max_ops
+        self._needed: dict[SSAValue, list[Attribute]] = {}
 
     def run(self, module: ModuleOp, pass_name: str) -> None:
         for component in components(module, self.followers):
             inside = set(component.ops)
+            self._needed.clear()  # readers outside: per component
             formats = self._formats(component, inside)
             if not formats:
                 continue  # nothing arrives, nothing is asked: every op stays in its origin format
@@ -218,7 +220,12 @@ class FormatChoice:
         return value.type if storage is None else with_storage(_tensor(value), storage)
 
     def _needs(self, value: SSAValue, inside: set[GeOp]) -> list[Attribute]:
-        """The types the readers outside the component need `value` in."""
+        """The types the readers outside the component need `value` in (asked once per value)."""
+        if value not in self._needed:
+            self._needed[value] = self._outside_needs(value, inside)
+        return self._needed[value]
+
+    def _outside_needs(self, value: SSAValue, inside: set[GeOp]) -> list[Attribute]:
         needs = []
         for use in value.uses:
             reader = use.operation
@@ -330,14 +337,14 @@ class FormatChoice:
 
         conversions: dict[tuple[SSAValue, Attribute, Attribute], int] = {}
 
-        converted_outside: dict[SSAValue, list[Attribute]] = {}
-
         def read(value: SSAValue, want: Attribute, trigger: int | None) -> None:
-            if value not in writers:
-                if value not in converted_outside:
-                    converted_outside[value] = self._needs(value, inside)
-                if want in converted_outside[value]:
-                    return  # a boundary value an op outside reads so too: its TransData is made anyway
+            if (
+                value not in writers
+                and not isinstance(value.owner, ge.ConstantOp)
+                and want in self._needs(value, inside)
+            ):
+                return  # a boundary value an op outside reads so too: its TransData is made anyway
+            # (a constant's conversion is folded: free, and its readers, possibly thousands, go unasked)
             for source, by in stored_as(value).items():
                 if source == want:
                     continue
