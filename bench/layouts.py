@@ -1,7 +1,7 @@
 """Layouts on architectures nobody here tuned for: what TransData costs each model, per target.
 
     python -m bench.layouts [--models densenet,bert] [--targets ascend910b,ascend910]
-                            [--choices whole-graph,greedy] [--jobs 2]
+                            [--choices whole-graph,greedy] [--adjust-hw-layout] [--jobs 2]
 
 Every model of the corpus (test/corpus, with weights drawn as bench.corpus draws them) and the four
 built-in models (`ge:resnet50`, `ge:mobilenet_v2`, `ge:bert_base`, `ge:gpt2`, at full size) go through
@@ -18,6 +18,10 @@ target and choice:
 - latency: the modeled end-to-end time.
 
 - O3 s: the time ge-optimize took (assign-formats' choice included).
+
+With `--adjust-hw-layout` the graphs take their inputs and give their outputs in NC1HWC0 where a
+TransData would convert them (GE's is_input_adjust_hw_layout / is_output_adjust_hw_layout,
+`adjust-hw-layout`): what is left is the graph's own.
 
 The totals say how many models spend more than GOAL of their task time in TransData and how many
 launch more kernels (TransData counted) than onnxruntime keeps nodes; the comparison, per target,
@@ -82,7 +86,9 @@ class Row:
         return self.kernels + self.trans_data > self.ort_nodes
 
 
-def measure(name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOICES) -> list[Row]:
+def measure(
+    name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOICES, adjust_hw_layout: bool = False
+) -> list[Row]:
     onnx_model = model(name)
     imported = corpus.imported(onnx_model)
     ort_nodes = corpus.ort_nodes(onnx_model)
@@ -91,7 +97,13 @@ def measure(name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOI
         for choice in choices:
             module = clone_with_weights(imported)
             start = time.perf_counter()
-            GeOptimizePass(level=3, target=target, layout_choice=choice).apply(make_context(), module)
+            GeOptimizePass(
+                level=3,
+                target=target,
+                layout_choice=choice,
+                adjust_input_hw_layout=adjust_hw_layout,
+                adjust_output_hw_layout=adjust_hw_layout,
+            ).apply(make_context(), module)
             compile_s = time.perf_counter() - start
             counted = census(module)
             apply_all(make_context(), module, parse_passes(corpus.LOWER))
@@ -114,10 +126,10 @@ def measure(name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOI
     return rows
 
 
-def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...]]) -> list[Row] | str:
-    name, targets, choices = args
+def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...], bool]) -> list[Row] | str:
+    name, targets, choices, adjust_hw_layout = args
     try:
-        return measure(name, targets, choices)
+        return measure(name, targets, choices, adjust_hw_layout)
     except Exception as e:  # a report: one line per model that failed
         return f"{name}: {corpus.one_line(e)}"
 
@@ -197,13 +209,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="", help="comma-separated names (default: the corpus and the built-ins)")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--choices", default=",".join(CHOICES), help="assign-formats choices, side by side")
+    parser.add_argument(
+        "--adjust-hw-layout", action="store_true", help="inputs and outputs in NC1HWC0 where they would convert"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="models measured at once (default 2)")
     args = parser.parse_args(argv)
     names = args.models.split(",") if args.models else [*BUILTIN, *corpus.names()]
     targets = tuple(args.targets.split(","))
     choices = tuple(args.choices.split(","))
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        results = pool.map(_measure, [(n, targets, choices) for n in names], chunksize=1)
+        jobs = [(n, targets, choices, args.adjust_hw_layout) for n in names]
+        results = pool.map(_measure, jobs, chunksize=1)
     rows = [r for result in results if isinstance(result, list) for r in result]
     failures = [result for result in results if isinstance(result, str)]
     print(table(rows))

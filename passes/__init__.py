@@ -25,6 +25,7 @@ refuse_bare_import(__name__)
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "accumulate-gradients": ("ge.passes.accumulate_gradients", "AccumulateGradientsPass"),
     "add-loss": ("ge.passes.add_loss", "AddLossPass"),
+    "adjust-hw-layout": ("ge.passes.layout.adjust_hw_layout", "AdjustHwLayoutPass"),
     "apply-optimizer": ("ge.passes.apply_optimizer", "ApplyOptimizerPass"),
     "assign-formats": ("ge.passes.layout.assign_formats", "AssignFormatsPass"),
     "autodiff": ("ge.passes.autodiff", "AutodiffPass"),

@@ -39,6 +39,7 @@ from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
+from ge.passes.layout.adjust_hw_layout import AdjustHwLayoutPass
 from ge.passes.layout.assign_formats import CHOICES as LAYOUT_CHOICES
 from ge.passes.layout.assign_formats import AssignFormatsPass
 from ge.passes.layout.cancel_trans_data import CancelTransDataPass
@@ -72,6 +73,8 @@ class LevelOptions:
     precision_mode: str
     target: str | None
     layout_choice: str = "whole-graph"
+    adjust_input_hw_layout: bool = False
+    adjust_output_hw_layout: bool = False
 
 
 Stage = Callable[[LevelOptions], list[ModulePass]]
@@ -116,8 +119,11 @@ def precision(options: LevelOptions) -> list[ModulePass]:
 
 
 def layout(options: LevelOptions) -> list[ModulePass]:
+    inputs, outputs = options.adjust_input_hw_layout, options.adjust_output_hw_layout
+    boundary = [AdjustHwLayoutPass(inputs=inputs, outputs=outputs)] if inputs or outputs else []
     return [
         AssignFormatsPass(choice=options.layout_choice),
+        *boundary,
         CancelTransDataPass(),
         MergeTransDataPass(),
         FoldTransDataPass(),
@@ -154,6 +160,8 @@ class GeOptimizePass(CompositePass):
     precision_mode: str = "must_keep_origin_dtype"
     target: str | None = None  # None: the module's ge.target, else the default
     layout_choice: str = "whole-graph"  # assign-formats' choice: whole-graph or greedy
+    adjust_input_hw_layout: bool = False  # the graph's inputs given in NC1HWC0 (adjust-hw-layout)
+    adjust_output_hw_layout: bool = False  # its outputs returned in NC1HWC0
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -172,7 +180,13 @@ class GeOptimizePass(CompositePass):
             raise DiagnosticException(
                 f"ge-optimize: layout_choice '{self.layout_choice}' is not one of {', '.join(LAYOUT_CHOICES)}"
             )
-        return LevelOptions(self.precision_mode, self.target, self.layout_choice)
+        return LevelOptions(
+            self.precision_mode,
+            self.target,
+            self.layout_choice,
+            self.adjust_input_hw_layout,
+            self.adjust_output_hw_layout,
+        )
 
     def sub_passes(self) -> list[ModulePass]:
         """The level's passes, after a check that refuses a lowered module and (when the target is

@@ -45,7 +45,7 @@ from ge.ge_dialects.ge.facts import (
     StorageFormats,
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
-from ge.ge_dialects.ge.layout import NC1HWC0, whole_channel_blocks
+from ge.ge_dialects.ge.layout import FRACTAL_NZ, NC1HWC0, whole_channel_blocks
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
@@ -786,14 +786,20 @@ class ReduceOp(GeOp):
         return reduction_ratio(self.data, self.reduced)
 
 
+REDUCTION_FORMATS = StorageFormats(
+    Carries("reduce-spatial", (NC1HWC0,), ("data",), ("reduced",), full_shape="keeps_channels"),
+    Carries("reduce-nz", (FRACTAL_NZ,), ("data",), ("reduced",), (("keeps_last_axis",),), "leaves_matrix"),
+)
+"""A sum or mean keeps each C0 lane apart when it reduces an image's H and W (NC1HWC0) or any axes
+of a matrix but the last (FRACTAL_NZ: rows of fractals, or whole fractals, summed)."""
+
+
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
     """Mean over `axes`."""
 
     name = "ge.reduce_mean"
-    traits = traits_def(
-        StorageFormats(Carries("reduce-mean-spatial", (NC1HWC0,), ("data",), ("reduced",), full_shape="keeps_channels"))
-    )
+    traits = traits_def(REDUCTION_FORMATS)
     ONNX: ClassVar = ("ReduceMean",)
     PRECISION: ClassVar = "black"  # ReduceMeanD: false (a long sum)
     DATA_OPERANDS: ClassVar = ("data",)
@@ -812,6 +818,7 @@ class ReduceSumOp(ReduceOp):
     """Sum over `axes`; the backward graph's reduction (a broadcast operand's gradient, a bias's)."""
 
     name = "ge.reduce_sum"
+    traits = traits_def(REDUCTION_FORMATS)
     ONNX: ClassVar = ("ReduceSum",)
     PRECISION: ClassVar = "black"  # ReduceSumD: false (a long sum)
     DATA_OPERANDS: ClassVar = ("data",)

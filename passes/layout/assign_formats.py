@@ -85,7 +85,7 @@ def refusal(planner: Planner) -> Callable[[Operation], str | None]:
     """Why a format arriving at an op stops there (asked only where a TransData goes in): a follow
     rule's refusal, the op's shapes outside its follow rule, its anchor rule's refusal (its remark),
     no rule for its kind of op, or the graph's declared outputs."""
-    follows = {cls: r.name for r in RULES if r.finds for cls in r.pattern.classes}
+    follows = {cls: " or ".join(r.name for r in rules) for cls, rules in follow_rules(RULES).items()}
     anchors = {cls: r.name for r in RULES if not r.finds for cls in r.pattern.classes}
 
     def why(op: Operation) -> str | None:

@@ -62,6 +62,9 @@ from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import Decision, Planner, arrival_of, values_of
 from ge.passes.rewrite import Match, Rule, try_rule
 
+Followers = dict[type[Operation], tuple[Rule, ...]]
+"""The follow rules of each op class, in table order (one per format it carries)."""
+
 MAX_COMPONENT_OPS = 2000
 """Components up to this many ops get the 0-1 program; larger ones are placed greedily."""
 CONVERSION_US = 1e-3
@@ -156,7 +159,7 @@ def beside_copies(value: SSAValue) -> list[GeOp]:
     return [producer] if isinstance(producer, GeOp) and is_copy(producer) else []
 
 
-def components(module: ModuleOp, followers: dict[type[Operation], Rule]) -> list[Component]:
+def components(module: ModuleOp, followers: Followers) -> list[Component]:
     """The ops with a follow rule, grouped by the values they pass each other and the values from
     other ops they read together (one TransData of such a value serves all its readers: their
     choices are one problem); constants aside (their conversions are folded). Union-find, linear."""
@@ -188,7 +191,7 @@ def components(module: ModuleOp, followers: dict[type[Operation], Rule]) -> list
 class FormatChoice:
     """Chooses the modes of the format-agnostic ops of a module, component by component."""
 
-    def __init__(self, planner: Planner, followers: dict[type[Operation], Rule], cost: ConversionCost, max_ops: int):
+    def __init__(self, planner: Planner, followers: Followers, cost: ConversionCost, max_ops: int):
         self.planner, self.followers, self.cost, self.max_ops = planner, followers, cost, max_ops
         self._needed: dict[SSAValue, list[Attribute]] = {}
 
@@ -261,16 +264,17 @@ class FormatChoice:
     # -- the modes of one op -----------------------------------------------------------------------
 
     def _modes(self, op: GeOp, formats: Sequence[str]) -> list[Mode]:
-        """The op's origin mode, then one per format its follow rule allows (the rule's refusals
+        """The op's origin mode, then one per format one of its follow rules allows (the rule's refusals
         are its remarks in the sweep)."""
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
         results: list[SSAValue] = [r for r in op.results if isinstance(r.type, TensorType)]
         modes = [Mode(None, {v: v.type for v in tensors}, {}, {r: r.type for r in results})]
-        rule = self.followers[type(op)]
         for storage in formats:
-            mode = self._mode_in(op, rule, storage, tensors, results)
-            if mode is not None:
-                modes.append(mode)
+            for rule in self.followers[type(op)]:
+                mode = self._mode_in(op, rule, storage, tensors, results)
+                if mode is not None:
+                    modes.append(mode)
+                    break
         return modes
 
     def _trial(self, op: GeOp, rule: Rule, planned: dict[SSAValue, str]) -> tuple[Match, str | None] | None:
@@ -459,6 +463,11 @@ def _stored_otherwise(t: Attribute) -> str | None:
     return None if not isinstance(t, TensorType) or is_stored_logically(t) else storage_of(t)
 
 
-def follow_rules(rules: Iterable[Rule]) -> dict[type[Operation], Rule]:
-    """The follow rule of each op class (a follow rule binds what arrives: `finds`)."""
-    return {cls: rule for rule in rules if rule.finds for cls in rule.pattern.classes}
+def follow_rules(rules: Iterable[Rule]) -> Followers:
+    """The follow rules of each op class (a follow rule binds what arrives: `finds`), in table order."""
+    found: Followers = {}
+    for rule in rules:
+        if rule.finds:
+            for cls in rule.pattern.classes:
+                found[cls] = (*found.get(cls, ()), rule)
+    return found

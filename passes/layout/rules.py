@@ -242,6 +242,28 @@ def keeps_channels(op: GeOp, a: Shape, b: Shape) -> bool:
     return len(a) == len(b) == 4 and tuple(a[:2]) == tuple(b[:2]) and tuple(b[2:]) == (1, 1)
 
 
+def leaves_matrix(op: GeOp, a: Shape, b: Shape) -> bool:
+    """A reduction of a matrix (or a batch of them) to a matrix (`keeps_last_axis` checks which
+    axes): its operand counts as full-shape in FRACTAL_NZ."""
+    return len(a) >= 2 and len(b) >= 2
+
+
+def keeps_last_axis(op: GeOp, options: Options) -> str | None:
+    """A reduction over axes other than the last: in FRACTAL_NZ whole fractals (batch dims) or the
+    rows of each column block's fractals (a token mixer's mean over tokens) are summed, C0 lanes
+    apart. A reduction along the last axis cuts across the lanes: refused."""
+    assert isinstance(op, (ge.ReduceMeanOp, ge.ReduceSumOp))
+    rank = len(_shape(op, "data"))
+    values = None if op.axes is None else constant_value(op.axes)
+    if values is None:
+        return "it reduces every axis" if op.axes is None else "its axes are not constants"
+    if values.size == 0:
+        return "its axes are empty (every axis, or none)"
+    if any(int(a) % rank == rank - 1 for a in values.reshape(-1)):
+        return f"it reduces the last axis {rank - 1} (FRACTAL_NZ keeps it in C0 lanes)"
+    return None
+
+
 def spatial_only(op: GeOp, a: Shape, b: Shape) -> bool:
     """An op that changes H and W only (a resize, a pad): its image operand counts as full-shape,
     so NC1HWC0 carries through it when N and C stay (each C0 block's lanes move together)."""
@@ -339,6 +361,7 @@ CONDITIONS: dict[str, Callable[..., Check]] = {
     "slice_channel_blocks": lambda: slice_channel_blocks,
     "resizes_spatially": lambda: resizes_spatially,
     "pads_spatially": lambda: pads_spatially,
+    "keeps_last_axis": lambda: keeps_last_axis,
 }
 """The conditions an op's `StorageFormats` names, each a constructor of its check from the
 declared arguments (`("weight", "W")` -> `is_weight("W")`)."""
@@ -349,6 +372,7 @@ FULL_SHAPES: dict[str, ShapeMatch] = {
     "along_split_axis": along_split_axis,
     "same_rank": same_rank,
     "keeps_channels": keeps_channels,
+    "leaves_matrix": leaves_matrix,
     "spatial_only": spatial_only,
 }
 """Which operands of a format-carrying op count as full-shape, by the name its declaration gives."""

@@ -118,6 +118,7 @@ CASES = [
     ("assign-formats", "resnet50@32", "infer-shapes,fold-conv-bn", True),
     ("insert-trans-data", "resnet50@32", "infer-shapes,assign-formats{insert=false}", True),
     ("cancel-trans-data", "resnet50@32", "infer-shapes,assign-formats", False),
+    ("adjust-hw-layout", "resnet50@32", "infer-shapes,assign-formats", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),
     ("fuse-ops", "resnet50@32", O2, True),

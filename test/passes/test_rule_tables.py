@@ -16,11 +16,12 @@ from xdsl.parser import Parser
 
 import ge as ge_api
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.facts import Carries
 from ge.passes import remarks
 from ge.passes.layout import cancel_trans_data, fold_trans_data, merge_trans_data
 from ge.passes.layout.insert_trans_data import materialize
 from ge.passes.layout.planning import Planner
-from ge.passes.layout.rules import ANCHORS, BACKWARD_ANCHORS, BROADCASTS, FOLLOWERS, Options
+from ge.passes.layout.rules import ANCHORS, BACKWARD_ANCHORS, BROADCASTS, FOLLOWERS, Options, declarations
 from ge.passes.layout.rules import RULES as LAYOUT_RULES
 from ge.passes.layout.variable_formats import keep_state_stored, plan_variables
 from ge.passes.rewrite import IN_PLACE, Check, Op, Reject, Rule, apply_rules
@@ -109,15 +110,21 @@ def test_every_rule_is_needed(pass_name, index):
     assert full[0] != dropped[0], f"dropping {name} changes no output of {lit_file}"
 
 
-def test_layout_op_classes_have_anchors_or_one_follower():
+def test_layout_op_classes_have_anchors_or_followers_of_distinct_formats():
     """The pass's meaning (an op's anchor rules all apply; a follow rule only where no anchor names
-    the op) relies on these tables not overlapping."""
+    the op, the rule of the format that arrives) relies on these tables not overlapping."""
     anchors = ANCHORS + BACKWARD_ANCHORS
     anchored = {c for r in anchors for c in r.pattern.classes}
-    followed = [c for r in FOLLOWERS for c in r.pattern.classes]
-    assert not anchored & set(followed)
-    assert len(followed) == len(set(followed))
+    followed = {c for r in FOLLOWERS for c in r.pattern.classes}
+    assert not anchored & followed
     assert all(not r.final for r in anchors) and all(r.final for r in FOLLOWERS)
+    carried: dict[type, list[str]] = {}
+    for declared, classes in declarations(ge.ALL_OPS):
+        if isinstance(declared, Carries) and declared.formats is not None:
+            for cls in classes:
+                carried.setdefault(cls, []).extend(declared.formats)
+    assert all(len(formats) == len(set(formats)) for formats in carried.values())
+    assert any(len(formats) > 1 for formats in carried.values())  # ReduceMean: NC1HWC0 and FRACTAL_NZ
 
 
 # -- the engine features ---------------------------------------------------------------------------

@@ -482,14 +482,14 @@ func.func @concat_channels(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %v
 
 // -----
 
-// reduce-mean-spatial: a mean over H and W with the dims kept (squeeze-excite) carries NC1HWC0
+// reduce-spatial: a mean over H and W with the dims kept (squeeze-excite) carries NC1HWC0
 // from the conv into the next conv; a mean over W alone is no [N, C, 1, 1] and stays NCHW.
 
 // CHECK-LABEL: func.func @spatial_mean
 // CHECK:         %m = ge.reduce_mean %a, axes = %hw {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, tensor<2xi64>) -> tensor<1x16x1x1xf32, #ge.fmt<NCHW, NC1HWC0>> loc("/squeeze")
 // CHECK-NEXT:    %e = ge.conv %m, %u : (tensor<1x16x1x1xf32, #ge.fmt<NCHW, NC1HWC0>>
 // CHECK:         %r = ge.reduce_mean %{{.*}}, axes = %h {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>) -> tensor<1x16x4x1xf32, #ge.fmt<NCHW>> loc("/row_mean")
-// REMARK: applied reduce-mean-spatial on [/squeeze]: ge.reduce_mean '/squeeze' carries NC1HWC0 from 'data'
+// REMARK: applied reduce-spatial on [/squeeze]: ge.reduce_mean '/squeeze' carries NC1HWC0 from 'data'
 func.func @spatial_mean(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: tensor<16x16x1x1xf32>) -> (tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<1x16x4x1xf32, #ge.fmt<NCHW>>) {
   %hw = ge.constant dense<[2, 3]> : tensor<2xi64>
   %h = ge.constant dense<[3]> : tensor<1xi64>
@@ -498,6 +498,37 @@ func.func @spatial_mean(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %u: t
   %e = ge.conv %m, %u : (tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<16x16x1x1xf32>) -> tensor<1x16x1x1xf32, #ge.fmt<NCHW>> loc("/excite")
   %r = ge.reduce_mean %a, axes = %h {keepdims = 1 : i64} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>, tensor<1xi64>) -> tensor<1x16x4x1xf32, #ge.fmt<NCHW>> loc("/row_mean")
   func.return %e, %r : tensor<1x16x1x1xf32, #ge.fmt<NCHW>>, tensor<1x16x4x1xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// reduce-nz: a mean over the rows (axis -2, a token mixer's pooling) carries FRACTAL_NZ from
+// the matmul into the next one, dims kept or not, as a sum over the batch does; a mean over the
+// last axis cuts across the C0 lanes: its operand converted back.
+
+// CHECK-LABEL: func.func @row_mean
+// CHECK:         %m = ge.reduce_mean %a, axes = %rows {keepdims = 0 : i64} : (tensor<32x16x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1xi64>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>> loc("/pool")
+// CHECK:         %h = ge.matmul %m, %{{.*}} : (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
+// CHECK:         %k = ge.reduce_sum %a, axes = %rows {keepdims = 1 : i64} : (tensor<32x16x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1xi64>) -> tensor<32x1x64xf32, #ge.fmt<ND, FRACTAL_NZ>> loc("/pool_kept")
+// CHECK:         %b = ge.reduce_sum %a, axes = %batch {keepdims = 0 : i64} : (tensor<32x16x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1xi64>) -> tensor<16x64xf32, #ge.fmt<ND, FRACTAL_NZ>> loc("/batch_sum")
+// CHECK:         %c = ge.reduce_mean %{{.*}}, axes = %cols {keepdims = 1 : i64} : (tensor<32x16x64xf32>, tensor<1xi64>) -> tensor<32x16x1xf32> loc("/col_mean")
+// REMARK: applied reduce-nz on [/pool]: ge.reduce_mean '/pool' carries FRACTAL_NZ from 'data'
+// REMARK: applied reduce-nz on [/batch_sum]: ge.reduce_sum '/batch_sum' carries FRACTAL_NZ from 'data'
+// REMARK: rejected reduce-nz on [/col_mean]: ge.reduce_mean '/col_mean' does not carry FRACTAL_NZ from 'data': it reduces the last axis 2 (FRACTAL_NZ keeps it in C0 lanes)
+// REMARK: rejected reduce-nz on [/all]: ge.reduce_sum '/all' does not carry FRACTAL_NZ from 'data': its axes are empty (every axis, or none)
+func.func @row_mean(%x: tensor<32x16x32xf32>, %w: tensor<32x64xf32>, %u: tensor<64x48xf32>) -> (tensor<32x48xf32>, tensor<32x1x64xf32>, tensor<16x64xf32>, tensor<32x16x1xf32>, tensor<1x1x1xf32>) {
+  %rows = ge.constant dense<[1]> : tensor<1xi64>
+  %batch = ge.constant dense<[0]> : tensor<1xi64>
+  %cols = ge.constant dense<[-1]> : tensor<1xi64>
+  %a = ge.matmul %x, %w : (tensor<32x16x32xf32>, tensor<32x64xf32>) -> tensor<32x16x64xf32> loc("/mixer")
+  %m = ge.reduce_mean %a, axes = %rows {keepdims = 0 : i64} : (tensor<32x16x64xf32>, tensor<1xi64>) -> tensor<32x64xf32> loc("/pool")
+  %h = ge.matmul %m, %u : (tensor<32x64xf32>, tensor<64x48xf32>) -> tensor<32x48xf32> loc("/head")
+  %k = ge.reduce_sum %a, axes = %rows {keepdims = 1 : i64} : (tensor<32x16x64xf32>, tensor<1xi64>) -> tensor<32x1x64xf32> loc("/pool_kept")
+  %b = ge.reduce_sum %a, axes = %batch {keepdims = 0 : i64} : (tensor<32x16x64xf32>, tensor<1xi64>) -> tensor<16x64xf32> loc("/batch_sum")
+  %c = ge.reduce_mean %a, axes = %cols {keepdims = 1 : i64} : (tensor<32x16x64xf32>, tensor<1xi64>) -> tensor<32x16x1xf32> loc("/col_mean")
+  %none = ge.constant dense<> : tensor<0xi64>
+  %all = ge.reduce_sum %a, axes = %none {keepdims = 1 : i64} : (tensor<32x16x64xf32>, tensor<0xi64>) -> tensor<1x1x1xf32> loc("/all")
+  func.return %h, %k, %b, %c, %all : tensor<32x48xf32>, tensor<32x1x64xf32>, tensor<16x64xf32>, tensor<32x16x1xf32>, tensor<1x1x1xf32>
 }
 
 // -----
