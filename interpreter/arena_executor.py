@@ -9,7 +9,8 @@ memory plan shows in its outputs.
 - Tasks run one at a time, whole, in an order drawn at random (seeded) among the orders streams
   and events allow: a stream runs its tasks in program order; a task starts only once every event
   it waits on is recorded, and a record happens when its task ends. Program order is one of these
-  orders, and the one the plain interpreter uses; others expose what the events fail to order.
+  orders (no seed: what `runner.run` does with a stream-level module); others expose what the
+  events fail to order.
 - A task whose input's producer has not run yet is a ScheduleError naming both tasks.
 - Each variable (`ge.variable "key"`, a training step's state) has ONE storage, as on the device,
   filled from the weights before the first task: every `ge.variable` of the key reads it, and a
@@ -154,6 +155,8 @@ class _Arena:
                     raise ArenaError(f"task '{t.name}' result #{i} is written over variable '{key}', which has none")
                 if key:
                     self.state_of[t.outputs[i]] = key
+            if t.offsets is None:
+                raise ArenaError(f"task '{t.name}' has no planned offsets (run plan-memory)")
             for i, (v, off, size) in enumerate(zip(t.outputs, t.offsets, t.sizes)):
                 if off < 0 or v in self.state_of:
                     continue

@@ -17,6 +17,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 
+from ge.ge_dialects import stream
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line, quoted
@@ -24,6 +25,7 @@ from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.ge import ConstantCache, GeFunctions
 from ge.interpreter.kernels.parallel import kernel_threads
 from ge.interpreter.layouts import to_logical, to_physical
+from ge.interpreter.stream_program import pool_bytes
 from ge.interpreter.task import TaskFunctions
 
 
@@ -252,8 +254,14 @@ def run(
 ) -> dict[str, np.ndarray]:
     """Executes `main` and returns its results by output name; `weights` defaults to the module's own
     (what a tool attached, plus what passes added). `threads` sizes the run (see `blas_threads`).
-    Constant values are kept for the next run of the same module and weights."""
+    Constant values are kept for the next run of the same module and weights. A function lowered to
+    streams with a memory plan runs on the arena executor, in program order: its tasks over one
+    arena of the planned pool, as the device stores them (interpreter/arena_executor.py)."""
     fn = main_function(module)
+    if stream.MODE_ATTR in fn.attributes and pool_bytes(module) is not None:
+        from ge.interpreter.arena_executor import run_in_arena  # it builds on this module
+
+        return run_in_arena(module, inputs, weights, seed=None, threads=threads)
     # graph inputs and outputs are logical; a signature type with a storage format is converted here
     args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))]
     interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)

@@ -9,7 +9,6 @@ and the target's numbers, with the streams, events and launches the IR describes
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.dialects import func
@@ -19,14 +18,10 @@ from xdsl.ir import SSAValue
 from ge.ge_dialects import stream, task
 from ge.interpreter.device.ir_work import kernel_work
 from ge.interpreter.device.work import SimTask, TaskWork
+from ge.interpreter.stream_program import MEMORY_ATTR, NotLowered, read_program
 from ge.target import Target
 
-MEMORY_ATTR = "task.memory"
-"""Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
-
-
-class NotLowered(Exception):
-    """The module has no tasks on streams (run lower-to-tasks and lower-to-streams first)."""
+__all__ = ["MEMORY_ATTR", "NotLowered", "sim_tasks", "simulate_module", "task_work"]
 
 
 def task_work(kernel: task.KernelOp, names: dict[SSAValue, str]) -> TaskWork:
@@ -35,46 +30,31 @@ def task_work(kernel: task.KernelOp, names: dict[SSAValue, str]) -> TaskWork:
 
 
 def sim_tasks(fn: func.FuncOp) -> list[SimTask]:
-    """The function's tasks in program order, with the waits before and records after each."""
-    names: dict[SSAValue, str] = {}
-    for i, arg in enumerate(fn.body.block.args):
-        names[arg] = f"%arg{i}"
-    pending_waits: dict[int, list[int]] = defaultdict(list)
-    records: dict[int, list[int]] = defaultdict(list)  # task index -> events recorded after it
-    last_on_stream: dict[int, int] = {}
-    kernels: list[task.KernelOp] = []
-    waits: list[tuple[int, ...]] = []
-    streams: list[int] = []  # per kernel, checked present below
-    for op in fn.body.block.ops:
-        if isinstance(op, stream.WaitOp):
-            pending_waits[op.stream_id].append(op.event_id)
-        elif isinstance(op, stream.RecordOp):
-            if op.stream_id not in last_on_stream:
-                raise NotLowered(f"stream.record {op.event_id} on {op.stream_id} precedes every task of its stream")
-            # the stream verifier checked that op.task is this latest task
-            records[last_on_stream[op.stream_id]].append(op.event_id)
-        elif isinstance(op, task.KernelOp):
-            s = op.get("stream")
-            if s is None:
-                raise NotLowered(f"task '{op.task_name.data}' has no stream (run lower-to-streams)")
-            streams.append(s)
-            waits.append(tuple(pending_waits.pop(s, [])))
-            last_on_stream[s] = len(kernels)
-            kernels.append(op)
-    if not kernels:
+    """The function's tasks in program order (`read_program`), with the waits before and records
+    after each: hardware event ids, and for each wait the task its record follows (the IR's link)."""
+    program = read_program(fn)
+    if not program.tasks:
         raise NotLowered("the module has no tasks (run lower-to-tasks and lower-to-streams)")
-    producer: dict[SSAValue, int] = {v: i for i, k in enumerate(kernels) for v in k.outputs}
+    names: dict[SSAValue, str] = {arg: f"%arg{i}" for i, arg in enumerate(fn.body.block.args)}
+    producer = program.producer()
     return [
         SimTask(
-            work=task_work(k, names),
-            stream=streams[i],
-            launch=k.get("launch") or 0,
-            waits=waits[i],
-            records=tuple(records.get(i, ())),
-            inputs_from=tuple(sorted({producer[v] for v in k.inputs if v in producer})),
+            work=task_work(t.op, names),
+            stream=t.stream,
+            launch=t.launch,
+            waits=tuple(_event_id(e) for e in t.waits),
+            records=tuple(_event_id(e) for e in t.records),
+            inputs_from=tuple(sorted({producer[v] for v in t.inputs if v in producer})),
+            wait_from=tuple(program.recorder(e) for e in t.waits),
         )
-        for i, k in enumerate(kernels)
+        for t in program.tasks
     ]
+
+
+def _event_id(event) -> int:
+    record = event.owner
+    assert isinstance(record, stream.RecordOp), "read_program keeps only the events of records"
+    return record.event_id
 
 
 @dataclass

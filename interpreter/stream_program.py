@@ -1,22 +1,28 @@
-"""What a function lowered to streams asks the device to do, read from the IR once: its tasks in
-program order, each with its stream, its planned result offsets, the events it waits on before it
-starts and the events recorded when it ends.
+"""The one reading of a function lowered to streams: its tasks in program order, each with its
+stream, its planned result offsets, the events it waits on before it starts and the events recorded
+when it ends, and where each record and wait stands.
 
-The arena executor (interpreter/arena_executor.py) and its tests work on this record only, so the
-spelling of streams and events in the IR is known here and nowhere else. Events are opaque keys:
-a wait names the key of the one record it waits for.
+The stream verifier (lowering/streams/verify.py) checks this record, the arena executor
+(interpreter/arena_executor.py) runs it and the device simulator times it (`sim_tasks` in
+interpreter/stream_executor.py), so the spelling of streams and events in the IR is known here
+and nowhere else. Events are their SSA values: a wait names the one record it waits for.
 
 Spelling (ge_dialects/stream.py): `%ev = stream.record E on S after %v` fires when the task
 defining `%v` (the latest task of stream S before the record) ends; `stream.wait %ev on S` holds
-the next task of stream S after it until that record has fired. The key of an event is its SSA
-value `%ev`, so which record a wait waits for is in the IR, not in op positions or hardware ids.
+the next task of stream S after it until that record has fired. So which record a wait waits for
+is in the IR, not in op positions or hardware ids (E is the id the hardware would reuse).
 A task's `state_alias` names, per result, the variable that result is written over in place.
+
+`read_program` reads what is there and refuses only what has no reading (a record after no task of
+its stream, a wait for no record of the function); the verifier judges the rest (stream count,
+waits without a task after them, records waited other than once, races). `stream_program` also
+requires the memory plan, which the arena executor runs over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
@@ -24,7 +30,17 @@ from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.sizes import device_bytes
-from ge.interpreter.stream_executor import MEMORY_ATTR, NotLowered
+
+MEMORY_ATTR = "task.memory"
+"""Module attribute `plan-memory` writes: pool bytes, no-reuse total, lower bound, heuristic."""
+
+
+class NotLowered(Exception):
+    """The module has no tasks on streams (run lower-to-tasks and lower-to-streams first)."""
+
+
+class StreamError(ValueError):
+    """The function's streams and events do not say, or do not order, what they must."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +51,7 @@ class ProgramTask:
     launch: int
     inputs: tuple[SSAValue, ...]
     outputs: tuple[SSAValue, ...]
-    offsets: tuple[int, ...]  # byte offset of each result in the pool; -1: not in the pool (a graph output)
+    offsets: tuple[int, ...] | None  # byte offset of each result in the pool; -1: not in the pool; None: unplanned
     sizes: tuple[int, ...]  # bytes plan-memory reserved for each result (in its storage format)
     waits: tuple[Hashable, ...] = ()  # events that must have been recorded before the task starts
     records: tuple[Hashable, ...] = ()  # events recorded when the task ends
@@ -50,12 +66,22 @@ class ProgramTask:
 class StreamProgram:
     function: func.FuncOp
     tasks: tuple[ProgramTask, ...]
-    pool: int  # bytes of the planned memory pool
+    pool: int  # bytes of the planned memory pool (0 when unplanned)
     setup: tuple[Operation, ...]  # ops outside tasks that compute values before any task (constants)
+    stream_count: int | None = None  # the function's stream.count, if it has one
+    sequence: tuple[stream.RecordOp | stream.WaitOp, ...] = ()  # the records and waits, in program order
+    recorded_after: Mapping[stream.RecordOp, int] = field(default_factory=dict)  # the task each record follows
+    next_task: Mapping[stream.WaitOp, int] = field(default_factory=dict)  # the task after each wait, if any
 
     def producer(self) -> dict[SSAValue, int]:
         """Task index that defines each task result."""
         return {v: t.index for t in self.tasks for v in t.outputs}
+
+    def recorder(self, event: Hashable) -> int:
+        """The task after which `event` (a record's SSA value) is recorded."""
+        record = event.owner if isinstance(event, SSAValue) else None
+        assert isinstance(record, stream.RecordOp), f"{event} is no record's event"
+        return self.recorded_after[record]
 
 
 def pool_bytes(module: ModuleOp | None) -> int | None:
@@ -66,43 +92,69 @@ def pool_bytes(module: ModuleOp | None) -> int | None:
     return pool.value.data
 
 
-def stream_program(fn: func.FuncOp) -> StreamProgram:
-    """The tasks of `fn` (lower-to-tasks, plan-memory and lower-to-streams applied) with their events."""
-    where = f"@{fn.sym_name.data}"
-    module = fn.parent_op()
-    pool = pool_bytes(module if isinstance(module, ModuleOp) else None)
-    if pool is None:
-        raise NotLowered(f"{where}: the module has no {MEMORY_ATTR} pool (run plan-memory)")
-    walk = _ProgramWalk(where)
+def read_program(fn: func.FuncOp) -> StreamProgram:
+    """The tasks of `fn` (lowered to streams; the memory plan optional) with their events."""
+    walk = _ProgramWalk(f"@{fn.sym_name.data}")
     for op in fn.body.block.ops:
         walk.visit(op)
-    if not walk.kernels:
+    count = fn.attributes.get(stream.COUNT_ATTR)
+    module = fn.parent_op()
+    return StreamProgram(
+        function=fn,
+        tasks=walk.tasks(),
+        pool=pool_bytes(module if isinstance(module, ModuleOp) else None) or 0,
+        setup=tuple(walk.setup),
+        stream_count=count.value.data if isinstance(count, IntegerAttr) else None,
+        sequence=tuple(walk.sequence),
+        recorded_after=walk.recorded_after,
+        next_task=walk.next_task,
+    )
+
+
+def stream_program(fn: func.FuncOp) -> StreamProgram:
+    """`read_program`, for running: the tasks of `fn` with lower-to-tasks, plan-memory and
+    lower-to-streams applied (NotLowered otherwise)."""
+    where = f"@{fn.sym_name.data}"
+    module = fn.parent_op()
+    if pool_bytes(module if isinstance(module, ModuleOp) else None) is None:
+        raise NotLowered(f"{where}: the module has no {MEMORY_ATTR} pool (run plan-memory)")
+    try:
+        program = read_program(fn)
+    except StreamError as e:
+        raise NotLowered(str(e)) from None
+    if not program.tasks:
         raise NotLowered(f"{where}: no tasks (run lower-to-tasks and lower-to-streams)")
-    return StreamProgram(function=fn, tasks=walk.tasks(), pool=pool, setup=tuple(walk.setup))
+    unplanned = next((t for t in program.tasks if t.offsets is None), None)
+    if unplanned is not None:
+        raise NotLowered(f"{where}: task '{unplanned.name}' has no offsets (run plan-memory)")
+    return program
 
 
 class _ProgramWalk:
     """Reads a lowered function's ops in program order: its kernels with their streams, offsets and
-    events, and the setup ops outside tasks."""
+    events, where each record and wait stands, and the setup ops outside tasks."""
 
     def __init__(self, where: str) -> None:
         self.where = where
-        self.pending_waits: dict[int, list[SSAValue]] = {}  # stream -> events its next task waits for
+        self.pending_waits: dict[int, list[stream.WaitOp]] = {}  # stream -> waits before its next task
         self.last_on_stream: dict[int, int] = {}
         self.records: dict[int, list[SSAValue]] = {}
         self.kernels: list[task.KernelOp] = []
-        self.waits: list[tuple] = []
+        self.waits: list[tuple[SSAValue, ...]] = []
         self.setup: list[Operation] = []
         self.task_results: set[SSAValue] = set()
         self.task_index: dict[Operation, int] = {}
         self.streams: list[int] = []  # per kernel, checked present in `kernel`
-        self.offsets: list[tuple[int, ...]] = []
+        self.offsets: list[tuple[int, ...] | None] = []
+        self.sequence: list[stream.RecordOp | stream.WaitOp] = []
+        self.recorded_after: dict[stream.RecordOp, int] = {}
+        self.next_task: dict[stream.WaitOp, int] = {}
 
     def visit(self, op: Operation) -> None:
         if isinstance(op, stream.RecordOp):
             self.record(op)
         elif isinstance(op, stream.WaitOp):
-            self.pending_waits.setdefault(op.stream_id, []).append(op.event)
+            self.wait(op)
         elif isinstance(op, task.KernelOp):
             self.kernel(op)
         elif isinstance(op, func.ReturnOp):
@@ -114,25 +166,43 @@ class _ProgramWalk:
 
     def record(self, op: stream.RecordOp) -> None:
         """An event recorded when the latest task of its stream ends."""
-        recorded = op.task
-        if recorded not in self.task_index or self.last_on_stream.get(op.stream_id) != self.task_index[recorded]:
-            raise NotLowered(
-                f"{self.where}: stream.record {op.event_id} on {op.stream_id} does not follow the "
-                "latest task of its stream"
+        after = op.task
+        latest = self.last_on_stream.get(op.stream_id)
+        if after is None or latest is None or self.kernels[latest] is not after:
+            follows = f"'{after.task_name.data}'" if isinstance(after, task.KernelOp) else "no task"
+            latest_name = f"'{self.kernels[latest].task_name.data}'" if latest is not None else "none"
+            raise StreamError(
+                f"{self.where}: stream.record {op.event_id} on {op.stream_id} follows {follows}, but the "
+                f"latest task of stream {op.stream_id} before it is {latest_name}"
             )
-        self.records.setdefault(self.task_index[recorded], []).append(op.result)
+        self.records.setdefault(latest, []).append(op.result)
+        self.recorded_after[op] = latest
+        self.sequence.append(op)
+
+    def wait(self, op: stream.WaitOp) -> None:
+        """A wait for an earlier record of this function: it holds the next task of its stream."""
+        record = op.record
+        if record is None or record not in self.recorded_after:
+            raise StreamError(
+                f"{self.where}: stream.wait on {op.stream_id} waits for an event no earlier "
+                f"stream.record of this function produces"
+            )
+        self.pending_waits.setdefault(op.stream_id, []).append(op)
+        self.sequence.append(op)
 
     def kernel(self, op: task.KernelOp) -> None:
         """A task: it takes the waits pending on its stream and becomes the stream's latest task."""
         s = op.get("stream")
         if s is None:
             raise NotLowered(f"{self.where}: task '{op.task_name.data}' has no stream (run lower-to-streams)")
-        if op.offsets is None:
-            raise NotLowered(f"{self.where}: task '{op.task_name.data}' has no offsets (run plan-memory)")
+        i = len(self.kernels)
+        waits = self.pending_waits.pop(s, [])
+        for w in waits:
+            self.next_task[w] = i
         self.streams.append(s)
-        self.offsets.append(tuple(op.offsets.get_values()))
-        self.waits.append(tuple(self.pending_waits.pop(s, [])))
-        self.last_on_stream[s] = self.task_index[op] = len(self.kernels)
+        self.offsets.append(tuple(op.offsets.get_values()) if op.offsets is not None else None)
+        self.waits.append(tuple(w.event for w in waits))
+        self.last_on_stream[s] = self.task_index[op] = i
         self.kernels.append(op)
         self.task_results.update(op.outputs)
 

@@ -304,15 +304,19 @@ def _launch_indices(tasks: list[SimTask], mode: str) -> list[int]:
 
 
 def _wait_sources(tasks: list[SimTask]) -> list[list[int]]:
-    """For each task, the task whose record each of its waits refers to: the latest earlier record of the event."""
+    """For each task, the task whose record each of its waits refers to: the one `wait_from` names,
+    else the latest earlier record of the event."""
     latest: dict[int, int] = {}
     wait_src: list[list[int]] = []
     for i, t in enumerate(tasks):
+        if t.wait_from is not None and len(t.wait_from) != len(t.waits):
+            raise ValueError(f"task '{t.work.name}' (#{i}) has {len(t.waits)} waits but {len(t.wait_from)} sources")
         srcs = []
-        for e in t.waits:
-            if e not in latest:
+        for k, e in enumerate(t.waits):
+            src = t.wait_from[k] if t.wait_from is not None else latest.get(e)
+            if src is None or not src < i or e not in tasks[src].records:
                 raise ValueError(f"task '{t.work.name}' (#{i}) waits event {e}, which no earlier task records")
-            srcs.append(latest[e])
+            srcs.append(src)
         wait_src.append(srcs)
         for e in t.records:
             latest[e] = i

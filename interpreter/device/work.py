@@ -122,9 +122,10 @@ class TaskWork:
 class SimTask:
     """A task placed on a stream. Tasks with the same `launch` id are dispatched by one host launch
     (used in subgraph-sink mode). `waits` are event ids waited before the task starts, `records` event
-    ids recorded after it ends; a wait refers to the latest record of that event by an earlier task.
-    `inputs_from` are the indices of the tasks whose results it reads (the simulator checks that
-    they have ended when it starts)."""
+    ids recorded after it ends. `wait_from` names, per wait, the earlier task whose record of that id
+    it waits for (the IR's link, `sim_tasks`); without it a wait refers to the latest record of its id
+    by an earlier task. `inputs_from` are the indices of the tasks whose results it reads (the
+    simulator checks that they have ended when it starts)."""
 
     work: TaskWork
     stream: int
@@ -132,3 +133,4 @@ class SimTask:
     waits: tuple[int, ...] = ()
     records: tuple[int, ...] = ()
     inputs_from: tuple[int, ...] = ()
+    wait_from: tuple[int, ...] | None = None

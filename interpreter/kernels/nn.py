@@ -430,8 +430,15 @@ def _softmax_rows(e: np.ndarray, axis: int) -> np.ndarray:
 # -- matrix products ---------------------------------------------------------------------------
 
 
+def _operand(x: np.ndarray) -> np.ndarray:
+    """A product's operand in its compute type and in row-major order: BLAS rounds a product of a
+    transposed view otherwise than of the same values stored in order, and a value is a view or not
+    by how the kernel before produced it (the arena executor stores every value in order)."""
+    return np.ascontiguousarray(_compute(x))
+
+
 def gemm(op, ins):
-    a, b, c = _compute(ins["A"]), _compute(ins["B"]), ins["C"]
+    a, b, c = _operand(ins["A"]), _operand(ins["B"]), ins["C"]
     a = a.T if op.p("transA") else a
     b = b.T if op.p("transB") else b
     y = matmul_into(a, b)
@@ -446,8 +453,8 @@ def gemm(op, ins):
 def matmul(op, ins):
     """A stack of matrices times one matrix is one GEMM over the stacked rows (one 2-D BLAS call
     instead of one per matrix)."""
-    a, b = _compute(ins["A"]), _compute(ins["B"])
-    if a.ndim >= 2 and b.ndim == 2 and a.flags.c_contiguous:
+    a, b = _operand(ins["A"]), _operand(ins["B"])
+    if a.ndim >= 2 and b.ndim == 2:
         # the result owns its memory (written through a 2-D view), so the next op may take it over
         y = np.empty((*a.shape[:-1], b.shape[-1]), np.result_type(a, b))
         matmul_into(a.reshape(-1, a.shape[-1]), b, out=y.reshape(-1, b.shape[-1]))

@@ -24,35 +24,31 @@ A violation raises `StreamError` with one line naming the two tasks.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr
 
 from ge.ge_dialects import stream, task
+from ge.interpreter.stream_program import NotLowered, StreamError, StreamProgram, read_program
 from ge.lowering.memory.state import StateError, war_edges
 from ge.lowering.streams.events import stream_edges
 from ge.lowering.streams.graph import Reachability
-from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges, task_name
+from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges
 
-
-class StreamError(ValueError):
-    """The function's streams and events do not order what they must."""
+__all__ = ["StreamError", "StreamFacts", "stream_facts", "verify_stream_function"]
 
 
 @dataclass(frozen=True)
 class StreamFacts:
-    """What the IR says, in task indices (program order)."""
+    """What the IR says (`read_program`), in task indices (program order)."""
 
+    program: StreamProgram
     kernels: list[task.KernelOp]
     streams: list[int]
     events: list[tuple[int, int]]
     """(record's task, first task of the waiting stream after the wait), one per wait."""
     reach: Reachability
     """Happens-before: reach.reaches(u, v) iff u finishes before v starts."""
-    task_after_wait: dict[stream.WaitOp, int]
-    """The first task of the wait's stream after the wait in program order."""
 
     def ordered(self, u: int, v: int) -> bool:
         return u == v or self.reach.reaches(u, v)
@@ -63,135 +59,77 @@ def _where(fn: func.FuncOp) -> str:
 
 
 def stream_facts(fn: func.FuncOp) -> StreamFacts:
-    """Reads tasks, streams and events, checking the local rules (ids, record and wait placement)."""
-    where = _where(fn)
-    walk = _StreamWalk(where, _stream_count(fn, where))
-    for op in fn.body.block.ops:
-        if isinstance(op, task.KernelOp):
-            walk.kernel(op)
-        elif isinstance(op, stream.RecordOp):
-            walk.record(op)
-        elif isinstance(op, stream.WaitOp):
-            walk.wait(op)
-    walk.check_waits()
-    succ: list[list[int]] = [[] for _ in walk.kernels]
-    for u, v in stream_edges(walk.streams) + walk.events:
+    """The program's tasks, streams and events, after the local rules (stream count and ids, a task
+    after every wait, every record waited once)."""
+    try:
+        program = read_program(fn)
+    except NotLowered as e:
+        raise StreamError(str(e)) from None
+    check_streams(fn, program)
+    check_waits(fn, program)
+    streams = [t.stream for t in program.tasks]
+    events = [(program.recorded_after[w.record], v) for w, v in program.next_task.items() if w.record is not None]
+    succ: list[list[int]] = [[] for _ in program.tasks]
+    for u, v in stream_edges(streams) + events:
         succ[u].append(v)
     return StreamFacts(
-        walk.kernels,
-        walk.streams,
-        walk.events,
-        Reachability(len(walk.kernels), succ, chains=walk.streams),
-        walk.task_after_wait,
+        program,
+        [t.op for t in program.tasks],
+        streams,
+        events,
+        Reachability(len(program.tasks), succ, chains=streams),
     )
 
 
-def _stream_count(fn: func.FuncOp, where: str) -> int:
-    count_attr = fn.attributes.get(stream.COUNT_ATTR)
-    if not isinstance(count_attr, IntegerAttr):
+def check_streams(fn: func.FuncOp, program: StreamProgram) -> None:
+    """`stream.count` in 1..MAX_STREAMS, and every task, record and wait on a stream below it."""
+    where, count = _where(fn), program.stream_count
+    if count is None:
         raise StreamError(f"{where}: no {stream.COUNT_ATTR} (run lower-to-streams)")
-    count = count_attr.value.data
     if not 1 <= count <= stream.MAX_STREAMS:
         raise StreamError(f"{where}: {stream.COUNT_ATTR} must be in 1..{stream.MAX_STREAMS}, got {count}")
-    return count
-
-
-class _StreamWalk:
-    """One pass over a function's body in program order: tasks, the record after each, the waits before each."""
-
-    def __init__(self, where: str, count: int) -> None:
-        self.where = where
-        self.count = count
-        self.kernels: list[task.KernelOp] = []
-        self.streams: list[int] = []
-        self.events: list[tuple[int, int]] = []
-        self.task_after_wait: dict[stream.WaitOp, int] = {}
-        self.last_on_stream: dict[int, int] = {}
-        self.pending: dict[int, list[stream.WaitOp]] = defaultdict(list)  # waits not yet followed by a task
-        self.record_task: dict[stream.RecordOp, int] = {}
-        self.waits_of: dict[stream.RecordOp, int] = defaultdict(int)
-
-    def kernel(self, op: task.KernelOp) -> None:
-        """A task: on a stream below the count; it is the task after the pending waits of its stream."""
-        where, count = self.where, self.count
-        s = op.get("stream")
-        if s is None:
-            raise StreamError(f"{where}: task '{op.task_name.data}' has no stream")
-        if not 0 <= s < count:
+    for t in program.tasks:
+        if not 0 <= t.stream < count:
             raise StreamError(
-                f"{where}: task '{op.task_name.data}' is on stream {s}, not below {stream.COUNT_ATTR} = {count}"
+                f"{where}: task '{t.name}' is on stream {t.stream}, not below {stream.COUNT_ATTR} = {count}"
             )
-        i = len(self.kernels)
-        for w in self.pending.pop(s, []):
-            self.events.append((self.record_task[_waited_record(w)], i))
-            self.task_after_wait[w] = i
-        self.last_on_stream[s] = i
-        self.kernels.append(op)
-        self.streams.append(s)
-
-    def record(self, op: stream.RecordOp) -> None:
-        """A record: on a stream below the count, right after the latest task of its stream."""
-        where, count = self.where, self.count
-        label = f"stream.record {op.event_id} on {op.stream_id}"
+    for op in program.sequence:
         if op.stream_id >= count:
-            raise StreamError(f"{where}: {label} is on a stream not below {stream.COUNT_ATTR} = {count}")
-        after = op.task
-        latest = self.last_on_stream.get(op.stream_id)
-        if after is None or latest is None or self.kernels[latest] is not after:
-            follows = f"'{task_name(after)}'" if after is not None else "no task"
-            latest_name = f"'{self.kernels[latest].task_name.data}'" if latest is not None else "none"
+            label = f"stream.record {op.event_id}" if isinstance(op, stream.RecordOp) else "stream.wait"
             raise StreamError(
-                f"{where}: {label} follows {follows}, but the latest task of stream "
-                f"{op.stream_id} before it is {latest_name}"
+                f"{where}: {label} on {op.stream_id} is on a stream not below {stream.COUNT_ATTR} = {count}"
             )
-        self.record_task[op] = latest
 
-    def wait(self, op: stream.WaitOp) -> None:
-        """A wait: for an earlier record of this function, on a stream below the count."""
-        where, count = self.where, self.count
-        record = op.record
-        if record is None or record not in self.record_task:
-            raise StreamError(
-                f"{where}: stream.wait on {op.stream_id} waits for an event no earlier "
-                f"stream.record of this function produces"
-            )
-        if op.stream_id >= count:
-            raise StreamError(
-                f"{where}: stream.wait on {op.stream_id} is on a stream not below {stream.COUNT_ATTR} = {count}"
-            )
-        self.waits_of[record] += 1
-        self.pending[op.stream_id].append(op)
 
-    def check_waits(self) -> None:
-        """After the body: every wait is followed by a task of its stream, every record waited exactly once."""
-        for s, waits in self.pending.items():
-            if waits:
-                r = _waited_record(waits[0])
+def check_waits(fn: func.FuncOp, program: StreamProgram) -> None:
+    """Every wait is followed by a task of its stream, every record waited exactly once."""
+    waits_of: dict[stream.RecordOp, int] = {r: 0 for r in program.recorded_after}
+    for op in program.sequence:
+        if isinstance(op, stream.WaitOp):
+            record = _waited_record(op)
+            waits_of[record] += 1
+            if op not in program.next_task:
                 raise StreamError(
-                    f"{self.where}: stream.wait on {s} for the event after "
-                    f"'{self.kernels[self.record_task[r]].task_name.data}' "
-                    f"has no task of stream {s} after it"
+                    f"{_where(fn)}: stream.wait on {op.stream_id} for the event after "
+                    f"'{_task_name(program, record)}' has no task of stream {op.stream_id} after it"
                 )
-        for r, i in self.record_task.items():
-            if self.waits_of[r] != 1:
-                raise StreamError(
-                    f"{self.where}: stream.record {r.event_id} after '{self.kernels[i].task_name.data}' "
-                    f"is waited {self.waits_of[r]} times; a flag-like event must be waited exactly once"
-                )
+    for record, count in waits_of.items():
+        if count != 1:
+            raise StreamError(
+                f"{_where(fn)}: stream.record {record.event_id} after '{_task_name(program, record)}' "
+                f"is waited {count} times; a flag-like event must be waited exactly once"
+            )
+
+
+def _task_name(program: StreamProgram, record: stream.RecordOp) -> str:
+    return program.tasks[program.recorded_after[record]].name
 
 
 def _waited_record(op: stream.WaitOp) -> stream.RecordOp:
-    """The record a wait waits for; StreamFacts.wait admits only waits that have one."""
+    """The record a wait waits for; read_program admits only waits that have one."""
     record = op.record
-    assert record is not None, "StreamFacts.wait rejects a wait without a record"
+    assert record is not None, "read_program rejects a wait without a record"
     return record
-
-
-def _recorded_task(op: stream.RecordOp) -> task.KernelOp:
-    """The task a record follows; StreamFacts.record admits only records right after a task."""
-    kernel = op.task
-    assert isinstance(kernel, task.KernelOp), "StreamFacts.record rejects a record after no task"
-    return kernel
 
 
 def _task(facts: StreamFacts, i: int) -> str:
@@ -240,34 +178,33 @@ def check_state_edges(fn: func.FuncOp, facts: StreamFacts) -> None:
 def check_event_ids(fn: func.FuncOp, facts: StreamFacts) -> None:
     """Consecutive records of one id: the earlier one's wait is issued, and has completed, before the
     later one fires (see the module docstring)."""
-    index = {k: i for i, k in enumerate(facts.kernels)}
+    program = facts.program
     last: dict[int, tuple[stream.RecordOp, stream.WaitOp | None]] = {}
-    for op in fn.body.block.ops:
+    for op in program.sequence:
         if isinstance(op, stream.RecordOp):
             previous = last.get(op.event_id)
             if previous is not None:
                 earlier, wait = previous
-                after = index[_recorded_task(op)]
+                after = program.recorded_after[op]
                 if wait is None:
-                    this_task, earlier_task = task_name(_recorded_task(op)), task_name(_recorded_task(earlier))
                     raise StreamError(
-                        f"{_where(fn)}: event id {op.event_id} is recorded after '{this_task}' before the "
-                        f"wait of its previous record (after '{earlier_task}') is issued"
+                        f"{_where(fn)}: event id {op.event_id} is recorded after '{program.tasks[after].name}' "
+                        f"before the wait of its previous record (after '{_task_name(program, earlier)}') is issued"
                     )
-                next_task = facts.task_after_wait[wait]
+                next_task = program.next_task[wait]
                 if not facts.ordered(next_task, after):
                     raise StreamError(
                         f"{_where(fn)}: event id {op.event_id} is recorded after task {_task(facts, after)}, which is "
                         f"not ordered after task {_task(facts, next_task)} that the previous wait on it precedes"
                     )
             last[op.event_id] = (op, None)
-        elif isinstance(op, stream.WaitOp):
+        else:
             record = _waited_record(op)
             current = last.get(record.event_id)
             if current is None or current[0] is not record:
                 raise StreamError(
                     f"{_where(fn)}: stream.wait on {op.stream_id} waits for event id "
-                    f"{record.event_id} after '{task_name(_recorded_task(record))}', but a later record of "
+                    f"{record.event_id} after '{_task_name(program, record)}', but a later record of "
                     f"that id is issued before the wait"
                 )
             last[record.event_id] = (record, op)

@@ -242,8 +242,9 @@ def test_deleting_any_event_is_caught_by_the_executor_and_counted_for_the_simula
             caught += 1
             seeds_needed.append(seed + 1)
         mutated = list(target_tasks)
+        kept = [(e, src) for e, src in zip(mutated[index].waits, mutated[index].wait_from or ()) if e != sim_event]
         mutated[index] = dataclasses.replace(
-            mutated[index], waits=tuple(e for e in mutated[index].waits if e != sim_event)
+            mutated[index], waits=tuple(e for e, _ in kept), wait_from=tuple(src for _, src in kept)
         )
         try:
             simulate(mutated, "ascend910b", "graph")
