@@ -1,21 +1,23 @@
 """Control flow whose path is known at import, unrolled into plain ge ops: an If with a constant
 condition inlined, a Scan unrolled over its static sequence length, a Loop over its constant trip
 count; and the subgraph inlining these share with SequenceMap's unrolling (frontend/onnx_sequences.py).
+Control flow whose path is known only at run time imports as `ge.if` / `ge.loop` over functions
+of the module (frontend/onnx_subgraphs.py).
 
-GE graphs have no control flow on the device, so an If imports only when its condition is known
-at import: a constant, or a value the importer folds (a test of a static shape's rank or size, as
-function bodies such as AffineGrid's and shape-dependent exports make). The taken branch's nodes are then
-imported in the If's place: they read the enclosing graph's values by name, their own values stay
-inside the branch, and the branch's outputs become the If's. The branch left out is never read,
-so it may hold operators ge lacks. A condition known only at run time is refused in one line.
+An If whose condition is known at import (a constant, or a value the importer folds: a test of a
+static shape's rank or size, as function bodies such as AffineGrid's and shape-dependent exports
+make) is inlined: the taken branch's nodes are imported in the If's place, they read the enclosing
+graph's values by name, their own values stay inside the branch, and the branch's outputs become
+the If's. The branch left out is never read, so it may hold operators ge lacks.
 
 A Scan's body is imported once per position of its scan inputs (their dim along
 `scan_input_axes`, which must be static), bound to that slice and to the state the previous
 iteration left; the per-iteration scan outputs are stacked along `scan_output_axes`. A Loop's body
 is imported once per iteration while its trip count (a constant at import) lasts and its condition,
-folded after every iteration, holds; the iteration number is an int64 constant in each copy, and
-a condition that does not fold is refused (data-dependent termination). Every unrolled copy is
-charged to the node budget of function expansion (onnx_functions.MAX_EXPANDED_NODES).
+folded after every iteration, holds; the iteration number is an int64 constant in each copy. A
+trip count or a condition that does not fold makes it a `ge.loop` instead (the copies made so far
+are taken back). Every unrolled copy is charged to the node budget of function expansion
+(onnx_functions.MAX_EXPANDED_NODES).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from ge.frontend.onnx_ops import DEFAULT_DOMAINS, ONNX_DTYPES, OnnxImportError, node_name, unsupported_operators
+from ge.frontend.onnx_subgraphs import import_runtime_if, import_runtime_loop
 from ge.frontend.onnx_training import TRAINING_DOMAIN
 from ge.frontend.validate import validate_subgraph
 from ge.ge_dialects import ge
@@ -45,11 +48,8 @@ def import_if(importer: _Importer, node: onnx.NodeProto, name: str, where: str) 
     cond = importer.tensor_input(node, 0, where)
     value = constant_value(cond)
     if value is None:
-        raise OnnxImportError(
-            f"If '{name}': the condition '{node.input[0]}' is not a constant at import; ge imports "
-            "data-dependent control flow only when the condition folds at import (GE graphs have no "
-            "If on the device)"
-        )
+        import_runtime_if(importer, node, cond, name, where)
+        return
     if np.size(value) != 1:
         raise OnnxImportError(f"{where}: the condition has {np.size(value)} elements, If takes a single one")
     if np.asarray(value).dtype != np.bool_:
@@ -294,10 +294,46 @@ def refuse_batch_scan(graph: onnx.GraphProto, opset: int) -> None:
                 refuse_batch_scan(g, opset)
 
 
+class DataDependent(OnnxImportError):
+    """The Loop's trip count or condition is known only at run time: it imports as `ge.loop`."""
+
+
 def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str) -> None:
+    """The Loop unrolled when its trip count and condition fold at import, else `ge.loop`
+    (onnx_subgraphs.py). An unrolling that meets a condition known only at run time is undone."""
+    mark = _Mark(importer)
+    try:
+        unroll_loop(importer, node, name, where)
+    except DataDependent:
+        mark.undo()
+        import_runtime_loop(importer, node, name, where)
+
+
+class _Mark:
+    """What an unrolling may have added to the importer, to take it back."""
+
+    def __init__(self, importer: _Importer):
+        self.importer = importer
+        self.ops = len(importer.block.ops)
+        self.weights = set(importer.weights)
+        self.added = importer.functions.added
+        self.subgraphs = len(importer.subgraphs)
+
+    def undo(self) -> None:
+        importer = self.importer
+        for op in reversed(list(importer.block.ops)[self.ops :]):
+            op.detach()
+            op.erase()
+        for key in set(importer.weights) - self.weights:
+            del importer.weights[key]
+        importer.functions.added = self.added
+        del importer.subgraphs[self.subgraphs :]
+
+
+def unroll_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str) -> None:
     """The Loop unrolled while its constant trip count lasts and its condition, folded after every
     iteration, holds; binds the final loop-carried values and the scan outputs stacked along a new
-    first axis."""
+    first axis. DataDependent when the trip count or a condition does not fold."""
     body = _graph_attribute(node, "body", where)
     if len(node.input) < 2:
         raise OnnxImportError(
@@ -320,10 +356,7 @@ def import_loop(importer: _Importer, node: onnx.NodeProto, name: str, where: str
     if node.input[0]:
         count = constant_value(importer.tensor_input(node, 0, where))
         if count is None:
-            raise OnnxImportError(
-                f"Loop '{name}': the trip count '{node.input[0]}' is not a constant at import; ge unrolls a "
-                "Loop only when its trip count is known at import (GE graphs have no loops on the device)"
-            )
+            raise DataDependent(f"Loop '{name}': the trip count '{node.input[0]}' is not a constant at import")
         array = np.asarray(count)
         if array.size != 1 or array.dtype.kind not in "iu":
             raise OnnxImportError(
@@ -402,10 +435,7 @@ def _condition(value, value_name: str, what: str, name: str, where: str) -> bool
     """A loop condition's value, which must be a bool constant at import."""
     folded = constant_value(value)
     if folded is None:
-        raise OnnxImportError(
-            f"Loop '{name}': {what} ('{value_name}') is not a constant at import: data-dependent loop "
-            "termination is not imported (GE graphs have no loops on the device)"
-        )
+        raise DataDependent(f"Loop '{name}': {what} ('{value_name}') is not a constant at import")
     array = np.asarray(folded)
     if array.size != 1 or array.dtype != np.bool_:
         raise OnnxImportError(f"{where}: {what} must be a single bool, it is {array.dtype}{list(array.shape)}")

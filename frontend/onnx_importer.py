@@ -173,6 +173,8 @@ class _Importer:
     """The function bodies operators without a ge op expand to."""
     domain_versions: dict[str, int] = field(default_factory=dict)
     """The version of each domain the model imports, for the custom operators' opset ranges."""
+    subgraphs: list[func.FuncOp] = field(default_factory=list)
+    """The functions data-dependent control flow runs (an If's branches, a Loop's body)."""
 
     def constant(self, array: np.ndarray, name: str, key: str | None = None) -> SSAValue:
         """A constant; `key` is an initializer's name: a float initializer is the parameter of that
@@ -224,7 +226,7 @@ class _Importer:
             arg_attrs=_names_attr(vi.name for vi in inputs),
             res_attrs=_names_attr(vi.name for vi in graph.output),
         )
-        return ModuleOp([fn])
+        return ModuleOp([fn, *self.subgraphs])
 
     def value_type(self, vi: onnx.ValueInfoProto, what: str):
         tt = vi.type.tensor_type

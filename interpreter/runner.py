@@ -21,6 +21,7 @@ from ge.ge_dialects import stream
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line, quoted
+from ge.interpreter.control_flow import ControlFlowFunctions
 from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.ge import ConstantCache, GeFunctions
 from ge.interpreter.kernels.parallel import kernel_threads
@@ -234,6 +235,7 @@ def module_interpreter(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> I
     interpreter.register_implementations(GeFunctions(weights, _constant_cache(module, weights)))
     interpreter.register_implementations(FusedFunctions())
     interpreter.register_implementations(TaskFunctions())
+    interpreter.register_implementations(ControlFlowFunctions())
     return interpreter
 
 

@@ -24,7 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import fused, ge, stream, task
-from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
 from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
@@ -109,6 +109,12 @@ class LowerToTasksPass(ModulePass):
             problem = signature_problem(fn)
             if problem is not None:
                 raise DiagnosticException(f"{self.name}: {problem}")
+            flow = next((o for o in fn.body.block.ops if isinstance(o, (ge.IfOp, ge.LoopOp))), None)
+            if flow is not None:
+                raise DiagnosticException(
+                    f"{self.name}: @{fn.sym_name.data}: {describe(flow)} decides at run time which function "
+                    "runs; control flow is not lowered to tasks (run the module at the ge level)"
+                )
             used: dict[str, int] = {}
             for inner in list(fn.body.block.ops):
                 if stays_outside_tasks(inner) or isinstance(inner, task.KernelOp):

@@ -15,6 +15,9 @@ from ge.ge_dialects.ge.bitwise import BITWISE_OPS
 from ge.ge_dialects.ge.col2im import *  # noqa: F403
 from ge.ge_dialects.ge.col2im import COL2IM_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
+from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS
+from ge.ge_dialects.ge.control_flow import IfOp as IfOp
+from ge.ge_dialects.ge.control_flow import LoopOp as LoopOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403
 from ge.ge_dialects.ge.conv_grad import CONV_GRAD_OPS
 from ge.ge_dialects.ge.conv_transpose import *  # noqa: F403
@@ -92,4 +95,6 @@ ALL_OPS: list[type[GeOp]] = [
     *CUSTOM_OPS,
 ]
 
-GE = Dialect("ge", [*ALL_OPS], [FormatAttr, WeightRefAttr, TargetAttr])
+GE = Dialect("ge", [*ALL_OPS, *CONTROL_FLOW_OPS], [FormatAttr, WeightRefAttr, TargetAttr])
+"""The graph operators (ALL_OPS, each a GeOp with its facts) and the control flow that runs
+functions of the module (CONTROL_FLOW_OPS)."""

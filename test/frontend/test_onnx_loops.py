@@ -1,7 +1,8 @@
-"""Scan and Loop unrolled at import (frontend/onnx_control_flow.py): small hand-built models, each
-compared with onnxruntime; every refusal is one line naming the node; the mutation tests break the
-scan directions, the state carry, the trip count, the condition's folding and the unrolling budget,
-and show the comparisons (or the budget's refusal) catch each."""
+"""Scan and Loop unrolled at import (frontend/onnx_control_flow.py), and a Loop whose trip count or
+condition is known only at run time kept as `ge.loop` (frontend/onnx_subgraphs.py): small
+hand-built models, each compared with onnxruntime; every refusal is one line naming the node; the
+mutation tests break the scan directions, the state carry, the trip count, the condition's folding
+and the unrolling budget, and show the comparisons (or the budget's refusal) catch each."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from onnx_oracle import ONNX_TYPES, assert_output_matches
 from ge.frontend import onnx_control_flow
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
+from ge.ge_dialects import ge
 from ge.interpreter.runner import run
 
 RNG = np.random.default_rng(5)
@@ -291,13 +293,20 @@ def test_a_loop_at_opset_11_is_upgraded_and_unrolled():
 
 
 # -- refusals --------------------------------------------------------------------------------------
-def test_a_loop_over_a_runtime_trip_count_is_refused():
+def _loops(module) -> list:
+    return [op for op in module.walk() if isinstance(op, ge.LoopOp)]
+
+
+def test_a_loop_over_a_runtime_trip_count_is_a_ge_loop():
     loop = helper.make_node("Loop", ["m", "", "y"], ["y_final", "scans"], name="dyn", body=_loop_body())
     model = _model([loop], {"m": np.int64(3).reshape(()), "y": S}, ["y_final", "scans"])
-    _refused(model, "Loop 'dyn': the trip count 'm' is not a constant at import")
+    for trips in (1, 3, 5):
+        module = _compare(model, {"m": np.array(trips, np.int64), "y": S})
+    assert len(_loops(module)) == 1
 
 
-def test_data_dependent_termination_is_refused():
+def _while_positive(name: str) -> onnx.ModelProto:
+    """While the carried sum stays positive (at most 5 times): termination known only at run time."""
     body = _loop_body(
         [
             helper.make_node("ReduceSum", ["y_in"], ["total"], keepdims=0),
@@ -306,11 +315,63 @@ def test_data_dependent_termination_is_refused():
         ],
         cond_out="positive",
     )
-    _refused(_loop_model(5, True, body, name="while"), "Loop 'while'", "data-dependent loop termination")
+    return _loop_model(5, True, body, name=name)
+
+
+def test_data_dependent_termination_is_a_ge_loop_and_the_unrolled_copies_are_taken_back():
+    """The first copy of the body unrolls (its condition reads the initial value, a graph input:
+    it does not fold), and is taken back: main holds the loop and none of the body's ops."""
+    model = _while_positive("while")
+    for y in (S, -S, np.abs(S), np.float32([0.5, -0.25])):
+        module = _compare(model, {"y": y})
+    main = next(op for op in module.ops if op.sym_name.data == "main")
+    assert len(_loops(main)) == 1
+    assert not any(isinstance(op, (ge.ReduceSumOp, ge.AddOp, ge.MulOp)) for op in main.body.block.ops)
+
+
+def test_a_runtime_condition_input_is_a_ge_loop():
     model = _loop_model(5, True, name="runtime_cond")
     model.graph.node.pop(1)
     model.graph.input.append(_info("cond", BOOL, []))
-    _refused(model, "Loop 'runtime_cond': the condition ('cond') is not a constant at import")
+    for cond in (True, False):
+        module = _compare(model, {"y": S, "cond": np.array(cond)})
+    assert len(_loops(module)) == 1
+
+
+def test_a_carried_value_that_grows_is_carried_with_an_unknown_dim():
+    """y := concat(y, y[:1]) each iteration: the body is imported again with y's dim unknown."""
+    body = _body(
+        [
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+            _const("starts", np.int64([0])),
+            _const("ends", np.int64([1])),
+            helper.make_node("Slice", ["y_in", "starts", "ends"], ["head"]),
+            helper.make_node("Concat", ["y_in", "head"], ["y_out"], axis=0),
+        ],
+        [_info("i", I64, []), _info("c_in", BOOL, []), _info("y_in", F32, [None])],
+        ["c_out", "y_out"],
+    )
+    loop = helper.make_node("Loop", ["m", "", "y"], ["y_final"], name="grow", body=body)
+    model = _model([loop], {"m": np.array(3, np.int64), "y": S}, ["y_final"])
+    module = _compare(model, {"m": np.array(3, np.int64), "y": S})
+    (op,) = _loops(module)
+    assert str(op.results[0].type) == "tensor<?xf32>"
+
+
+def test_a_loop_that_never_ends_is_stopped_in_one_line(monkeypatch):
+    from ge.interpreter import control_flow
+
+    monkeypatch.setattr(control_flow, "MAX_ITERATIONS", 50)
+    body = _body(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]), helper.make_node("Neg", ["y_in"], ["y_out"])],
+        [_info("i", I64, []), _info("c_in", BOOL, []), _info("y_in", F32, [2])],
+        ["c_out", "y_out"],
+    )
+    loop = helper.make_node("Loop", ["", "cond", "y"], ["y_final"], name="forever_at_run_time", body=body)
+    model = _model([loop], {"y": S, "cond": np.array(True)}, ["y_final"])
+    module, weights = import_model(model)
+    with pytest.raises(control_flow.LoopError, match="ge.loop 'forever_at_run_time': more than 50 iterations"):
+        run(module, {"y": S, "cond": np.array(True)}, weights)
 
 
 def test_a_huge_trip_count_is_refused_by_the_budget_at_once():
@@ -526,3 +587,24 @@ def test_mutation_without_the_body_check_an_unsupported_operator_is_not_listed(m
     with pytest.raises(Exception) as e:
         import_model(_model([scan], {"x": X}, ["ys"]))
     assert "not supported at opset" not in str(e.value)
+
+
+def test_runtime_control_flow_keeps_its_outputs_at_o3():
+    """ge-optimize works on main and on every function a ge.loop or ge.if runs: the outputs stay
+    onnxruntime's."""
+    import onnxruntime as ort
+
+    from ge.passes.ge_optimize import GeOptimizePass
+    from ge.tools.common import make_context
+
+    model = _while_positive("while")
+    module, weights = import_model(model)
+    GeOptimizePass(level=3).apply(make_context(), module)
+    module.verify()
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for y in (S, -S, np.abs(S)):
+        want = session.run(None, {"y": y})
+        got = run(module, {"y": y}, weights)
+        for vi, expected in zip(model.graph.output, want):
+            assert_output_matches(vi.name, got[vi.name], expected, 1e-5, 1e-5)
+    assert len(_loops(module)) == 1

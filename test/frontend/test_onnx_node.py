@@ -21,12 +21,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "and its Range need them at import; with a constant size its Ifs fold, but the body gives Range "
         "one-element tensors and Unsqueeze scalar axes, which ge's ops refuse as the ONNX spec does"
     ),
-    r"test_if$": "the condition is a graph input; ge inlines an If only when its condition is a constant at import",
-    r"test_loop11$": "the trip count and the condition are graph inputs; ge unrolls a Loop only over a constant trip count",
-    r"test_range_.*_expanded$": (
-        "Range's function body is a Loop whose trip count is computed from start, limit and delta, graph inputs "
-        "here; ge unrolls a Loop only over a trip count constant at import"
-    ),
     r"test_scan_sum$": (
         "opset 8's batch form of Scan is refused: onnx's version converter drops its batch axis from the graph's "
         "inputs instead of adapting the Scan"

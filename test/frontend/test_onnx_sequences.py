@@ -16,6 +16,7 @@ from ge.frontend import onnx_control_flow, onnx_functions, onnx_sequences
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import IMPORTED_BY_NAME, SUPPORTED_TYPES, OnnxImportError
 from ge.frontend.onnx_value_dependent import VALUE_DEPENDENT_OPS
+from ge.ge_dialects import ge
 from ge.interpreter.runner import run
 
 RNG = np.random.default_rng(3)
@@ -314,23 +315,36 @@ def test_size_is_the_product_of_the_dims(shape):
 
 
 # -- refusals --------------------------------------------------------------------------------------
-def test_an_if_on_a_runtime_condition_is_refused():
+def test_an_if_on_a_runtime_condition_is_a_ge_if_over_two_functions():
+    """The branches read the graph's x and y by name: both become operands, taken by both functions;
+    the branches return different shapes for r2, so its type has an unknown dim."""
     model = _model(
         [
-            helper.make_node("Greater", ["x", "x"], ["c"]),
+            _const("zero", np.float32(0)),
+            helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+            helper.make_node("Greater", ["total", "zero"], ["c"]),
             helper.make_node(
                 "If",
                 ["c"],
-                ["r"],
+                ["r", "r2"],
                 name="dynamic_if",
-                then_branch=_branch([helper.make_node("Relu", ["x"], ["t"])], ["t"]),
-                else_branch=_branch([helper.make_node("Neg", ["x"], ["e"])], ["e"]),
+                then_branch=_branch(
+                    [helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Concat", ["x", "x"], ["t2"], axis=0)],
+                    ["t", "t2"],
+                ),
+                else_branch=_branch(
+                    [helper.make_node("Mul", ["x", "y"], ["e"]), helper.make_node("Neg", ["x"], ["e2"])], ["e", "e2"]
+                ),
             ),
         ],
-        {"x": np.float32(1.0).reshape(())},
-        ["r"],
+        {"x": X, "y": X},
+        ["r", "r2"],
     )
-    _refused(model, "If 'dynamic_if': the condition 'c' is not a constant at import", "data-dependent control flow")
+    for x in (X, -np.abs(X), np.abs(X)):
+        module = _compare(model, {"x": x, "y": X + 1})
+    (op,) = [op for op in module.walk() if isinstance(op, ge.IfOp)]
+    assert len(op.inputs) == 2
+    assert str(op.results[1].type).startswith("tensor<?x")
 
 
 def _if_node(cond_value, **branches) -> onnx.ModelProto:
