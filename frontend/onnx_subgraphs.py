@@ -21,7 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from ge.frontend.onnx_ops import OnnxImportError, node_name
+from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import name_loc
 from ge.ge_dialects.ge.control_flow import CONDITIONS, holds, merged_type, scalar
@@ -70,24 +70,16 @@ def function_of(
 ) -> func.FuncOp:
     """`graph` as the function `symbol` of the module: it takes `inputs` (its own inputs' types),
     then the enclosing values named `captures`."""
-    from ge.frontend.onnx_control_flow import check_subgraph
+    from ge.frontend.onnx_control_flow import check_subgraph, inline_graph
 
     check_subgraph(importer, graph, what)
     types = [*inputs, *(importer.values[n].type for n in captures)]
     block = Block(arg_types=types)
+    names = [*(vi.name for vi in graph.input), *captures]
     saved = importer.block, importer.values, importer.sequences
-    importer.block, importer.values, importer.sequences = block, {}, {}
+    importer.block, importer.values, importer.sequences = block, {}, {}  # the function's own scope
     try:
-        for n, arg in zip([*(vi.name for vi in graph.input), *captures], block.args):
-            importer.values[n] = arg
-        for t in graph.initializer:
-            importer.values[t.name] = importer.constant(importer.tensor_value(t), f"{symbol}/{t.name}")
-        for index, inner in enumerate(graph.node):
-            named = onnx.NodeProto()
-            named.CopyFrom(inner)
-            named.name = f"{symbol}/{node_name(inner, index)}"
-            importer.node(named, index)
-        results = [importer.lookup(vi.name, f"{what}: output") for vi in graph.output]
+        results = inline_graph(importer, graph, dict(zip(names, block.args)), f"{symbol}/", what, checked=True)
     finally:
         importer.block, importer.values, importer.sequences = saved
     tensors = [value for value in results if isinstance(value, SSAValue)]
