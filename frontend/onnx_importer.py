@@ -27,7 +27,7 @@ from onnx.external_data_helper import uses_external_data
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.interpreter import Interpreter
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 
@@ -66,6 +66,7 @@ from ge.frontend.validate import (
 )
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
+from ge.ge_dialects.ge.dims import DIMS_ATTR, dims_attr
 from ge.ge_dialects.ge.types import element_type_of, is_float, numpy_dtype, shape_of, tensor
 from ge.ge_dialects.op_library import CustomOpDef
 from ge.interpreter.ge import KernelError, folding_interpreter
@@ -223,7 +224,7 @@ class _Importer:
             "main",
             (arg_types, [r.type for r in results]),
             Region(self.block),
-            arg_attrs=_names_attr(vi.name for vi in inputs),
+            arg_attrs=_input_attrs(inputs),
             res_attrs=_names_attr(vi.name for vi in graph.output),
         )
         return ModuleOp([fn, *self.subgraphs])
@@ -558,6 +559,22 @@ def _ssa_name(name: str) -> str | None:
 
 def _names_attr(names) -> ArrayAttr:
     return ArrayAttr([DictionaryAttr({"ge.name": StringAttr(n)}) for n in names])
+
+
+def _input_attrs(inputs: list[onnx.ValueInfoProto]) -> ArrayAttr:
+    """Each input's name, and the names of its unknown dims (`ge.dims`, ge_dialects/ge/dims.py):
+    its dim_params, a fresh `<input>.dim<i>` for an unknown dim without one."""
+    attrs = []
+    for vi in inputs:
+        entry: dict[str, Attribute] = {"ge.name": StringAttr(vi.name)}
+        dims = vi.type.tensor_type.shape.dim
+        names = [
+            None if d.HasField("dim_value") else (d.dim_param or f"{vi.name}.dim{axis}") for axis, d in enumerate(dims)
+        ]
+        if any(names):
+            entry[DIMS_ATTR] = dims_attr(names)
+        attrs.append(DictionaryAttr(entry))
+    return ArrayAttr(attrs)
 
 
 def import_model(

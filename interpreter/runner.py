@@ -18,6 +18,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 
 from ge.ge_dialects import stream
+from ge.ge_dialects.ge.dims import DimsError, bind, input_dims
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line, quoted
@@ -133,6 +134,11 @@ def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.
         value = np.asarray(inputs[name])
         check_input(name, t, value.dtype, value.shape)
         ordered.append(value)
+    fn = main_function(module)
+    try:
+        bind(list(signature), input_dims(fn.arg_attrs, len(signature)), [v.shape for v in ordered])
+    except DimsError as e:
+        raise InputError(str(e)) from None
     return ordered
 
 

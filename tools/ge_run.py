@@ -33,6 +33,7 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
+from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import attach_weights, weights_of
@@ -47,6 +48,7 @@ from ge.interpreter.runner import (
     check_input_names,
     input_signature,
     keep_freed_memory,
+    main_function,
     run,
 )
 from ge.interpreter.stream_executor import (
@@ -269,16 +271,23 @@ def _read_array(archive: zipfile.ZipFile, info, dtype, shape, fortran: bool, off
     return array
 
 
-def random_inputs(module, seed: int) -> dict[str, np.ndarray]:
-    """Inputs of the graph's signature; unknown dims become 1, integers are small non-negative ids.
+def random_inputs(module, seed: int, dims: str | None = None) -> dict[str, np.ndarray]:
+    """Inputs of the graph's signature; a named unknown dim takes its size from `dims`
+    (`batch=2,seq=64`, ge_dialects/ge/dims.py), the others 1; integers are small non-negative ids.
 
     Each input's size is checked against the kernels' limit (`--max-tensor-bytes`) first."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"the random seed must be a non-negative integer, not {seed}")
     rng = np.random.default_rng(seed)
+    signature = input_signature(module)
+    names = input_dims(main_function(module).arg_attrs, len(signature))
+    try:
+        sizes = parse_sizes(dims, symbols(names)) if dims else {}
+    except DimsError as e:
+        raise InputError(str(e)) from None
     out = {}
-    for name, t in input_signature(module).items():
-        shape = tuple(1 if d is None else d for d in shape_of(t))
+    for (name, t), dim_names in zip(signature.items(), names):
+        shape = sized(shape_of(t), dim_names, sizes)
         dtype = numpy_dtype(t.element_type)
         try:
             check_alloc(shape, dtype)
@@ -354,6 +363,11 @@ def main(argv: list[str] | None = None) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--inputs", metavar="NPZ", help="inputs by graph input name")
     source.add_argument("--random-inputs", metavar="SEED", type=seed, help="random inputs from this seed")
+    parser.add_argument(
+        "--dims",
+        metavar="NAME=SIZE,...",
+        help="with --random-inputs: the size of each named unknown dim (an input's dim_param, e.g. batch=2,seq=64)",
+    )
     parser.add_argument("-o", "--output", metavar="NPZ", help="write outputs by graph output name")
     parser.add_argument("--print", action="store_true", help="print a summary of the outputs")
     add_op_library_argument(parser)
@@ -391,6 +405,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.timing_only and args.inputs is None and args.random_inputs is None:
         parser.error("one of the arguments --inputs --random-inputs is required (or --timing-only)")
+    if args.dims is not None and args.random_inputs is None:
+        parser.error("--dims sizes the random inputs: give --random-inputs too")
     with (
         reported_errors("ge-run", args.debug, args.verbose),
         tensor_byte_limit(args.max_tensor_bytes),
@@ -438,7 +454,7 @@ def execute(args) -> None:
         else:
             with doing("making random inputs"):
                 try:
-                    inputs = random_inputs(module, args.random_inputs)
+                    inputs = random_inputs(module, args.random_inputs, args.dims)
                 except InputError as e:
                     raise UserError(f"{args.program}: {e}") from None
         run_and_report(args, module, inputs, weights, outputs)
