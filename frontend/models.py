@@ -132,11 +132,12 @@ class GraphBuilder:
         return f"onnx::{op_type}_{self._anonymous}"
 
     # ------------------------------------------------------------ graph I/O
-    def input(self, name: str, elem_type: int, shape: Sequence[int]) -> str:
+    def input(self, name: str, elem_type: int, shape: Sequence[int | str]) -> str:
+        """A graph input; a dim given as a name is a dim_param (unknown until run time)."""
         self.inputs.append(helper.make_tensor_value_info(name, elem_type, list(shape)))
         return name
 
-    def output(self, value: str, name: str, elem_type: int, shape: Sequence[int]) -> str:
+    def output(self, value: str, name: str, elem_type: int, shape: Sequence[int | str]) -> str:
         """Make ``value`` a graph output called ``name`` (renaming it in place)."""
         for node in self.nodes:
             for i, out in enumerate(node.output):
@@ -593,8 +594,8 @@ def _bert_layer(b: GraphBuilder, x: str, mask: str, hidden: int, heads: int, int
 
 
 def bert_base(
-    batch: int = 1,
-    seq: int = 128,
+    batch: int | str = 1,
+    seq: int | str = 128,
     layers: int = 12,
     hidden: int = 768,
     heads: int = 12,
@@ -603,10 +604,11 @@ def bert_base(
     opset: int = DEFAULT_OPSET,
     seed: int = 0,
 ) -> onnx.ModelProto:
-    """HF ``BertModel`` (no pooler), output "last_hidden_state" [batch, seq, hidden]."""
+    """HF ``BertModel`` (no pooler), output "last_hidden_state" [batch, seq, hidden]. A dim given
+    as a name (`batch="batch"`) is a dim_param, as a dynamic export (`dynamic_axes`) writes it."""
     if hidden % heads:
         raise ValueError(f"hidden={hidden} is not divisible by heads={heads}")
-    max_positions = max(512, seq)
+    max_positions = max(512, seq) if isinstance(seq, int) else 512
     b = GraphBuilder(opset, seed)
     input_ids = b.input("input_ids", INT64, [batch, seq])
     attention_mask = b.input("attention_mask", INT64, [batch, seq])
@@ -620,7 +622,10 @@ def bert_base(
         seq_len = b.unsqueeze(b.gather(b.shape(input_ids), 1), [0])
         position_table = b.initializer(b.param_name("position_ids"), np.arange(max_positions, dtype=np.int64)[None])
         position_ids = b.op("Slice", [position_table, b.ints([0]), seq_len, b.ints([1])])
-        token_type_ids = b.const(np.zeros((1, seq), np.int64), np.int64)
+        if isinstance(seq, int):
+            token_type_ids = b.const(np.zeros((1, seq), np.int64), np.int64)
+        else:  # zeros of the input's shape, whatever it is at run time
+            token_type_ids = b.mul(input_ids, b.const(0, np.int64))
         with b.scope("word_embeddings"):
             x = b.op("Gather", [b.normal(b.param_name("weight"), (vocab, hidden), 0.02), input_ids])
         with b.scope("token_type_embeddings"):

@@ -1,5 +1,5 @@
-"""Interpreter functions for `ge.if` and `ge.loop` (ge_dialects/ge/control_flow.py): the host runs
-the branch or the body, a function of the module, on the values it reads.
+"""Interpreter functions for `ge.if`, `ge.loop` and `ge.gears` (ge_dialects/ge/control_flow.py):
+the host runs the branch, the body or the gear, a function of the module, on the values it reads.
 
 A Loop runs at most MAX_ITERATIONS times: one without a trip count whose condition never fails is
 an error naming the op, not a hang."""
@@ -11,15 +11,20 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from ge.ge_dialects.ge.base import describe
-from ge.ge_dialects.ge.control_flow import IfOp, LoopOp
+from ge.ge_dialects.ge.control_flow import GearsOp, IfOp, LoopOp
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.interpreter.kernels.checked import KernelError
 
 MAX_ITERATIONS = 1_000_000
 """The iterations a `ge.loop` may run before it is stopped as endless."""
 
 
-class LoopError(ValueError):
+class LoopError(KernelError):
     """A loop ran past MAX_ITERATIONS."""
+
+
+class GearError(KernelError):
+    """The inputs' shapes fit no gear."""
 
 
 def _truth(value) -> bool:
@@ -58,3 +63,13 @@ class ControlFlowFunctions(InterpreterFunctions):
                 dims = [0 if d is None else d for d in shape_of(t)[1:]]
                 stacked.append(np.zeros((0, *dims), numpy_dtype(t.element_type)))
         return (*carried, *stacked)
+
+    @impl(GearsOp)
+    def run_gears(self, interpreter: Interpreter, op: GearsOp, args: PythonValues) -> PythonValues:
+        shapes = [tuple(np.shape(a)) for a in args]
+        for fn, ref in zip(op.functions(), op.gears.data):
+            takes = [tuple(shape_of(t)) if isinstance(t, TensorType) else () for t in fn.function_type.inputs.data]
+            if takes == shapes:
+                return tuple(interpreter.call_op(ref, tuple(args)))
+        given = ", ".join(str(list(s)) for s in shapes)
+        raise GearError(f"{describe(op)}: the inputs' shapes {given} fit no gear ({'; '.join(op.size_texts())})")

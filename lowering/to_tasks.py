@@ -109,7 +109,7 @@ class LowerToTasksPass(ModulePass):
             problem = signature_problem(fn)
             if problem is not None:
                 raise DiagnosticException(f"{self.name}: {problem}")
-            flow = next((o for o in fn.body.block.ops if isinstance(o, (ge.IfOp, ge.LoopOp))), None)
+            flow = next((o for o in fn.body.block.ops if isinstance(o, (ge.IfOp, ge.LoopOp, ge.GearsOp))), None)
             if flow is not None:
                 raise DiagnosticException(
                     f"{self.name}: @{fn.sym_name.data}: {describe(flow)} decides at run time which function "

@@ -55,6 +55,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "relax-reuse": ("ge.lowering.relax_reuse", "RelaxReusePass"),
     "require-graph-level": ("ge.passes.require_graph_level", "RequireGraphLevelPass"),
     "set-target": ("ge.passes.set_target", "SetTargetPass"),
+    "specialize-gears": ("ge.passes.specialize_gears", "SpecializeGearsPass"),
     "simplify": ("ge.passes.simplify", "SimplifyPass"),
     "verify-streams": ("ge.lowering.verify_streams", "VerifyStreamsPass"),
 }

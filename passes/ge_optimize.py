@@ -54,6 +54,7 @@ from ge.passes.recognize_layer_norm import RecognizeLayerNormPass
 from ge.passes.require_graph_level import RequireGraphLevelPass
 from ge.passes.set_target import SetTargetPass
 from ge.passes.simplify import SimplifyPass
+from ge.passes.specialize_gears import SpecializeGearsPass
 from ge.target import TargetError, check_target_name
 
 PRECISION_MODES = (
@@ -162,6 +163,7 @@ class GeOptimizePass(CompositePass):
     layout_choice: str = "whole-graph"  # assign-formats' choice: whole-graph or greedy
     adjust_input_hw_layout: bool = False  # the graph's inputs given in NC1HWC0 (adjust-hw-layout)
     adjust_output_hw_layout: bool = False  # its outputs returned in NC1HWC0
+    dynamic_dims: str = ""  # gears: "batch=1,seq=128;batch=2,seq=64" (specialize-gears)
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -195,6 +197,8 @@ class GeOptimizePass(CompositePass):
         first: list[ModulePass] = [RequireGraphLevelPass(owner=self.name)]
         if self.target is not None:  # recorded at every level, so that a later lowering follows it
             first.append(SetTargetPass(target=self.target, owner=self.name))
+        if self.dynamic_dims:  # the gears first: every level's passes then see static shapes
+            first.append(SpecializeGearsPass(dims=self.dynamic_dims))
         return [*first, *stage_passes(LEVELS[self.level], options)]
 
     def pipeline(self) -> str:

@@ -16,6 +16,7 @@ from ge.ge_dialects.ge.col2im import *  # noqa: F403
 from ge.ge_dialects.ge.col2im import COL2IM_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS
+from ge.ge_dialects.ge.control_flow import GearsOp as GearsOp
 from ge.ge_dialects.ge.control_flow import IfOp as IfOp
 from ge.ge_dialects.ge.control_flow import LoopOp as LoopOp
 from ge.ge_dialects.ge.conv_grad import *  # noqa: F403

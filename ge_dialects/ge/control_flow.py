@@ -20,6 +20,11 @@ element of each scan output; the results are the last carried values and the sca
 stacked along a new first axis. `carried` says how many operands after the condition are
 carried (the rest are captures). A Loop without a trip count runs until its condition fails: the
 importer gives it the largest int64.
+
+    %y = ge.gears [@"main.gear0", @"main.gear1"] (%ids) {sizes = ["batch=1,seq=128", "batch=2,seq=64"]}
+        : (tensor<?x?xi64>) -> tensor<?x?x768xf32>
+
+runs the gear whose function takes exactly the inputs' shapes (`specialize-gears`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, IntegerAttr, SymbolRefAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, StringAttr, SymbolRefAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_prop_def, prop_def, var_operand_def, var_result_def
 from xdsl.parser import Parser
@@ -237,6 +242,85 @@ class LoopOp(CallsFunctions):
         self._check_call("body", step_inputs, [condition, *carried, *elements])
 
 
-CONTROL_FLOW_OPS: list[type[IRDLOperation]] = [IfOp, LoopOp]
+@irdl_op_definition
+class GearsOp(IRDLOperation):
+    """`ge.gears [@g0, @g1] (inputs...) {sizes = ["batch=1,seq=128", ...]}`: the gear whose
+    function takes exactly the inputs' shapes (GE's gears: a Case selected through MapIndex from
+    the actual shape); `sizes` says each gear's dims, for messages."""
 
-__all__ = ["CONDITIONS", "CONTROL_FLOW_OPS", "IfOp", "LoopOp", "holds", "merged_type", "scalar"]
+    name = "ge.gears"
+    args = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    gears = prop_def(ArrayAttr)
+    sizes = prop_def(ArrayAttr)
+
+    def __init__(
+        self, gears: Sequence[str], sizes: Sequence[str], inputs: Sequence[SSAValue], results: Sequence[Attribute]
+    ):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[list(results)],
+            properties={
+                "gears": ArrayAttr([SymbolRefAttr(g) for g in gears]),
+                "sizes": ArrayAttr([StringAttr(t) for t in sizes]),
+            },
+        )
+
+    def functions(self) -> list[func.FuncOp]:
+        found = []
+        for ref in self.gears.data:
+            fn = SymbolTable.lookup_symbol(self, ref) if isinstance(ref, SymbolRefAttr) else None
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                raise VerifyException(f"ge.gears: {ref} is not a function of the module")
+            found.append(fn)
+        return found
+
+    def size_texts(self) -> list[str]:
+        return [t.data for t in self.sizes.data if isinstance(t, StringAttr)]
+
+    def verify_(self) -> None:
+        if not self.gears.data or len(self.gears.data) != len(self.size_texts()):
+            raise VerifyException(
+                f"ge.gears: {len(self.gears.data)} gears and {len(self.sizes.data)} sizes; one of each per gear"
+            )
+        for fn in self.functions():
+            fn_type: FunctionType = fn.function_type
+            where = f"ge.gears @{fn.sym_name.data}"
+            takes, gives = list(fn_type.inputs.data), list(fn_type.outputs.data)
+            if len(takes) != len(self.args) or not all(holds(v.type, t) for v, t in zip(self.args, takes)):
+                raise VerifyException(
+                    f"{where} takes ({', '.join(map(str, takes))}), which the inputs' types do not hold"
+                )
+            if len(gives) != len(self.results) or not all(holds(r, t) for r, t in zip(self.result_types, gives)):
+                raise VerifyException(f"{where} returns ({', '.join(map(str, gives))}), which the results do not hold")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" [")
+        printer.print_list(
+            [r.root_reference.data for r in self.gears.data if isinstance(r, SymbolRefAttr)], printer.print_symbol_name
+        )
+        printer.print_string("] (")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_string(") ")
+        printer.print_attr_dict({"sizes": self.sizes})
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GearsOp:
+        gears = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_symbol_name)
+        operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+        props = dict(parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        fn_type = parser.parse_function_type()
+        values = parser.resolve_operands(operands, fn_type.inputs.data, pos)
+        props["gears"] = ArrayAttr([SymbolRefAttr(g.data) for g in gears])
+        if "sizes" not in props:
+            parser.raise_error("ge.gears needs {sizes = [...]} (each gear's dims)")
+        return cls.create(operands=values, result_types=fn_type.outputs.data, properties=props)
+
+
+CONTROL_FLOW_OPS: list[type[IRDLOperation]] = [IfOp, LoopOp, GearsOp]
+
+__all__ = ["CONDITIONS", "CONTROL_FLOW_OPS", "GearsOp", "IfOp", "LoopOp", "holds", "merged_type", "scalar"]

@@ -85,3 +85,28 @@ func.func @step(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<4xf32>) -> (tensor<i
   func.return %c, %v : tensor<i1>, tensor<4xf32>
 }
 // CHECK: ge.loop: a scan output must be a tensor of rank >= 1 (its iterations stacked)
+
+// -----
+
+// A gear function whose argument the inputs' types do not hold.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = ge.gears [@g0] (%x) {sizes = ["n=2"]} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}
+func.func @g0(%a: tensor<2x5xf32>) -> tensor<2x4xf32> {
+  %r = ge.constant dense<0.0> : tensor<2x4xf32>
+  func.return %r : tensor<2x4xf32>
+}
+// CHECK: ge.gears @g0 takes (tensor<2x5xf32>), which the inputs' types do not hold
+
+// -----
+
+// Gears and sizes in different numbers.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = ge.gears [@g0] (%x) {sizes = ["n=2", "n=3"]} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}
+func.func @g0(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  func.return %a : tensor<2x4xf32>
+}
+// CHECK: ge.gears: 1 gears and 2 sizes; one of each per gear

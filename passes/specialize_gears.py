@@ -1,0 +1,127 @@
+"""specialize-gears: one static specialization of `@main` per gear, and `@main` a dispatcher.
+
+GE's gears (ATC `--dynamic_dims`, `--dynamic_batch_size`) compile a dynamic graph ahead for a few
+shapes, one branch per gear, and pick the branch from the actual shape at run time. Here a gear
+sizes `@main`'s named dims (`ge.dims`, ge_dialects/ge/dims.py):
+
+    specialize-gears{dims="batch=1,seq=128;batch=2,seq=64"}
+
+Each gear becomes a copy of `@main`, `@"main.gear<i>"`, whose arguments take the gear's static
+shapes; shape inference and constant folding then alternate until the shape computations an
+exporter wrote (Shape -> Gather -> Concat -> Reshape) are constants, so the passes after this one
+optimize each gear as the graph exported at that shape. `@main` keeps its signature and calls
+`ge.gears`, which runs the gear whose function takes exactly the inputs' shapes (an input that
+fits none is one line naming the gears). Every gear sizes every named dim; 1 to MAX_GEARS gears, no two alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+from xdsl.utils.exceptions import DiagnosticException
+
+from ge.ge_dialects import ge
+from ge.ge_dialects.ge.base import name_loc
+from ge.ge_dialects.ge.control_flow import GearsOp
+from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
+from ge.ge_dialects.ge.types import format_of, shape_of, tensor
+from ge.passes import remarks
+from ge.passes.fold_constants import FoldConstantsPass
+from ge.passes.graph_main import main_of
+from ge.passes.infer_shapes import InferShapesPass
+
+PASS = "specialize-gears"
+MAX_GEARS = 100
+"""GE's bound on gears (2 to 100 there; one gear is allowed here: a static specialization)."""
+
+
+def parse_gears(text: str, names: list[str]) -> list[dict[str, int]]:
+    """`batch=1,seq=128;batch=2,seq=64` -> one size per named dim per gear, each checked."""
+    gears: list[dict[str, int]] = []
+    for index, part in enumerate(p.strip() for p in text.split(";")):
+        try:
+            sizes = parse_sizes(part, names)
+        except DimsError as e:
+            raise DiagnosticException(f"{PASS}: gear {index}: {str(e).removeprefix('--dims ')}") from None
+        missing = [n for n in names if n not in sizes]
+        if missing:
+            raise DiagnosticException(f"{PASS}: gear {index} ('{part}') gives no size for {', '.join(missing)}")
+        if sizes in gears:
+            raise DiagnosticException(f"{PASS}: gear {index} ('{part}') is gear {gears.index(sizes)} again")
+        gears.append(sizes)
+    if len(gears) > MAX_GEARS:
+        raise DiagnosticException(f"{PASS}: {len(gears)} gears, more than {MAX_GEARS}")
+    return gears
+
+
+MAX_ROUNDS = 8
+"""Rounds of shape inference and folding a specialization may take (each folds a link of the
+shape chains an exporter writes: Shape -> Gather -> Concat -> Reshape)."""
+
+
+def settle(ctx: Context, module: ModuleOp) -> None:
+    """Shape inference and constant folding in turn until the ops left stop shrinking: a static
+    argument makes `ge.shape` a constant, which makes the next reshape's target one, and so on."""
+    before = None
+    for _ in range(MAX_ROUNDS):
+        InferShapesPass().apply(ctx, module)
+        FoldConstantsPass().apply(ctx, module)
+        DeadCodeElimination().apply(ctx, module)
+        count = sum(1 for o in module.walk() if not isinstance(o, ge.ConstantOp))
+        if count == before:
+            return
+        before = count
+
+
+def _text(sizes: dict[str, int]) -> str:
+    return ",".join(f"{n}={v}" for n, v in sizes.items())
+
+
+@dataclass(frozen=True)
+class SpecializeGearsPass(ModulePass):
+    """`@main` specialized per gear of `dims` (see the module docstring)."""
+
+    name = "specialize-gears"
+
+    dims: str = ""
+    """The gears: `NAME=SIZE,...` per gear, gears separated by `;`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.dims.strip():
+            return
+        main = main_of(op, PASS)
+        signature = main.function_type
+        names = input_dims(main.arg_attrs, len(signature.inputs.data))
+        known = symbols(names)
+        if not known:
+            raise DiagnosticException(f"{PASS}: @main's inputs have no named unknown dims (ge.dims) to size")
+        gears = parse_gears(self.dims, known)
+        symbols_of = []
+        for index, sizes in enumerate(gears):
+            gear = main.clone()
+            gear.sym_name = StringAttr(f"main.gear{index}")
+            block = gear.body.block
+            for arg, t, dim_names in zip(list(block.args), signature.inputs.data, names):
+                if isinstance(t, TensorType) and dim_names:
+                    static = tensor(t.element_type, sized(shape_of(t), dim_names, sizes), format_of(t))
+                    Rewriter.replace_value_with_new_type(arg, static)
+            gear.function_type = FunctionType.from_lists(list(block.arg_types), list(signature.outputs.data))
+            op.body.block.add_op(gear)
+            symbols_of.append(gear.sym_name.data)
+        settle(ctx, op)
+        block = main.body.block
+        for inner in reversed(list(block.ops)):
+            inner.detach()
+            inner.erase(safe_erase=False)
+        texts = [_text(g) for g in gears]
+        dispatch = GearsOp(symbols_of, texts, list(block.args), list(signature.outputs.data))
+        dispatch.location = name_loc("gears")
+        block.add_op(dispatch)
+        block.add_op(func.ReturnOp(*dispatch.results))
+        remarks.emit(PASS, "applied", "gears", [main], f"{len(gears)} gears: {'; '.join(texts)}")

@@ -1,0 +1,23 @@
+// RUN: ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4;batch=2,seq=2"}' | filecheck %s
+// RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1"}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4;seq=4,batch=1"}' 2>&1 | filecheck %s --check-prefix=TWICE
+// RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4,len=2"}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4"},lower-to-tasks' 2>&1 | filecheck %s --check-prefix=LOWER
+
+// @main keeps its signature and dispatches; each gear is @main with static arguments, its types
+// refined by infer-shapes.
+
+// CHECK:      func.func @main(%x: tensor<?x?x8xf32> {ge.name = "x", ge.dims = ["batch", "seq", ""]}) -> tensor<?x?x8xf32> {
+// CHECK-NEXT:   %0 = ge.gears [@main.gear0, @main.gear1] (%x) {sizes = ["batch=1,seq=4", "batch=2,seq=2"]} : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32> loc("gears")
+// CHECK-NEXT:   func.return %0 : tensor<?x?x8xf32>
+// CHECK:      func.func @main.gear0(%x: tensor<1x4x8xf32> {{.*}}) -> tensor<1x4x8xf32> {
+// CHECK-NEXT:   %y = ge.relu %x : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK:      func.func @main.gear1(%x: tensor<2x2x8xf32> {{.*}}) -> tensor<2x2x8xf32> {
+// MISSING: ge-opt: error: specialize-gears: gear 0 ('batch=1') gives no size for seq
+// TWICE: ge-opt: error: specialize-gears: gear 1 ('seq=4,batch=1') is gear 0 again
+// UNKNOWN: ge-opt: error: specialize-gears: gear 0: len: the graph has no dim of that name (its named dims: batch, seq)
+// LOWER: ge-opt: error: lower-to-tasks: @main: ge.gears 'gears' decides at run time which function runs
+func.func @main(%x: tensor<?x?x8xf32> {ge.name = "x", ge.dims = ["batch", "seq", ""]}) -> tensor<?x?x8xf32> {
+  %y = ge.relu %x : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  func.return %y : tensor<?x?x8xf32>
+}

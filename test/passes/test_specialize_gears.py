@@ -1,0 +1,128 @@
+"""specialize-gears: a graph with named dims (batch, seq) compiled ahead for a few shapes. Each gear
+equals onnxruntime at O0 and O3 and has the kernels of the graph exported at its shape; an input
+that fits no gear is one line naming the gears."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import helper, numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from ge.frontend.onnx_importer import import_model
+from ge.ge_dialects import ge
+from ge.interpreter.control_flow import GearError
+from ge.interpreter.differential import relative_error
+from ge.interpreter.runner import run
+from ge.passes.fusion.census import census
+from ge.passes.ge_optimize import GeOptimizePass
+from ge.tools.common import make_context
+
+F32 = onnx.TensorProto.FLOAT
+GEARS = "batch=1,seq=16;batch=2,seq=8;batch=4,seq=4"
+SHAPES = [(1, 16), (2, 8), (4, 4)]
+
+
+def _model(batch="batch", seq="seq") -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((16, 32)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((32,)).astype(np.float32), "B"),
+        numpy_helper.from_array(np.int64([2]), "axis"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["h"]),
+        helper.make_node("Add", ["h", "B"], ["hb"]),
+        helper.make_node("Relu", ["hb"], ["r"]),
+        helper.make_node("Unsqueeze", ["mask", "axis"], ["m3"]),
+        helper.make_node("Mul", ["r", "m3"], ["p"]),
+        helper.make_node("Softmax", ["p"], ["y"], axis=-1),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", F32, [batch, seq, 16]),
+        helper.make_tensor_value_info("mask", F32, [batch, seq]),
+    ]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", F32, [batch, seq, 32])], weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def _feeds(batch: int, seq: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(batch * 100 + seq)
+    return {
+        "x": rng.standard_normal((batch, seq, 16)).astype(np.float32),
+        "mask": (rng.random((batch, seq)) < 0.7).astype(np.float32),
+    }
+
+
+@pytest.fixture(scope="module", params=[0, 3], ids=["O0", "O3"])
+def geared(request):
+    module, weights = import_model(_model())
+    GeOptimizePass(level=request.param, dynamic_dims=GEARS).apply(make_context(), module)
+    module.verify()
+    return request.param, module, weights
+
+
+def test_every_gear_equals_onnxruntime(geared):
+    _, module, weights = geared
+    session = ort.InferenceSession(_model().SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch, seq in SHAPES:
+        feeds = _feeds(batch, seq)
+        (want,) = session.run(None, feeds)
+        got = run(module, feeds, weights)["y"]
+        assert got.shape == want.shape and relative_error(want, got) <= 1e-5
+
+
+def test_each_gear_has_the_kernels_of_the_graph_exported_at_its_shape(geared):
+    level, module, _ = geared
+    gears = {fn.sym_name.data: fn for fn in module.ops if isinstance(fn, func.FuncOp)}
+    dispatch = next(op for op in gears["main"].body.block.ops if isinstance(op, ge.GearsOp))
+    assert [s.data for s in dispatch.sizes.data] == GEARS.split(";")
+    for index, (batch, seq) in enumerate(SHAPES):
+        static, _ = import_model(_model(batch, seq))
+        GeOptimizePass(level=level).apply(make_context(), static)
+        alone = ModuleOp([gears[f"main.gear{index}"].clone()])
+        assert census(alone).kernels == census(static).kernels
+
+
+def test_an_input_that_fits_no_gear_is_one_line(geared):
+    _, module, weights = geared
+    with pytest.raises(GearError) as e:
+        run(module, _feeds(3, 8), weights)
+    assert str(e.value) == (
+        "ge.gears 'gears': the inputs' shapes [3, 8, 16], [3, 8] fit no gear (batch=1,seq=16; batch=2,seq=8; batch=4,seq=4)"
+    )
+
+
+BERT_GEARS = [(1, 16), (2, 8), (4, 4)]
+
+
+def _bert(batch, seq) -> onnx.ModelProto:
+    from ge.frontend import models
+
+    return models.bert_base(batch=batch, seq=seq, layers=1, hidden=64, heads=4, intermediate=128, vocab=100)
+
+
+def test_a_dynamic_bert_as_gears_equals_onnxruntime_with_the_static_kernels():
+    """BERT exported with batch and seq as dim_params: each gear at O3 equals onnxruntime, and has
+    the kernels of BERT exported at its shape, but for one: the dynamic export makes its token
+    types as input_ids * 0, which the static one has as a constant."""
+    model = _bert("batch", "seq")
+    module, weights = import_model(model)
+    dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
+    GeOptimizePass(level=3, dynamic_dims=dims).apply(make_context(), module)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    gears = {fn.sym_name.data: fn for fn in module.ops if isinstance(fn, func.FuncOp)}
+    rng = np.random.default_rng(0)
+    for index, (batch, seq) in enumerate(BERT_GEARS):
+        feeds = {
+            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
+            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
+        }
+        (want,) = session.run(None, feeds)
+        assert relative_error(want, run(module, feeds, weights)["last_hidden_state"]) <= 1e-5
+        static, _ = import_model(_bert(batch, seq))
+        GeOptimizePass(level=3).apply(make_context(), static)
+        assert census(ModuleOp([gears[f"main.gear{index}"].clone()])).kernels == census(static).kernels + 1
