@@ -129,11 +129,18 @@ class FoldConstantsPass(ModulePass):
         for candidate in list(op.walk()):
             if candidate.parent is None or not isinstance(candidate, GeOp):
                 continue  # erased earlier in the sweep, or not a ge op
-            if isinstance(candidate, ge.ConstantOp):
-                continue
-            values = self._evaluate(candidate, interpreter)
-            if values is not None:
-                self._replace(op, candidate, values)
+            self.fold(op, candidate, interpreter)
+
+    def fold(self, module: ModuleOp, op: GeOp, interpreter: Interpreter) -> bool:
+        """Replaces `op` by constants if it is computable now (`interpreter`: `folding_interpreter`
+        of `module`); whether it did."""
+        if isinstance(op, ge.ConstantOp):
+            return False
+        values = self._evaluate(op, interpreter)
+        if values is None:
+            return False
+        self._replace(module, op, values)
+        return True
 
     # -- deciding and evaluating ------------------------------------------------------------------
     def _reject(self, op: Operation, rule: str, reason: str) -> None:

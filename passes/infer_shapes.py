@@ -65,35 +65,37 @@ class InferShapesPass(ModulePass):
             refined = 0
             for inner in list(fn.body.walk()):
                 if isinstance(inner, GeOp) and inner.has_shape_function():
-                    refined += self._refine(inner)
-            self._update_signature(fn)
+                    refined += refine(inner)
+            update_signature(fn)
             if refined:
                 remarks.emit(PASS, "note", "refine", [fn], f"@{fn.sym_name.data}: {refined} result types refined")
 
-    @staticmethod
-    def _refine(op: GeOp) -> int:
-        try:
-            inferred = type(op).infer(ConstantInferArgs.of(op))
-        except DiagnosticException as e:
-            raise DiagnosticException(f"{e} (after refining its operand types)") from None
-        if len(op.results) > len(inferred):
-            raise DiagnosticException(f"{describe(op)}: has {len(op.results)} results, at most {len(inferred)} allowed")
-        changed = 0
-        for i, want in enumerate(inferred[: len(op.results)]):
-            result = op.results[i]
-            new_type = refined_type(op, i, result.type, want)
-            if new_type != result.type:
-                Rewriter.replace_value_with_new_type(result, new_type)
-                changed += 1
-        return changed
 
-    @staticmethod
-    def _update_signature(fn: func.FuncOp) -> None:
-        returns = [b.last_op for b in fn.body.blocks if isinstance(b.last_op, func.ReturnOp)]
-        if not returns:
-            return
-        types = list(returns[0].arguments.types)
-        if any(list(r.arguments.types) != types for r in returns[1:]):
-            return  # blocks disagree: leave the signature to the verifier
-        if tuple(types) != fn.function_type.outputs.data:
-            fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), types)
+def refine(op: GeOp) -> int:
+    """Re-infers `op`'s results from its operands, refining the declared types; how many changed."""
+    try:
+        inferred = type(op).infer(ConstantInferArgs.of(op))
+    except DiagnosticException as e:
+        raise DiagnosticException(f"{e} (after refining its operand types)") from None
+    if len(op.results) > len(inferred):
+        raise DiagnosticException(f"{describe(op)}: has {len(op.results)} results, at most {len(inferred)} allowed")
+    changed = 0
+    for i, want in enumerate(inferred[: len(op.results)]):
+        result = op.results[i]
+        new_type = refined_type(op, i, result.type, want)
+        if new_type != result.type:
+            Rewriter.replace_value_with_new_type(result, new_type)
+            changed += 1
+    return changed
+
+
+def update_signature(fn: func.FuncOp) -> None:
+    """The function's result types: what its `func.return` returns."""
+    returns = [b.last_op for b in fn.body.blocks if isinstance(b.last_op, func.ReturnOp)]
+    if not returns:
+        return
+    types = list(returns[0].arguments.types)
+    if any(list(r.arguments.types) != types for r in returns[1:]):
+        return  # blocks disagree: leave the signature to the verifier
+    if tuple(types) != fn.function_type.outputs.data:
+        fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), types)

@@ -7,9 +7,9 @@ sizes `@main`'s named dims (`ge.dims`, ge_dialects/ge/dims.py):
     specialize-gears{dims="batch=1,seq=128;batch=2,seq=64"}
 
 Each gear becomes a copy of `@main`, `@"main.gear<i>"`, whose arguments take the gear's static
-shapes; shape inference and constant folding then alternate until the shape computations an
-exporter wrote (Shape -> Gather -> Concat -> Reshape) are constants, so the passes after this one
-optimize each gear as the graph exported at that shape. `@main` keeps its signature and calls
+shapes; one sweep then re-infers each op's types and folds it where it can, so that the shape
+computations an exporter wrote (Shape -> Gather -> Concat -> Reshape) become constants and the
+passes after this one optimize each gear as the graph exported at that shape. `@main` keeps its signature and calls
 `ge.gears`, which runs the gear whose function takes exactly the inputs' shapes (an input that
 fits none is one line naming the gears). Every gear sizes every named dim; 1 to MAX_GEARS gears, no two alike.
 """
@@ -26,15 +26,15 @@ from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import name_loc
+from ge.ge_dialects.ge.base import GeOp, name_loc
 from ge.ge_dialects.ge.control_flow import GearsOp
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
 from ge.ge_dialects.ge.types import format_of, shape_of, tensor
+from ge.interpreter.ge import folding_interpreter
 from ge.passes import remarks
 from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.graph_main import main_of
-from ge.passes.infer_shapes import InferShapesPass
+from ge.passes.infer_shapes import refine, update_signature
 
 PASS = "specialize-gears"
 MAX_GEARS = 100
@@ -60,23 +60,20 @@ def parse_gears(text: str, names: list[str]) -> list[dict[str, int]]:
     return gears
 
 
-MAX_ROUNDS = 8
-"""Rounds of shape inference and folding a specialization may take (each folds a link of the
-shape chains an exporter writes: Shape -> Gather -> Concat -> Reshape)."""
-
-
-def settle(ctx: Context, module: ModuleOp) -> None:
-    """Shape inference and constant folding in turn until the ops left stop shrinking: a static
-    argument makes `ge.shape` a constant, which makes the next reshape's target one, and so on."""
-    before = None
-    for _ in range(MAX_ROUNDS):
-        InferShapesPass().apply(ctx, module)
-        FoldConstantsPass().apply(ctx, module)
-        DeadCodeElimination().apply(ctx, module)
-        count = sum(1 for o in module.walk() if not isinstance(o, ge.ConstantOp))
-        if count == before:
-            return
-        before = count
+def settle(module: ModuleOp, gears: list[func.FuncOp]) -> None:
+    """Each gear's ops in program order, each re-inferred from its (refined) operands and then
+    folded if it can be: a static argument makes `ge.shape` a constant, which makes the slice and
+    concat after it constants, the reshape after them static, and so on through every layer in one
+    sweep (the shape chains an exporter writes: Shape -> Gather -> Concat -> Reshape)."""
+    folding, interpreter = FoldConstantsPass(), folding_interpreter(module)
+    for gear in gears:
+        for op in list(gear.body.walk()):
+            if op.parent is None or not isinstance(op, GeOp):
+                continue  # folded away earlier in the sweep, or not a graph op
+            if op.has_shape_function():
+                refine(op)
+            folding.fold(module, op, interpreter)
+        update_signature(gear)
 
 
 def _text(sizes: dict[str, int]) -> str:
@@ -114,7 +111,8 @@ class SpecializeGearsPass(ModulePass):
             gear.function_type = FunctionType.from_lists(list(block.arg_types), list(signature.outputs.data))
             op.body.block.add_op(gear)
             symbols_of.append(gear.sym_name.data)
-        settle(ctx, op)
+        settle(op, [f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data in symbols_of])
+        DeadCodeElimination().apply(ctx, op)
         block = main.body.block
         for inner in reversed(list(block.ops)):
             inner.detach()
