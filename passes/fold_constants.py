@@ -48,7 +48,7 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, InferArgs, describe, location_name
 from ge.ge_dialects.ge.layout import LayoutError
 from ge.ge_dialects.ge.tensor_ops import ShapeError, shape_range
-from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, shape_of, tensor
+from ge.ge_dialects.ge.types import Shape, element_type_of, format_of, numpy_dtype, shape_of, tensor
 from ge.ge_dialects.ge.weights import constant_array, make_constant
 from ge.interpreter.ge import KernelError, can_evaluate, folding_interpreter
 from ge.passes import remarks
@@ -112,6 +112,22 @@ def _static_dims(op: ge.ShapeOp) -> np.ndarray | None:
     return np.asarray(selected, dtype=np.int64)
 
 
+def _integer_zeros(op: ge.MulOp) -> np.ndarray | None:
+    """An integer product of a static shape with a factor that is a zero constant: zeros, whatever
+    the other factor holds (a dynamic export's zeros_like, input_ids * 0). A float product is not:
+    NaN and infinity times 0 are NaN."""
+    t = tensor_type(op.results[0])
+    dims = shape_of(t)
+    dtype = numpy_dtype(t.element_type)
+    if dtype.kind not in "iu" or None in dims:
+        return None
+    for factor in op.operands:
+        value = constant_array(factor) if isinstance(factor.owner, ge.ConstantOp) else None
+        if value is not None and value.size and not value.any():
+            return np.zeros([d for d in dims if d is not None], dtype)
+    return None
+
+
 @dataclass(frozen=True)
 class FoldConstantsPass(ModulePass):
     """Replaces ge ops computable at compile time by constants (see the module docstring)."""
@@ -153,6 +169,8 @@ class FoldConstantsPass(ModulePass):
                 return [dims]
         if isinstance(op, ge.SizeOp) and (count := op.static_size()) is not None:
             return [np.asarray(count, dtype=np.int64)]  # like ge.shape: whatever the tensor holds
+        if isinstance(op, ge.MulOp) and (zeros := _integer_zeros(op)) is not None:
+            return [zeros]  # like ge.shape: whatever the other factor holds
         if not op.operands or not all(isinstance(v.owner, ge.ConstantOp) for v in op.operands):
             return None
         operand_values = [constant_array(v) for v in op.operands]  # loads weights: only now

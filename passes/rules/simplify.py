@@ -6,7 +6,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.types import numpy_dtype, shape_of
+from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.weights import constant_array
 from ge.passes.rewrite import Const, Match, Op, Reject, Rule, copy_props
 from ge.passes.rules.casts import SIMPLIFY_NOOP_CAST
@@ -79,19 +79,6 @@ def _operand(m: Match, b):
     return m["x"]
 
 
-def _integer_static(m: Match) -> bool:
-    """An integer product of a static shape: x * 0 is 0 whatever x holds (a float x may be NaN or
-    infinite, whose product with 0 is NaN)."""
-    t = tensor_type(m.root.results[0])
-    return numpy_dtype(t.element_type).kind in "iu" and None not in shape_of(t)
-
-
-def _zeros(m: Match, b):
-    t = tensor_type(m.root.results[0])
-    dims = [d for d in shape_of(t) if d is not None]  # all of them: the rule takes static shapes only
-    return b.const(np.zeros(dims, numpy_dtype(t.element_type)), "zeros")
-
-
 RULES: list[Rule] = [
     Rule("identity", Op(ge.IdentityOp, "x"), _operand, doc="ge.identity -> its operand"),
     SIMPLIFY_NOOP_CAST,
@@ -132,11 +119,4 @@ RULES: list[Rule] = [
     Rule("div-one", Op(ge.DivOp, "x", Const(value=1.0, tol=0.0)), _operand, rejects=[_keeps_shape]),
     Rule("add-zero", Op(ge.AddOp, "x", Const(value=0.0, tol=0.0)), _operand, rejects=[_keeps_shape]),
     Rule("sub-zero", Op(ge.SubOp, "x", Const(value=0.0, tol=0.0)), _operand, rejects=[_keeps_shape]),
-    Rule(
-        "int-mul-zero",
-        Op(ge.MulOp, "x", Const(value=0.0, tol=0.0)),
-        _zeros,
-        rejects=[Reject("not an integer product of a static shape", lambda m: not _integer_static(m))],
-        doc="an integer x * 0 -> zeros of the product's shape (a dynamic export's zeros_like)",
-    ),
 ]

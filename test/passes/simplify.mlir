@@ -171,25 +171,6 @@ func.func @arith_identities(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3
 
 // -----
 
-// An integer times 0 is zeros of the product's shape (a dynamic export's zeros_like, static after
-// specialization); a float times 0 is kept (x may be NaN or infinite).
-
-// CHECK-LABEL: func.func @int_mul_zero
-// CHECK-NEXT:    %zf = ge.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT:    %y = ge.constant dense<0> : tensor<2x3xi64> loc("/tokens/zeros")
-// CHECK-NEXT:    %g = ge.mul %f, %zf
-func.func @int_mul_zero(%x: tensor<2x3xi64>, %f: tensor<2x3xf32>) -> (tensor<2x3xi64>, tensor<2x3xf32>) {
-  %z = ge.constant dense<0> : tensor<i64>
-  %zf = ge.constant dense<0.0> : tensor<f32>
-  %y = ge.mul %x, %z : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64> loc("/tokens")
-  %g = ge.mul %f, %zf : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("/floats")
-  func.return %y, %g : tensor<2x3xi64>, tensor<2x3xf32>
-}
-// REMARK: remark: simplify: rejected int-mul-zero on [/floats]: not an integer product of a static shape
-// REMARK: remark: simplify: applied int-mul-zero on [/tokens]
-
-// -----
-
 // Kept: a constant that widens x by broadcasting, 1/x, 0-x, a constant near but not exactly 1.
 
 // CHECK-LABEL: func.func @arith_kept

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.control_flow import GearError
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
@@ -108,9 +109,12 @@ def _bert(batch, seq) -> onnx.ModelProto:
 def test_a_dynamic_bert_as_gears_equals_onnxruntime_with_the_static_kernels():
     """BERT exported with batch and seq as dim_params: each gear at O3 equals onnxruntime and has
     the kernels of BERT exported at its shape (the dynamic export's token types, input_ids * 0,
-    become the static one's constant: simplify's int-mul-zero)."""
+    fold to the static one's zeros), or one more: the importer folds the static export's
+    token-type embedding lookup at any size, the optimizer's growth guard keeps the gear's when
+    the lookup is 8x its operands (4x4)."""
     model = _bert("batch", "seq")
     module, weights = import_model(model)
+    attach_weights(module, weights)  # beside those the passes add
     dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
     GeOptimizePass(level=3, dynamic_dims=dims).apply(make_context(), module)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -122,7 +126,9 @@ def test_a_dynamic_bert_as_gears_equals_onnxruntime_with_the_static_kernels():
             "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
         }
         (want,) = session.run(None, feeds)
-        assert relative_error(want, run(module, feeds, weights)["last_hidden_state"]) <= 1e-5
-        static, _ = import_model(_bert(batch, seq))
+        assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5
+        static, static_weights = import_model(_bert(batch, seq))
+        attach_weights(static, static_weights)
         GeOptimizePass(level=3).apply(make_context(), static)
-        assert census(ModuleOp([gears[f"main.gear{index}"].clone()])).kernels == census(static).kernels
+        kernels = census(ModuleOp([gears[f"main.gear{index}"].clone()])).kernels
+        assert census(static).kernels <= kernels <= census(static).kernels + 1
