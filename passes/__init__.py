@@ -40,6 +40,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "fuse-ops": ("ge.passes.fuse_ops", "FuseOpsPass"),
     "fuse-trans-data": ("ge.passes.fuse_trans_data", "FuseTransDataPass"),
     "ge-optimize": ("ge.passes.ge_optimize", "GeOptimizePass"),
+    "inline-control-flow": ("ge.passes.inline_control_flow", "InlineControlFlowPass"),
     "infer-shapes": ("ge.passes.infer_shapes", "InferShapesPass"),
     "insert-trans-data": ("ge.passes.layout.insert_trans_data", "InsertTransDataPass"),
     "loss-scale": ("ge.passes.loss_scale", "LossScalePass"),

@@ -39,6 +39,7 @@ from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
+from ge.passes.inline_control_flow import InlineControlFlowPass
 from ge.passes.layout.adjust_hw_layout import AdjustHwLayoutPass
 from ge.passes.layout.assign_formats import CHOICES as LAYOUT_CHOICES
 from ge.passes.layout.assign_formats import AssignFormatsPass
@@ -88,6 +89,7 @@ def shapes(_: LevelOptions) -> list[ModulePass]:
 def cleanup(_: LevelOptions) -> list[ModulePass]:
     return [
         FoldConstantsPass(),
+        InlineControlFlowPass(),  # a condition folding made constant (a gear's shape test)
         MergeConstantsPass(parameters=True),  # the graph as it runs: a parameter left a constant is one
         CommonSubexpressionElimination(),
         SimplifyPass(),

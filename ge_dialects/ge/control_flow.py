@@ -77,7 +77,7 @@ class CallsFunctions(IRDLOperation):
     """The properties naming the functions, in the order they print."""
 
     def function(self, prop: str) -> func.FuncOp:
-        """The function a property names (verify_ has checked it exists)."""
+        """The function a property names; VerifyException when the module has none of that name."""
         found = SymbolTable.lookup_symbol(self, self.properties[prop])  # type: ignore[arg-type]
         if not isinstance(found, func.FuncOp) or not found.body.blocks:
             raise VerifyException(f"{self.name}: @{self._symbol(prop)} is not a function of the module")
@@ -125,11 +125,13 @@ class CallsFunctions(IRDLOperation):
         return op
 
     def _check_call(self, prop: str, operand_types: Sequence[Attribute], result_types: Sequence[Attribute]) -> None:
-        """The function takes exactly `operand_types` and returns `result_types` or types they hold."""
+        """The function takes `operand_types` (or types that hold them: a specialized caller may know
+        more dims) and returns `result_types` or types they hold."""
         fn = self.function(prop)
         where = f"{self.name} @{self._symbol(prop)}"
         fn_type: FunctionType = fn.function_type
-        if list(fn_type.inputs.data) != list(operand_types):
+        takes = list(fn_type.inputs.data)
+        if len(takes) != len(operand_types) or not all(holds(t, o) for t, o in zip(takes, operand_types)):
             raise VerifyException(
                 f"{where} takes ({', '.join(map(str, fn_type.inputs.data))}), the op gives it "
                 f"({', '.join(map(str, operand_types))})"

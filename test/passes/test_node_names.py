@@ -120,6 +120,7 @@ CASES = [
     ("cancel-trans-data", "resnet50@32", "infer-shapes,assign-formats", False),
     ("adjust-hw-layout", "resnet50@32", "infer-shapes,assign-formats", False),
     ("specialize-gears", "resnet50@32", "infer-shapes", False),
+    ("inline-control-flow", "resnet50@32", "infer-shapes", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),
     ("fuse-ops", "resnet50@32", O2, True),

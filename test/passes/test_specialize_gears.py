@@ -132,3 +132,32 @@ def test_a_dynamic_bert_as_gears_equals_onnxruntime_with_the_static_kernels():
         GeOptimizePass(level=3).apply(make_context(), static)
         kernels = census(ModuleOp([gears[f"main.gear{index}"].clone()])).kernels
         assert census(static).kernels <= kernels <= census(static).kernels + 1
+
+
+def test_an_if_on_a_dim_a_gear_makes_static_becomes_its_branch():
+    """If batch == 1 then relu(x) else -x: the condition is known only at run time in the dynamic
+    graph (a ge.if), and a constant in each gear, where O1's cleanup inlines the branch."""
+
+    def branch(op: str, out: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node(op, ["x"], [out])], op, [], [onnx.ValueInfoProto(name=out)])
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"]),
+        helper.make_node("Equal", ["batch", "one"], ["single"]),
+        helper.make_node(
+            "If", ["single"], ["y"], name="if_single", then_branch=branch("Relu", "r"), else_branch=branch("Neg", "n")
+        ),
+    ]
+    constants = [numpy_helper.from_array(np.int64(0), "zero"), numpy_helper.from_array(np.int64(1), "one")]
+    inputs = [helper.make_tensor_value_info("x", F32, ["batch", 4])]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", F32, ["batch", 4])], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    module, weights = import_model(model)
+    assert any(isinstance(op, ge.IfOp) for op in module.walk())
+    GeOptimizePass(level=1, dynamic_dims="batch=1;batch=2").apply(make_context(), module)
+    assert not any(isinstance(op, ge.IfOp) for op in module.walk())
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 2):
+        x = np.random.default_rng(batch).standard_normal((batch, 4)).astype(np.float32)
+        np.testing.assert_array_equal(run(module, {"x": x}, weights)["y"], session.run(None, {"x": x})[0])
