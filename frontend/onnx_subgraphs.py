@@ -171,7 +171,9 @@ def import_runtime_loop(importer: _Importer, node: onnx.NodeProto, name: str, wh
     carried: list[Attribute] = [v.type for v in initial]
     symbol = _symbol(importer, f"{name}/body")
     rounds = 1 + max((len(shape_of(t)) for t in carried if isinstance(t, TensorType)), default=0)
+    nested = len(importer.subgraphs)
     for _ in range(rounds):  # each round makes at least one more dim unknown, or ends
+        del importer.subgraphs[nested:]  # the functions of the body's own Ifs and Loops, from the last round
         fn = function_of(importer, body, symbol, [scalar(i64), scalar(i1), *carried], captures, f"{where}: body")
         returned = list(fn.function_type.outputs.data)
         steps = returned[1 : 1 + len(carried)]

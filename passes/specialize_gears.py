@@ -9,9 +9,10 @@ sizes `@main`'s named dims (`ge.dims`, ge_dialects/ge/dims.py):
 Each gear becomes a copy of `@main`, `@"main.gear<i>"`, whose arguments take the gear's static
 shapes; one sweep then re-infers each op's types and folds it where it can, so that the shape
 computations an exporter wrote (Shape -> Gather -> Concat -> Reshape) become constants and the
-passes after this one optimize each gear as the graph exported at that shape. `@main` keeps its signature and calls
-`ge.gears`, which runs the gear whose function takes exactly the inputs' shapes (an input that
-fits none is one line naming the gears). Every gear sizes every named dim; 1 to MAX_GEARS gears, no two alike.
+passes after this one optimize each gear as the graph exported at that shape. `@main` keeps its
+signature and calls `ge.gears`, which runs the gear whose function takes exactly the inputs'
+shapes (an input that fits none is one line naming the gears). Every gear sizes every named dim;
+1 to MAX_GEARS gears, no two alike.
 """
 
 from __future__ import annotations

@@ -608,3 +608,30 @@ def test_runtime_control_flow_keeps_its_outputs_at_o3():
         for vi, expected in zip(model.graph.output, want):
             assert_output_matches(vi.name, got[vi.name], expected, 1e-5, 1e-5)
     assert len(_loops(module)) == 1
+
+
+def test_an_if_in_a_body_imported_again_leaves_one_copy_of_its_branches():
+    """The carried value grows, so the body is imported twice; its If (on the iteration number)
+    must leave its two branch functions once, not once per import."""
+
+    def branch(op: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node(op, ["y_in"], ["b"])], op, [], [onnx.ValueInfoProto(name="b")])
+
+    body = _body(
+        [
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+            _const("zero", np.int64(0)),
+            helper.make_node("Greater", ["i", "zero"], ["later"]),
+            helper.make_node(
+                "If", ["later"], ["picked"], name="pick", then_branch=branch("Neg"), else_branch=branch("Relu")
+            ),
+            helper.make_node("Concat", ["y_in", "picked"], ["y_out"], axis=0),
+        ],
+        [_info("i", I64, []), _info("c_in", BOOL, []), _info("y_in", F32, [None])],
+        ["c_out", "y_out"],
+    )
+    loop = helper.make_node("Loop", ["m", "", "y"], ["y_final"], name="grow_pick", body=body)
+    model = _model([loop], {"m": np.array(3, np.int64), "y": S}, ["y_final"])
+    module = _compare(model, {"m": np.array(3, np.int64), "y": S})
+    functions = sorted(op.sym_name.data for op in module.ops)
+    assert len(functions) == 4, functions  # main, the body, the two branches
