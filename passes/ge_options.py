@@ -62,6 +62,8 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
     "ge.enableSingleStream": ("lower-to-streams", "single_stream", _flag),
     "ge.streamNum": ("lower-to-streams", "streams", _count),
     "is_input_adjust_hw_layout": ("ge-optimize", "adjust_input_hw_layout", _flag),
+    "ge.dynamicDims": ("ge-optimize", "dynamic_dims", str),
+    "dynamic_dims": ("ge-optimize", "dynamic_dims", str),
     "is_output_adjust_hw_layout": ("ge-optimize", "adjust_output_hw_layout", _flag),
 }
 

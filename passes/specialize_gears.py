@@ -42,12 +42,30 @@ MAX_GEARS = 100
 """GE's bound on gears (2 to 100 there; one gear is allowed here: a static specialization)."""
 
 
-def parse_gears(text: str, names: list[str]) -> list[dict[str, int]]:
-    """`batch=1,seq=128;batch=2,seq=64` -> one size per named dim per gear, each checked."""
+def positional(part: str, order: list[str], index: int) -> dict[str, int]:
+    """GE's form of a gear (`--dynamic_dims`, `ge.dynamicDims`): one size per unknown dim of the
+    inputs, in order (`1,128,1,128` for ids and mask of [batch, seq]); a name given two sizes is
+    refused."""
+    values = [v.strip() for v in part.split(",")]
+    if len(values) != len(order) or not all(v.isdigit() for v in values):
+        raise DiagnosticException(
+            f"{PASS}: gear {index} ('{part}') gives {len(values)} sizes; the inputs have {len(order)} unknown dims "
+            f"({', '.join(order)}), one non-negative integer each"
+        )
+    sizes: dict[str, int] = {}
+    for name, value in zip(order, values):
+        if sizes.setdefault(name, int(value)) != int(value):
+            raise DiagnosticException(f"{PASS}: gear {index} ('{part}') gives {name} both {sizes[name]} and {value}")
+    return sizes
+
+
+def parse_gears(text: str, names: list[str], order: list[str] | None = None) -> list[dict[str, int]]:
+    """`batch=1,seq=128;batch=2,seq=64` (or GE's positional `1,128,1,128;2,64,2,64` over `order`,
+    the inputs' unknown dims one by one) -> one size per named dim per gear, each checked."""
     gears: list[dict[str, int]] = []
     for index, part in enumerate(p.strip() for p in text.split(";")):
         try:
-            sizes = parse_sizes(part, names)
+            sizes = parse_sizes(part, names) if "=" in part or order is None else positional(part, order, index)
         except DimsError as e:
             raise DiagnosticException(f"{PASS}: gear {index}: {str(e).removeprefix('--dims ')}") from None
         missing = [n for n in names if n not in sizes]
@@ -88,7 +106,7 @@ class SpecializeGearsPass(ModulePass):
     name = "specialize-gears"
 
     dims: str = ""
-    """The gears: `NAME=SIZE,...` per gear, gears separated by `;`."""
+    """The gears, separated by `;`: `NAME=SIZE,...` each, or GE's one size per unknown input dim."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.dims.strip():
@@ -99,7 +117,7 @@ class SpecializeGearsPass(ModulePass):
         known = symbols(names)
         if not known:
             raise DiagnosticException(f"{PASS}: @main's inputs have no named unknown dims (ge.dims) to size")
-        gears = parse_gears(self.dims, known)
+        gears = parse_gears(self.dims, known, [n for dims in names for n in dims if n])
         symbols_of = []
         for index, sizes in enumerate(gears):
             gear = main.clone()

@@ -54,6 +54,8 @@ _GE_OPTIONS = [
     "ge.streamNum=-1",
     "ge.streamNum=99999999999999",
     "is_input_adjust_hw_layout=true",
+    "ge.dynamicDims=1,2;3,4",
+    "dynamic_dims=batch=1",
     "is_output_adjust_hw_layout=maybe",
     "=",
     "ge.oo.level=",
