@@ -89,18 +89,21 @@ func.func @size(%x: tensor<2x3x4xf32>, %y: tensor<?x3xf32>) -> (tensor<i64>, ten
 
 // An integer product with a zero constant is zeros whatever the other factor holds (a dynamic
 // export's zeros_like, input_ids * 0, once its shape is static); a float one is kept (NaN * 0), and
-// so is one of an unknown shape.
+// so is one of an unknown shape, and one with a nonzero constant.
 // CHECK-LABEL: func.func @int_times_zero
 // CHECK:         ge.constant dense<0> : tensor<2x3xi64> loc("/tokens")
 // CHECK:         ge.mul %f, %zf {{.*}} loc("/floats")
 // CHECK:         ge.mul %d, %z {{.*}} loc("/dynamic")
-func.func @int_times_zero(%x: tensor<2x3xi64>, %f: tensor<2x3xf32>, %d: tensor<?x3xi64>) -> (tensor<2x3xi64>, tensor<2x3xf32>, tensor<?x3xi64>) {
+// CHECK:         ge.mul %x, %two {{.*}} loc("/twice")
+func.func @int_times_zero(%x: tensor<2x3xi64>, %f: tensor<2x3xf32>, %d: tensor<?x3xi64>) -> (tensor<2x3xi64>, tensor<2x3xf32>, tensor<?x3xi64>, tensor<2x3xi64>) {
   %z = ge.constant dense<0> : tensor<i64>
+  %two = ge.constant dense<2> : tensor<i64>
   %zf = ge.constant dense<0.0> : tensor<f32>
   %y = ge.mul %x, %z : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64> loc("/tokens")
   %g = ge.mul %f, %zf : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32> loc("/floats")
   %e = ge.mul %d, %z : (tensor<?x3xi64>, tensor<i64>) -> tensor<?x3xi64> loc("/dynamic")
-  func.return %y, %g, %e : tensor<2x3xi64>, tensor<2x3xf32>, tensor<?x3xi64>
+  %t = ge.mul %x, %two : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64> loc("/twice")
+  func.return %y, %g, %e, %t : tensor<2x3xi64>, tensor<2x3xf32>, tensor<?x3xi64>, tensor<2x3xi64>
 }
 
 // -----
