@@ -54,3 +54,26 @@ def test_the_signature_is_stored_and_the_device_runs_no_conversion():
     signature = main_function(adjusted).function_type
     assert "NC1HWC0" in str(signature.inputs.data[0]) and "NC1HWC0" in str(signature.outputs.data[0])
     assert (_conversions(plain), _conversions(adjusted)) == (2, 0)
+
+
+@pytest.mark.parametrize("name", ["convmixer", "deeplabv3"])
+def test_corpus_models_equal_onnxruntime_with_their_boundaries_in_nc1hwc0(name):
+    """Models nobody here wrote: ConvMixer's image input and DeepLabV3's (also its feature map
+    output) in NC1HWC0, compiled to the stream level, equal onnxruntime; the device runs fewer
+    TransData than without the options."""
+    from bench import corpus
+
+    c = corpus.case(name)
+    counts = []
+    for adjust in (False, True):
+        module = corpus.imported(c.model)
+        GeOptimizePass(level=3, adjust_input_hw_layout=adjust, adjust_output_hw_layout=adjust).apply(
+            make_context(), module
+        )
+        lowered = corpus.lowered(module)
+        outcome = corpus.outcome(c, lowered)
+        assert outcome.ok, outcome
+        counts.append(_conversions(lowered))
+    stored = main_function(lowered).function_type.inputs.data[0]
+    assert "NC1HWC0" in str(stored)
+    assert counts[1] < counts[0]
