@@ -70,6 +70,15 @@ def holds(general: Attribute, specific: Attribute) -> bool:
     return merged is not None and shape_of(merged) == shape_of(general)
 
 
+def lookup_function(op: IRDLOperation, ref: Attribute) -> func.FuncOp:
+    """The function of `op`'s module that `ref` names; VerifyException when there is none."""
+    found = SymbolTable.lookup_symbol(op, ref) if isinstance(ref, SymbolRefAttr) else None
+    if not isinstance(found, func.FuncOp) or not found.body.blocks:
+        shown = f"@{ref.root_reference.data}" if isinstance(ref, SymbolRefAttr) else str(ref)
+        raise VerifyException(f"{op.name}: {shown} is not a function of the module")
+    return found
+
+
 class CallsFunctions(IRDLOperation):
     """An op that runs functions of the module: `ge.<op> @f, @g (operands) {props} : type`."""
 
@@ -78,10 +87,7 @@ class CallsFunctions(IRDLOperation):
 
     def function(self, prop: str) -> func.FuncOp:
         """The function a property names; VerifyException when the module has none of that name."""
-        found = SymbolTable.lookup_symbol(self, self.properties[prop])  # type: ignore[arg-type]
-        if not isinstance(found, func.FuncOp) or not found.body.blocks:
-            raise VerifyException(f"{self.name}: @{self._symbol(prop)} is not a function of the module")
-        return found
+        return lookup_function(self, self.properties[prop])
 
     def _symbol(self, prop: str) -> str:
         attr = self.properties[prop]
@@ -269,13 +275,7 @@ class GearsOp(IRDLOperation):
         )
 
     def functions(self) -> list[func.FuncOp]:
-        found = []
-        for ref in self.gears.data:
-            fn = SymbolTable.lookup_symbol(self, ref) if isinstance(ref, SymbolRefAttr) else None
-            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
-                raise VerifyException(f"ge.gears: {ref} is not a function of the module")
-            found.append(fn)
-        return found
+        return [lookup_function(self, ref) for ref in self.gears.data]
 
     def size_texts(self) -> list[str]:
         return [t.data for t in self.sizes.data if isinstance(t, StringAttr)]
