@@ -71,5 +71,7 @@ class ControlFlowFunctions(InterpreterFunctions):
             takes = [tuple(shape_of(t)) if isinstance(t, TensorType) else () for t in fn.function_type.inputs.data]
             if takes == shapes:
                 return tuple(interpreter.call_op(ref, tuple(args)))
+        if op.fallback is not None:  # hybrid mode: the dynamic graph
+            return tuple(interpreter.call_op(op.fallback, tuple(args)))
         given = ", ".join(str(list(s)) for s in shapes)
         raise GearError(f"{describe(op)}: the inputs' shapes {given} fit no gear ({'; '.join(op.size_texts())})")

@@ -18,7 +18,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 
 from ge.ge_dialects import stream
-from ge.ge_dialects.ge.dims import DimsError, bind, input_dims
+from ge.ge_dialects.ge.dims import DimsError, bind, input_dims, ranges_of
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
 from ge.ge_dialects.messages import one_line, quoted
@@ -136,7 +136,7 @@ def check_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[np.
         ordered.append(value)
     fn = main_function(module)
     try:
-        bind(list(signature), input_dims(fn.arg_attrs, len(signature)), [v.shape for v in ordered])
+        bind(list(signature), input_dims(fn.arg_attrs, len(signature)), [v.shape for v in ordered], ranges_of(fn))
     except DimsError as e:
         raise InputError(str(e)) from None
     return ordered

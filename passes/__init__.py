@@ -35,6 +35,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "fold-bias-add": ("ge.passes.fold_bias_add", "FoldBiasAddPass"),
     "fold-constants": ("ge.passes.fold_constants", "FoldConstantsPass"),
     "fold-qdq": ("ge.passes.fold_qdq", "FoldQdqPass"),
+    "fold-symbolic-shapes": ("ge.passes.fold_symbolic_shapes", "FoldSymbolicShapesPass"),
     "fold-conv-bn": ("ge.passes.fold_conv_bn", "FoldConvBnPass"),
     "fold-trans-data": ("ge.passes.layout.fold_trans_data", "FoldTransDataPass"),
     "fuse-ops": ("ge.passes.fuse_ops", "FuseOpsPass"),

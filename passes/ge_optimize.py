@@ -36,6 +36,7 @@ from ge.passes.fold_bias_add import FoldBiasAddPass
 from ge.passes.fold_constants import FoldConstantsPass
 from ge.passes.fold_conv_bn import FoldConvBnPass
 from ge.passes.fold_qdq import FoldQdqPass
+from ge.passes.fold_symbolic_shapes import FoldSymbolicShapesPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
@@ -77,13 +78,14 @@ class LevelOptions:
     layout_choice: str = "whole-graph"
     adjust_input_hw_layout: bool = False
     adjust_output_hw_layout: bool = False
+    dim_ranges: str = ""
 
 
 Stage = Callable[[LevelOptions], list[ModulePass]]
 
 
-def shapes(_: LevelOptions) -> list[ModulePass]:
-    return [InferShapesPass()]
+def shapes(options: LevelOptions) -> list[ModulePass]:
+    return [FoldSymbolicShapesPass(dim_ranges=options.dim_ranges), InferShapesPass()]
 
 
 def cleanup(_: LevelOptions) -> list[ModulePass]:
@@ -166,6 +168,10 @@ class GeOptimizePass(CompositePass):
     adjust_input_hw_layout: bool = False  # the graph's inputs given in NC1HWC0 (adjust-hw-layout)
     adjust_output_hw_layout: bool = False  # its outputs returned in NC1HWC0
     dynamic_dims: str = ""  # gears: "batch=1,seq=128;batch=2,seq=64" (specialize-gears)
+    dynamic_batch_size: str = ""  # gears over the inputs' dim 0: "1,2,4,8"
+    dynamic_image_size: str = ""  # gears over dims 2 and 3 (NCHW): "224,224;448,448"
+    compile_hybrid_mode: bool = False  # inputs that fit no gear run the dynamic graph
+    dim_ranges: str = ""  # "batch=1:64,seq=1:512": the named dims' ranges (fold-symbolic-shapes)
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -180,6 +186,11 @@ class GeOptimizePass(CompositePass):
                 check_target_name(self.target)
         except TargetError as e:
             raise DiagnosticException(f"ge-optimize: {e}") from None
+        if self.compile_hybrid_mode and not (self.dynamic_dims or self.dynamic_batch_size or self.dynamic_image_size):
+            raise DiagnosticException(
+                "ge-optimize: compile_hybrid_mode falls back from gears; give dynamic_dims, dynamic_batch_size "
+                "or dynamic_image_size"
+            )
         if self.layout_choice not in LAYOUT_CHOICES:
             raise DiagnosticException(
                 f"ge-optimize: layout_choice '{self.layout_choice}' is not one of {', '.join(LAYOUT_CHOICES)}"
@@ -190,6 +201,7 @@ class GeOptimizePass(CompositePass):
             self.layout_choice,
             self.adjust_input_hw_layout,
             self.adjust_output_hw_layout,
+            self.dim_ranges,
         )
 
     def sub_passes(self) -> list[ModulePass]:
@@ -199,8 +211,11 @@ class GeOptimizePass(CompositePass):
         first: list[ModulePass] = [RequireGraphLevelPass(owner=self.name)]
         if self.target is not None:  # recorded at every level, so that a later lowering follows it
             first.append(SetTargetPass(target=self.target, owner=self.name))
-        if self.dynamic_dims:  # the gears first: every level's passes then see static shapes
-            first.append(SpecializeGearsPass(dims=self.dynamic_dims))
+        gears = SpecializeGearsPass(
+            self.dynamic_dims, self.dynamic_batch_size, self.dynamic_image_size, self.compile_hybrid_mode
+        )
+        if gears.dims or gears.batch_sizes or gears.image_sizes:  # the gears first: the levels see static shapes
+            first.append(gears)
         return [*first, *stage_passes(LEVELS[self.level], options)]
 
     def pipeline(self) -> str:

@@ -64,6 +64,11 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
     "is_input_adjust_hw_layout": ("ge-optimize", "adjust_input_hw_layout", _flag),
     "ge.dynamicDims": ("ge-optimize", "dynamic_dims", str),
     "dynamic_dims": ("ge-optimize", "dynamic_dims", str),
+    "ge.dynamicBatchSize": ("ge-optimize", "dynamic_batch_size", str),
+    "dynamic_batch_size": ("ge-optimize", "dynamic_batch_size", str),
+    "ge.dynamicImageSize": ("ge-optimize", "dynamic_image_size", str),
+    "dynamic_image_size": ("ge-optimize", "dynamic_image_size", str),
+    "ge.compileHybridMode": ("ge-optimize", "compile_hybrid_mode", _flag),
     "is_output_adjust_hw_layout": ("ge-optimize", "adjust_output_hw_layout", _flag),
 }
 

@@ -13,6 +13,10 @@ passes after this one optimize each gear as the graph exported at that shape. `@
 signature and calls `ge.gears`, which runs the gear whose function takes exactly the inputs'
 shapes (an input that fits none is one line naming the gears). Every gear sizes every named dim;
 1 to MAX_GEARS gears, no two alike.
+
+With `hybrid` (GE's `ge.compileHybridMode`), `@main`'s dynamic graph is kept as `@main.dynamic`
+and runs the inputs that fit no gear (`ge.gears [...] else @main.dynamic`); the level's passes
+optimize it on symbolic shapes (fold-symbolic-shapes).
 """
 
 from __future__ import annotations
@@ -79,6 +83,27 @@ def parse_gears(text: str, names: list[str], order: list[str] | None = None) -> 
     return gears
 
 
+def by_axes(text: str, names: list[list[str | None]], axes: tuple[int, ...], option: str) -> str:
+    """GE's batch or image gears (`1,2,4` over dim 0; `224,224;448,448` over dims 2 and 3) in the
+    named form, from the names the inputs give those dims; one line when the inputs name no dim,
+    or two different dims, there."""
+    at_axes = []
+    for axis in axes:
+        found = sorted({dims[axis] for dims in names if len(dims) > axis and dims[axis]})
+        if len(found) != 1:
+            what = "no unknown dim" if not found else f"different dims ({', '.join(found)})"
+            raise DiagnosticException(f"{PASS}: {option}: the inputs have {what} at axis {axis}")
+        at_axes.append(found[0])
+    parts = text.split(",") if len(axes) == 1 else text.split(";")
+    gears = []
+    for part in (p.strip() for p in parts):
+        values = [part] if len(axes) == 1 else [v.strip() for v in part.split(",")]
+        if len(values) != len(axes):
+            raise DiagnosticException(f"{PASS}: {option} '{part}': expected {len(axes)} sizes (h,w)")
+        gears.append(",".join(f"{n}={v}" for n, v in zip(at_axes, values)))
+    return ";".join(gears)
+
+
 def settle(module: ModuleOp, gears: list[func.FuncOp]) -> None:
     """Each gear's ops in program order, each re-inferred from its (refined) operands and then
     folded if it can be: a static argument makes `ge.shape` a constant, which makes the slice and
@@ -108,16 +133,38 @@ class SpecializeGearsPass(ModulePass):
     dims: str = ""
     """The gears, separated by `;`: `NAME=SIZE,...` each, or GE's one size per unknown input dim."""
 
+    batch_sizes: str = ""
+    """GE's `ge.dynamicBatchSize` (`1,2,4,8`): one gear per size of the inputs' unknown dim 0."""
+
+    image_sizes: str = ""
+    """GE's `ge.dynamicImageSize` (`224,224;448,448`): one gear per (h, w) of the inputs' unknown
+    dims 2 and 3 (NCHW)."""
+
+    hybrid: bool = False
+    """Keep the dynamic graph for the inputs that fit no gear (GE's `ge.compileHybridMode`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.dims.strip():
+        given = [
+            (n, v)
+            for n, v in (("dims", self.dims), ("batch_sizes", self.batch_sizes), ("image_sizes", self.image_sizes))
+            if v.strip()
+        ]
+        if not given:
             return
+        if len(given) > 1:
+            raise DiagnosticException(f"{PASS}: {' and '.join(n for n, _ in given)} both give gears; give one")
         main = main_of(op, PASS)
         signature = main.function_type
         names = input_dims(main.arg_attrs, len(signature.inputs.data))
         known = symbols(names)
         if not known:
             raise DiagnosticException(f"{PASS}: @main's inputs have no named unknown dims (ge.dims) to size")
-        gears = parse_gears(self.dims, known, [n for dims in names for n in dims if n])
+        text = self.dims
+        if self.batch_sizes.strip():
+            text = by_axes(self.batch_sizes, names, (0,), "batch_sizes")
+        elif self.image_sizes.strip():
+            text = by_axes(self.image_sizes, names, (2, 3), "image_sizes")
+        gears = parse_gears(text, known, [n for dims in names for n in dims if n])
         symbols_of = []
         for index, sizes in enumerate(gears):
             gear = main.clone()
@@ -132,13 +179,20 @@ class SpecializeGearsPass(ModulePass):
             symbols_of.append(gear.sym_name.data)
         settle(op, [f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data in symbols_of])
         DeadCodeElimination().apply(ctx, op)
+        fallback = None
+        if self.hybrid:
+            dynamic = main.clone()
+            dynamic.sym_name = StringAttr(f"{main.sym_name.data}.dynamic")
+            op.body.block.add_op(dynamic)
+            fallback = dynamic.sym_name.data
         block = main.body.block
         for inner in reversed(list(block.ops)):
             inner.detach()
             inner.erase(safe_erase=False)
         texts = [_text(g) for g in gears]
-        dispatch = GearsOp(symbols_of, texts, list(block.args), list(signature.outputs.data))
+        dispatch = GearsOp(symbols_of, texts, list(block.args), list(signature.outputs.data), fallback)
         dispatch.location = name_loc("gears")
         block.add_op(dispatch)
         block.add_op(func.ReturnOp(*dispatch.results))
-        remarks.emit(PASS, "applied", "gears", [main], f"{len(gears)} gears: {'; '.join(texts)}")
+        hybrid = f", else @{fallback}" if fallback else ""
+        remarks.emit(PASS, "applied", "gears", [main], f"{len(gears)} gears: {'; '.join(texts)}{hybrid}")

@@ -254,28 +254,36 @@ class LoopOp(CallsFunctions):
 class GearsOp(IRDLOperation):
     """`ge.gears [@g0, @g1] (inputs...) {sizes = ["batch=1,seq=128", ...]}`: the gear whose
     function takes exactly the inputs' shapes (GE's gears: a Case selected through MapIndex from
-    the actual shape); `sizes` says each gear's dims, for messages."""
+    the actual shape); `sizes` says each gear's dims, for messages. With `else @fn` (GE's hybrid
+    mode, `ge.compileHybridMode`), inputs that fit no gear run `@fn`, the dynamic graph."""
 
     name = "ge.gears"
     args = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     gears = prop_def(ArrayAttr)
     sizes = prop_def(ArrayAttr)
+    fallback = opt_prop_def(SymbolRefAttr)
 
     def __init__(
-        self, gears: Sequence[str], sizes: Sequence[str], inputs: Sequence[SSAValue], results: Sequence[Attribute]
+        self,
+        gears: Sequence[str],
+        sizes: Sequence[str],
+        inputs: Sequence[SSAValue],
+        results: Sequence[Attribute],
+        fallback: str | None = None,
     ):
-        super().__init__(
-            operands=[list(inputs)],
-            result_types=[list(results)],
-            properties={
-                "gears": ArrayAttr([SymbolRefAttr(g) for g in gears]),
-                "sizes": ArrayAttr([StringAttr(t) for t in sizes]),
-            },
-        )
+        properties: dict[str, Attribute] = {
+            "gears": ArrayAttr([SymbolRefAttr(g) for g in gears]),
+            "sizes": ArrayAttr([StringAttr(t) for t in sizes]),
+        }
+        if fallback is not None:
+            properties["fallback"] = SymbolRefAttr(fallback)
+        super().__init__(operands=[list(inputs)], result_types=[list(results)], properties=properties)
 
     def functions(self) -> list[func.FuncOp]:
-        return [lookup_function(self, ref) for ref in self.gears.data]
+        """The gears' functions, then the fallback's if there is one."""
+        refs = [*self.gears.data, *([self.fallback] if self.fallback is not None else [])]
+        return [lookup_function(self, ref) for ref in refs]
 
     def size_texts(self) -> list[str]:
         return [t.data for t in self.sizes.data if isinstance(t, StringAttr)]
@@ -301,7 +309,12 @@ class GearsOp(IRDLOperation):
         printer.print_list(
             [r.root_reference.data for r in self.gears.data if isinstance(r, SymbolRefAttr)], printer.print_symbol_name
         )
-        printer.print_string("] (")
+        printer.print_string("] ")
+        if self.fallback is not None:
+            printer.print_string("else ")
+            printer.print_symbol_name(self.fallback.root_reference.data)
+            printer.print_string(" ")
+        printer.print_string("(")
         printer.print_list(self.operands, printer.print_operand)
         printer.print_string(") ")
         printer.print_attr_dict({"sizes": self.sizes})
@@ -311,8 +324,11 @@ class GearsOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> GearsOp:
         gears = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_symbol_name)
+        fallback = parser.parse_symbol_name() if parser.parse_optional_keyword("else") else None
         operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
         props = dict(parser.parse_optional_attr_dict())
+        if fallback is not None:
+            props["fallback"] = SymbolRefAttr(fallback.data)
         parser.parse_punctuation(":")
         pos = parser.pos
         fn_type = parser.parse_function_type()

@@ -13,11 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, DictionaryAttr, StringAttr, i64
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
 DIMS_ATTR = "ge.dims"
 """The argument attribute holding an input's dim names."""
+
+RANGES_ATTR = "ge.dim_ranges"
+"""The function attribute holding the range each named dim may take: `{seq = array<i64: 1, 512>}`
+(`ge-optimize{dim_ranges="seq=1:512"}`); a dim not listed is at least 1, unbounded."""
 
 SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
 """A dim name as `--dims` reads it."""
@@ -49,14 +54,27 @@ def symbols(dims: Iterable[Sequence[str | None]]) -> list[str]:
     return list(dict.fromkeys(n for names in dims for n in names if n))
 
 
-def bind(names: Sequence[str], dims: Sequence[Sequence[str | None]], shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+def bind(
+    names: Sequence[str],
+    dims: Sequence[Sequence[str | None]],
+    shapes: Sequence[Sequence[int]],
+    ranges: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, int]:
     """The size each symbol takes from the inputs' shapes (inputs named `names`); DimsError naming
-    both inputs when one symbol gets two sizes."""
+    both inputs when one symbol gets two sizes, or the input when a size is outside the symbol's
+    range (`ranges`, what the graph was compiled for)."""
     bound: dict[str, tuple[int, str, int]] = {}
+    ranges = ranges or {}
     for name, input_names, shape in zip(names, dims, shapes):
         for axis, (symbol, size) in enumerate(zip(input_names, shape)):
             if not symbol:
                 continue
+            low, high = ranges.get(symbol, (0, None))
+            if size < low or (high is not None and size > high):
+                raise DimsError(
+                    f"input '{name}' has {symbol} = {size} (dim {axis}), outside the range [{low}, {high}] "
+                    "the graph was compiled for"
+                )
             first = bound.setdefault(symbol, (int(size), name, axis))
             if first[0] != size:
                 raise DimsError(
@@ -83,6 +101,43 @@ def parse_sizes(text: str, known: Sequence[str]) -> dict[str, int]:
     return sizes
 
 
+def parse_ranges(text: str) -> dict[str, tuple[int, int]]:
+    """`batch=1:64,seq=1:512` -> {"batch": (1, 64), "seq": (1, 512)}."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name, sep, bounds = item.partition("=")
+        low, colon, high = bounds.strip().partition(":")
+        name, low, high = name.strip(), low.strip(), high.strip()
+        if not sep or not colon or not SYMBOL.fullmatch(name) or not low.isdigit() or not high.isdigit():
+            raise DimsError(f"dim_ranges '{item}': expected NAME=MIN:MAX (a name and two non-negative integers)")
+        if int(low) > int(high):
+            raise DimsError(f"dim_ranges {name}: the minimum {low} is above the maximum {high}")
+        if name in ranges:
+            raise DimsError(f"dim_ranges {name} is given twice")
+        ranges[name] = (int(low), int(high))
+    return ranges
+
+
+def ranges_of(fn: FuncOp) -> dict[str, tuple[int, int]]:
+    """The ranges recorded on `fn` (RANGES_ATTR)."""
+    attr = fn.attributes.get(RANGES_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    found = {}
+    for name, bounds in attr.data.items():
+        if isinstance(bounds, DenseArrayBase) and len(values := bounds.get_values()) == 2:
+            found[name] = (int(values[0]), int(values[1]))
+    return found
+
+
+def record_ranges(fn: FuncOp, ranges: Mapping[str, tuple[int, int]]) -> None:
+    """Records `ranges` on `fn`, beside those it has."""
+    merged = {**ranges_of(fn), **ranges}
+    fn.attributes[RANGES_ATTR] = DictionaryAttr(
+        {name: DenseArrayBase.from_list(i64, list(bounds)) for name, bounds in sorted(merged.items())}
+    )
+
+
 def sized(shape: Sequence[int | None], names: Sequence[str | None], sizes: Mapping[str, int]) -> tuple[int, ...]:
     """A concrete shape: known dims as they are, named ones at their size (1 if not given),
     unknown unnamed ones 1."""
@@ -90,4 +145,17 @@ def sized(shape: Sequence[int | None], names: Sequence[str | None], sizes: Mappi
     return tuple(d if d is not None else sizes.get(n or "", 1) for d, n in zip(shape, padded))
 
 
-__all__ = ["DIMS_ATTR", "DimsError", "bind", "dims_attr", "input_dims", "parse_sizes", "sized", "symbols"]
+__all__ = [
+    "DIMS_ATTR",
+    "RANGES_ATTR",
+    "DimsError",
+    "bind",
+    "dims_attr",
+    "input_dims",
+    "parse_ranges",
+    "parse_sizes",
+    "ranges_of",
+    "record_ranges",
+    "sized",
+    "symbols",
+]

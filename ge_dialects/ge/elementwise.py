@@ -26,6 +26,7 @@ from ge.ge_dialects.ge.facts import (
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, value_shape
 from ge.ge_dialects.ge.layout import ACTIVATION_FORMATS
+from ge.ge_dialects.ge.symbolic import Dim
 from ge.ge_dialects.ge.types import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -43,18 +44,23 @@ SIGNED_NUMERIC = FLOAT_TYPES + SIGNED_INT_TYPES
 
 def broadcast_shapes(a: InferArgs, *shapes: Shape) -> Shape:
     """ONNX/numpy multidirectional broadcasting; `None` (unknown) dims stay unknown unless another
-    operand fixes them to a size other than 1."""
+    operand fixes them to a size other than 1. A symbolic dim (passes/symbolic_shapes.py) is kept
+    when every other operand has it or 1 there, is fixed by a size other than 1 like `None`, and
+    is unknown beside a different symbol or `None`."""
     rank = max((len(s) for s in shapes), default=0)
     out: list[int | None] = []
     for i in range(rank):
         dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
-        known = {d for d in dims if d is not None and d != 1}
+        known = {d for d in dims if isinstance(d, int) and d != 1}
+        symbols = [d for d in dims if isinstance(d, Dim)]
         if len(known) > 1:
             shown = " and ".join(str(tuple("?" if d is None else d for d in s)) for s in shapes)
             raise a.fail(f"shapes {shown} do not broadcast (dimension {i} of the result)")
         if known:
             out.append(known.pop())
-        elif any(d is None for d in dims):
+        elif symbols and None not in dims and all(d.same(symbols[0]) for d in symbols):
+            out.append(symbols[0])  # type: ignore[arg-type]
+        elif symbols or any(d is None for d in dims):
             out.append(None)
         else:
             out.append(1)

@@ -44,6 +44,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ge.ge_dialects.ge.symbolic import SymbolicType, Undecided
+
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 ui16 = IntegerType(16, Signedness.UNSIGNED)
 ui32 = IntegerType(32, Signedness.UNSIGNED)
@@ -179,8 +181,12 @@ more than every shape function of an elementwise op). Forgotten all at once past
 
 
 def tensor(element_type: Attribute, shape: Sequence[int | None], fmt: FormatAttr | None = None) -> TensorType:
-    """Builds a ge tensor type; `None` dims print as `?`."""
-    dims = tuple(DYNAMIC_INDEX if d is None else int(d) for d in shape)
+    """Builds a ge tensor type; `None` dims print as `?`. A shape function run on symbolic dims
+    (passes/symbolic_shapes.py) gets a `SymbolicType` holding them instead."""
+    try:
+        dims = tuple(DYNAMIC_INDEX if d is None else int(d) for d in shape)
+    except Undecided:
+        return SymbolicType(element_type, tuple(shape), fmt)  # type: ignore[return-value]
     key = (element_type, dims, fmt)
     known = _TENSOR_TYPES.get(key)
     if known is None:

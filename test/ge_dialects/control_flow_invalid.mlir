@@ -110,3 +110,19 @@ func.func @g0(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
   func.return %a : tensor<2x4xf32>
 }
 // CHECK: ge.gears: 1 gears and 2 sizes; one of each per gear
+
+// -----
+
+// A fallback (hybrid mode) whose argument the inputs' types do not hold.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = ge.gears [@g0] else @dyn (%x) {sizes = ["n=2"]} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return %y : tensor<?x4xf32>
+}
+func.func @g0(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  func.return %a : tensor<2x4xf32>
+}
+func.func @dyn(%a: tensor<?x5xf32>) -> tensor<?x4xf32> {
+  %r = ge.constant dense<0.0> : tensor<2x4xf32>
+  func.return %r : tensor<2x4xf32>
+}
+// CHECK: ge.gears @dyn takes (tensor<?x5xf32>), which the inputs' types do not hold

@@ -161,3 +161,94 @@ def test_an_if_on_a_dim_a_gear_makes_static_becomes_its_branch():
     for batch in (1, 2):
         x = np.random.default_rng(batch).standard_normal((batch, 4)).astype(np.float32)
         np.testing.assert_array_equal(run(module, {"x": x}, weights)["y"], session.run(None, {"x": x})[0])
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_with_hybrid_mode_an_input_that_fits_no_gear_runs_the_dynamic_graph(level):
+    module, weights = import_model(_model())
+    GeOptimizePass(level=level, dynamic_dims=GEARS, compile_hybrid_mode=True).apply(make_context(), module)
+    module.verify()
+    dispatch = next(op for op in module.walk() if isinstance(op, ge.GearsOp))
+    assert dispatch.fallback is not None and dispatch.fallback.root_reference.data == "main.dynamic"
+    session = ort.InferenceSession(_model().SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch, seq in [*SHAPES, (3, 8), (1, 5)]:  # the gears, then two shapes no gear has
+        feeds = _feeds(batch, seq)
+        (want,) = session.run(None, feeds)
+        assert relative_error(want, run(module, feeds, weights)["y"]) <= 1e-5
+
+
+def test_a_dynamic_bert_with_hybrid_mode_equals_onnxruntime_in_and_out_of_its_gears():
+    model = _bert("batch", "seq")
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
+    GeOptimizePass(level=3, dynamic_dims=dims, compile_hybrid_mode=True).apply(make_context(), module)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(1)
+    for batch, seq in [*BERT_GEARS, (3, 5)]:
+        feeds = {
+            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
+            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
+        }
+        (want,) = session.run(None, feeds)
+        assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5
+    fallback = next(fn for fn in module.ops if isinstance(fn, func.FuncOp) and fn.sym_name.data == "main.dynamic")
+    assert (
+        census(ModuleOp([fallback.clone()])).kernels
+        <= census(
+            ModuleOp(
+                [
+                    next(
+                        fn for fn in module.ops if isinstance(fn, func.FuncOp) and fn.sym_name.data == "main.gear0"
+                    ).clone()
+                ]
+            )
+        ).kernels
+        + 6
+    )  # the dynamic graph fuses as a gear does (fold-symbolic-shapes)
+
+
+def test_ge_batch_and_image_gears_size_the_dims_at_their_axes():
+    """GE's dynamic_batch_size sizes the inputs' unknown dim 0, dynamic_image_size dims 2 and 3."""
+    module, weights = import_model(_model(seq=8))
+    GeOptimizePass(level=1, dynamic_batch_size="1,2,4").apply(make_context(), module)
+    dispatch = next(op for op in module.walk() if isinstance(op, ge.GearsOp))
+    assert dispatch.size_texts() == ["batch=1", "batch=2", "batch=4"]
+    nodes = [helper.make_node("Relu", ["img"], ["y"])]
+    image = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("img", F32, [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", F32, [1, 3, "h", "w"])],
+    )
+    module, _ = import_model(helper.make_model(image, opset_imports=[helper.make_opsetid("", 21)]))
+    GeOptimizePass(level=1, dynamic_image_size="224,224;448,320").apply(make_context(), module)
+    dispatch = next(op for op in module.walk() if isinstance(op, ge.GearsOp))
+    assert dispatch.size_texts() == ["h=224,w=224", "h=448,w=320"]
+    x = np.ones((1, 3, 448, 320), np.float32)
+    assert run(module, {"img": x})["y"].shape == (1, 3, 448, 320)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"compile_hybrid_mode": True},
+            "ge-optimize: compile_hybrid_mode falls back from gears; give dynamic_dims, dynamic_batch_size "
+            "or dynamic_image_size",
+        ),
+        ({"dynamic_image_size": "224,224"}, "specialize-gears: image_sizes: the inputs have no unknown dim at axis 2"),
+        (
+            {"dynamic_batch_size": "1,2", "dynamic_dims": "batch=1,seq=2"},
+            "specialize-gears: dims and batch_sizes both give gears; give one",
+        ),
+        ({"dynamic_batch_size": "1,2"}, "specialize-gears: gear 0 ('batch=1') gives no size for seq"),
+    ],
+)
+def test_gear_options_that_do_not_fit_are_one_line(options, message):
+    from xdsl.utils.exceptions import DiagnosticException
+
+    module, _ = import_model(_model())
+    with pytest.raises(DiagnosticException) as e:
+        GeOptimizePass(level=1, **options).apply(make_context(), module)
+    assert str(e.value) == message
