@@ -43,7 +43,10 @@ from xdsl.printer import Printer
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
 from xdsl.utils.exceptions import VerifyException
 
-MODES = ("op", "graph", "subgraph")
+MODES = ("op", "graph", "subgraph", "dynamic")
+"""How the host launches a function's tasks: `op` one launch each, `graph` one launch (whole-graph
+sink), `subgraph` one per sunk subgraph, `dynamic` one each after inferring its shapes and tiling
+on the host (GE's dynamic-shape execution: the graph's shapes are known only when it runs)."""
 MODE_ATTR = "stream.mode"
 COUNT_ATTR = "stream.count"
 REUSE_EVENTS_ATTR = "stream.reuse_events"

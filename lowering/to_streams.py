@@ -5,8 +5,9 @@ Streams come from a minimum path cover of the task DAG (bipartite matching), mer
 `ge.enableSingleStream`) puts every task on stream 0. Events are the cross-stream edges of the
 transitive reduction of data dependencies plus stream order, with ids reused once waited
 (lowering/streams). `mode` is the execution mode: `op` (the host launches each task), `graph`
-(whole-graph sink, one launch) or `subgraph` (a new launch at each AI CPU task and each task
-with a dynamic shape, where the host must step in).
+(whole-graph sink, one launch), `subgraph` (a new launch at each AI CPU task and each task
+with a dynamic shape, where the host must step in) or `dynamic` (one launch per task after the
+host inferred its shapes and tiling: a graph bound to its sizes only when it runs, `bind-dims`).
 
 Memory reuse is ordered too: when `plan-memory` gave a later result bytes of an earlier one,
 every access of the earlier result must finish before the later one is written. Those *reuse
@@ -54,7 +55,7 @@ from ge.passes.fusion.cost import CostModel
 def launch_ids(kernels: list[task.KernelOp], mode: str) -> list[int]:
     if mode == "graph":
         return [0] * len(kernels)
-    if mode == "op":
+    if mode in ("op", "dynamic"):
         return list(range(len(kernels)))
     ids, current = [], 0
     for i, k in enumerate(kernels):

@@ -32,6 +32,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "cancel-casts": ("ge.passes.cancel_casts", "CancelCastsPass"),
     "cancel-trans-data": ("ge.passes.layout.cancel_trans_data", "CancelTransDataPass"),
     "checkpoint": ("ge.passes.checkpoint", "CheckpointPass"),
+    "bind-dims": ("ge.passes.bind_dims", "BindDimsPass"),
     "fold-bias-add": ("ge.passes.fold_bias_add", "FoldBiasAddPass"),
     "fold-constants": ("ge.passes.fold_constants", "FoldConstantsPass"),
     "fold-qdq": ("ge.passes.fold_qdq", "FoldQdqPass"),

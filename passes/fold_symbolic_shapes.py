@@ -72,7 +72,7 @@ def reshape_target(source: SymbolicShape, target: list[int | Dim]) -> list[int] 
     if len(left) > 1:
         return None
     try:
-        counts_agree = _same(math.prod(source), math.prod(target))  # type: ignore[arg-type]
+        counts_agree = _same(math.prod(source), math.prod(target))
     except Undecided:
         return None
     if not counts_agree:

@@ -6,7 +6,8 @@
   O2  O1 plus graph fusion: QDQ folding (before the cleanup, whose constant folding would turn the
       weights' DequantizeLinear into float constants), Conv+BN folding, bias folding, LayerNorm /
       GELU / attention recognition.
-  O3  O2 plus UB fusion into fused.group kernels (GE's default).
+  O3  O2 plus loops of a small constant trip count unrolled, and UB fusion into fused.group
+      kernels (GE's default).
 
 Each level in `LEVELS` is a list of stages; a stage builds pass objects from the options. The
 options become fields of those objects and are never pasted into pipeline text, so an option's
@@ -99,6 +100,20 @@ def cleanup(_: LevelOptions) -> list[ModulePass]:
     ]
 
 
+UNROLL_LIMIT = 16
+"""O3 unrolls a loop of a constant trip count up to this many iterations (inline-control-flow)."""
+
+
+def unroll(_: LevelOptions) -> list[ModulePass]:
+    """O3: small constant loops unrolled, then what their iteration numbers make constant folded."""
+    return [
+        InlineControlFlowPass(unroll_limit=UNROLL_LIMIT),
+        FoldConstantsPass(),
+        CommonSubexpressionElimination(),
+        DeadCodeElimination(),
+    ]
+
+
 def quantized(_: LevelOptions) -> list[ModulePass]:
     """Before the cleanup, whose constant folding turns a weight's DequantizeLinear into a float
     constant; simplify first, so an Identity between a DQ and its product (exporters put one on
@@ -144,7 +159,7 @@ LEVELS: dict[int, tuple[Stage, ...]] = {
     0: (precision,),
     1: (shapes, cleanup, precision, layout),
     2: (shapes, quantized, cleanup, graph_fusion, precision, layout),
-    3: (shapes, quantized, cleanup, graph_fusion, precision, layout, ub_fusion),
+    3: (shapes, quantized, cleanup, unroll, graph_fusion, precision, layout, ub_fusion),
 }
 
 FUSION: tuple[Stage, ...] = (shapes, graph_fusion, ub_fusion)

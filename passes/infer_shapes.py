@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.base import GeOp, InferArgs, describe
 from ge.ge_dialects.ge.types import shape_of
 from ge.passes import remarks
 from ge.passes.fold_constants import ConstantInferArgs
@@ -71,10 +71,11 @@ class InferShapesPass(ModulePass):
                 remarks.emit(PASS, "note", "refine", [fn], f"@{fn.sym_name.data}: {refined} result types refined")
 
 
-def refine(op: GeOp) -> int:
-    """Re-infers `op`'s results from its operands, refining the declared types; how many changed."""
+def refine(op: GeOp, args: InferArgs | None = None) -> int:
+    """Re-infers `op`'s results from its operands (as `args` shows them, by default the op's own),
+    refining the declared types; how many changed."""
     try:
-        inferred = type(op).infer(ConstantInferArgs.of(op))
+        inferred = type(op).infer(args if args is not None else ConstantInferArgs.of(op))
     except DiagnosticException as e:
         raise DiagnosticException(f"{e} (after refining its operand types)") from None
     if len(op.results) > len(inferred):

@@ -25,21 +25,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects.ge.base import GeOp, name_loc
+from ge.ge_dialects.ge.base import name_loc
 from ge.ge_dialects.ge.control_flow import GearsOp
-from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
-from ge.ge_dialects.ge.types import format_of, shape_of, tensor
-from ge.interpreter.ge import folding_interpreter
+from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, symbols
 from ge.passes import remarks
-from ge.passes.fold_constants import FoldConstantsPass
+from ge.passes.bind_dims import make_static, settle
 from ge.passes.graph_main import main_of
-from ge.passes.infer_shapes import refine, update_signature
 
 PASS = "specialize-gears"
 MAX_GEARS = 100
@@ -87,9 +83,9 @@ def by_axes(text: str, names: list[list[str | None]], axes: tuple[int, ...], opt
     """GE's batch or image gears (`1,2,4` over dim 0; `224,224;448,448` over dims 2 and 3) in the
     named form, from the names the inputs give those dims; one line when the inputs name no dim,
     or two different dims, there."""
-    at_axes = []
+    at_axes: list[str] = []
     for axis in axes:
-        found = sorted({dims[axis] for dims in names if len(dims) > axis and dims[axis]})
+        found = sorted({name for dims in names if len(dims) > axis and (name := dims[axis])})
         if len(found) != 1:
             what = "no unknown dim" if not found else f"different dims ({', '.join(found)})"
             raise DiagnosticException(f"{PASS}: {option}: the inputs have {what} at axis {axis}")
@@ -102,22 +98,6 @@ def by_axes(text: str, names: list[list[str | None]], axes: tuple[int, ...], opt
             raise DiagnosticException(f"{PASS}: {option} '{part}': expected {len(axes)} sizes (h,w)")
         gears.append(",".join(f"{n}={v}" for n, v in zip(at_axes, values)))
     return ";".join(gears)
-
-
-def settle(module: ModuleOp, gears: list[func.FuncOp]) -> None:
-    """Each gear's ops in program order, each re-inferred from its (refined) operands and then
-    folded if it can be: a static argument makes `ge.shape` a constant, which makes the slice and
-    concat after it constants, the reshape after them static, and so on through every layer in one
-    sweep (the shape chains an exporter writes: Shape -> Gather -> Concat -> Reshape)."""
-    folding, interpreter = FoldConstantsPass(), folding_interpreter(module)
-    for gear in gears:
-        for op in list(gear.body.walk()):
-            if op.parent is None or not isinstance(op, GeOp):
-                continue  # folded away earlier in the sweep, or not a graph op
-            if op.has_shape_function():
-                refine(op)
-            folding.fold(module, op, interpreter)
-        update_signature(gear)
 
 
 def _text(sizes: dict[str, int]) -> str:
@@ -169,12 +149,7 @@ class SpecializeGearsPass(ModulePass):
         for index, sizes in enumerate(gears):
             gear = main.clone()
             gear.sym_name = StringAttr(f"main.gear{index}")
-            block = gear.body.block
-            for arg, t, dim_names in zip(list(block.args), signature.inputs.data, names):
-                if isinstance(t, TensorType) and dim_names:
-                    static = tensor(t.element_type, sized(shape_of(t), dim_names, sizes), format_of(t))
-                    Rewriter.replace_value_with_new_type(arg, static)
-            gear.function_type = FunctionType.from_lists(list(block.arg_types), list(signature.outputs.data))
+            make_static(gear, names, sizes)
             op.body.block.add_op(gear)
             symbols_of.append(gear.sym_name.data)
         settle(op, [f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data in symbols_of])

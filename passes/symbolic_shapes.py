@@ -85,7 +85,7 @@ class SymbolicInferArgs(InferArgs):
         super().__init__(base.op_cls, base.operands, base.props, base.num_results, base.where)
         self.known = known
 
-    def shape(self, name: str):  # type: ignore[override]
+    def shape(self, name: str):
         self.type(name)  # checks that it is a tensor
         value = self.value(name)
         assert value is not None

@@ -80,6 +80,12 @@ class Overheads:
 @dataclass(frozen=True)
 class Host:
     launch_s: float
+    shape_infer_s: float
+    """Host shape inference of one op at run time (dynamic-shape execution)."""
+    tiling_s: float
+    """Host tiling of one op at run time (dynamic-shape execution)."""
+    d2h_read_s: float
+    """The host reading a small value (a condition, a trip count) back from the device."""
 
 
 @dataclass(frozen=True)

@@ -984,8 +984,11 @@ class ConstantOfShapeOp(GeOp):
         return {"value": "tensor"}
 
     @classmethod
-    def create(cls, operands, props=None, num_results=None, name=None) -> GeOp:
-        """Accepts `value` as a numpy array too (the importer reads ONNX tensors as arrays)."""
+    def create(cls, operands=(), props=None, num_results=None, name=None, **generic) -> GeOp:
+        """Accepts `value` as a numpy array too (the importer reads ONNX tensors as arrays); with
+        xDSL's generic keywords (`clone`) it is `GeOp.create`'s generic form."""
+        if generic:
+            return super().create(operands, **generic)
         props = dict(props or {})
         value = props.get("value")
         if value is not None and not isinstance(value, Attribute):

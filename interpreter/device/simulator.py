@@ -2,6 +2,8 @@
 
 - The host issues launches one after another, each costing `[host] launch_s` (per-op mode: one launch
   per task; whole-graph sink: one; subgraph sink: one per launch id, in order of first appearance).
+  In dynamic mode (shapes known only at run time) the host also infers each task's shapes and
+  computes its tiling before launching it: `shape_infer_s + tiling_s` more per launch.
   Launches are asynchronous: the host does not wait for the device.
 - Each stream runs its tasks in program order. Before a task: its launch must be issued, the
   previous task of its stream (and that task's event records) done, and each waited event recorded;
@@ -37,6 +39,7 @@ MODES = {
     "whole-graph": "graph",
     "subgraph": "subgraph",
     "subgraph-sink": "subgraph",
+    "dynamic": "dynamic",
 }
 
 
@@ -293,9 +296,16 @@ def simulate(tasks: list[SimTask], target, mode: str = "graph") -> SimResult:
 # The simulator's parts: host launches, event sources, the event queue, stream cursors, core pools.
 
 
+def launch_cost(hw: Hardware, mode: str) -> float:
+    """Host seconds per launch in `mode` (canonical): the launch, and in dynamic mode the shape
+    inference and tiling the host does first."""
+    host = hw.spec.host
+    return host.launch_s + (host.shape_infer_s + host.tiling_s if mode == "dynamic" else 0.0)
+
+
 def _launch_indices(tasks: list[SimTask], mode: str) -> list[int]:
     """The host launch (0-based, in issue order) of each task in `mode`."""
-    if mode == "op":
+    if mode in ("op", "dynamic"):
         return list(range(len(tasks)))
     if mode == "graph":
         return [0] * len(tasks)
@@ -398,7 +408,7 @@ class _Simulator:
         # host
         self.launch_of = _launch_indices(tasks, mode)
         self.launches = (max(self.launch_of) + 1) if tasks else 0
-        self.launch_times = [(k + 1) * hw.spec.host.launch_s for k in range(self.launches)]
+        self.launch_times = [(k + 1) * launch_cost(hw, mode) for k in range(self.launches)]
         # streams and events
         self.wait_src = _wait_sources(tasks)
         self.streams: dict[int, _Stream] = {}
@@ -646,7 +656,7 @@ class _Simulator:
             cube_s=cube_core_s / hw.cube_cores,
             vector_s=vector_core_s / hw.vector_cores,
             hbm_s=compulsory / hw.spec.hbm.bandwidth,
-            launch_s=self.launches * hw.spec.host.launch_s,
+            launch_s=self.launches * launch_cost(hw, self.mode),
             hbm_bytes=compulsory,
         )
         div = latency if latency > 0 else math.inf
@@ -665,7 +675,7 @@ class _Simulator:
             l2_read_bytes=sum(x.l2_read_bytes for x in results),
             pools=dict(hw.pools),
             hbm_trace=self.hbm_trace,
-            launch_s=hw.spec.host.launch_s,
+            launch_s=launch_cost(hw, self.mode),
             wait_s=hw.spec.events.wait_s,
             hbm_bandwidth=hw.spec.hbm.bandwidth,
         )

@@ -635,3 +635,40 @@ def test_an_if_in_a_body_imported_again_leaves_one_copy_of_its_branches():
     module = _compare(model, {"m": np.array(3, np.int64), "y": S})
     functions = sorted(op.sym_name.data for op in module.ops)
     assert len(functions) == 4, functions  # main, the body, the two branches
+
+
+def test_a_loop_over_a_named_dim_is_unrolled_at_o3_in_each_gear():
+    """The trip count is the length of input `steps` (a dim_param): a ge.loop in the dynamic graph,
+    a constant in each gear, where O3 unrolls it (inline-control-flow's unroll_limit) and folds
+    the row each iteration gathers; O1 keeps the loop. Both equal onnxruntime."""
+    import onnxruntime as ort
+
+    from ge.ge_dialects.ge.weights import attach_weights
+    from ge.passes.ge_optimize import GeOptimizePass
+    from ge.tools.common import make_context
+
+    nodes = [
+        helper.make_node("Shape", ["steps"], ["shape"]),
+        _const("zero", np.int64(0)),
+        helper.make_node("Gather", ["shape", "zero"], ["n"]),
+        helper.make_node("Loop", ["n", "", "y"], ["y_final", "scans"], name="over_steps", body=_loop_body()),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [_info("steps", F32, ["n"]), _info("y", F32, [2])],
+        [onnx.ValueInfoProto(name="y_final"), onnx.ValueInfoProto(name="scans")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for level, loops_left in ((1, 2), (3, 0)):
+        module, weights = import_model(model)
+        attach_weights(module, weights)
+        assert len(_loops(module)) == 1
+        GeOptimizePass(level=level, dynamic_dims="n=2;n=5").apply(make_context(), module)
+        assert len(_loops(module)) == loops_left, level
+        for n in (2, 5):
+            feeds = {"steps": np.zeros(n, np.float32), "y": S}
+            got = run(module, feeds)
+            for name, want in zip(("y_final", "scans"), session.run(None, feeds)):
+                assert_output_matches(name, got[name], want, 1e-5, 1e-5)

@@ -89,6 +89,10 @@ MODELS = {
     "resnet50@32": (small_resnet50, False),
     "bert": (small_bert, False),
     "bert@opset13": (functools.partial(small_bert, 13), False),  # LayerNorm exported as its parts
+    "bert@dynamic": (
+        lambda: models.bert_base(batch="batch", seq="seq", layers=1, hidden=32, heads=2, intermediate=64, vocab=100),
+        False,
+    ),
     "rewrites": (rewrites, False),
     "mlp": (lambda: mlp(np.random.default_rng(0))[0], True),
     "deep_mlp": (lambda: deep_mlp(np.random.default_rng(0), depth=4, width=8, batch=4)[0], True),
@@ -120,6 +124,8 @@ CASES = [
     ("cancel-trans-data", "resnet50@32", "infer-shapes,assign-formats", False),
     ("adjust-hw-layout", "resnet50@32", "infer-shapes,assign-formats", False),
     ("specialize-gears", "resnet50@32", "infer-shapes", False),
+    ("fold-symbolic-shapes", "bert@dynamic", "", True),
+    ('bind-dims{sizes="batch=1,seq=8"}', "bert@dynamic", O3, True),
     ("inline-control-flow", "resnet50@32", "infer-shapes", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),

@@ -210,7 +210,7 @@ def test_a_dynamic_bert_with_hybrid_mode_equals_onnxruntime_in_and_out_of_its_ge
 
 def test_ge_batch_and_image_gears_size_the_dims_at_their_axes():
     """GE's dynamic_batch_size sizes the inputs' unknown dim 0, dynamic_image_size dims 2 and 3."""
-    module, weights = import_model(_model(seq=8))
+    module, _ = import_model(_model(seq=8))
     GeOptimizePass(level=1, dynamic_batch_size="1,2,4").apply(make_context(), module)
     dispatch = next(op for op in module.walk() if isinstance(op, ge.GearsOp))
     assert dispatch.size_texts() == ["batch=1", "batch=2", "batch=4"]

@@ -86,7 +86,8 @@ def test_wrong_type(tmp_path, old, new, message):
 def test_a_table_given_as_a_value(tmp_path):
     lines = REFERENCE.splitlines()
     at = lines.index("[host]")
-    del lines[at : at + 2]  # the [host] table and its one key
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].strip() or lines[i].startswith("["))
+    del lines[at:end]  # the [host] table and its keys
     lines.insert(lines.index('name = "ascend910b"') + 1, "host = 2.0e-5")
     path = tmp_path / "mine.toml"
     path.write_text("\n".join(lines))
