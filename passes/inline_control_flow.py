@@ -112,6 +112,9 @@ def unroll_loop(op: ge.LoopOp, limit: int) -> bool:
         remarks.emit(PASS, "rejected", "unroll-loop", [op], f"{describe(op)} kept: {why}")
         return False
     assert trip is not None
+    body = op.function("body").body.block
+    ret = body.last_op
+    assert isinstance(ret, func.ReturnOp)
     n = op.carried_count
     carried, captures = list(op.initial), list(op.captures)
     scans: list[list[SSAValue]] = [[] for _ in op.results[n:]]
