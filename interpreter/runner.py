@@ -18,6 +18,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 
 from ge.ge_dialects import stream
+from ge.ge_dialects.ge.control_flow import is_host_program
 from ge.ge_dialects.ge.dims import DimsError, bind, input_dims, ranges_of
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
@@ -264,12 +265,18 @@ def run(
     (what a tool attached, plus what passes added). `threads` sizes the run (see `blas_threads`).
     Constant values are kept for the next run of the same module and weights. A function lowered to
     streams with a memory plan runs on the arena executor, in program order: its tasks over one
-    arena of the planned pool, as the device stores them (interpreter/arena_executor.py)."""
+    arena of the planned pool, as the device stores them (interpreter/arena_executor.py); a host
+    program (partition-dynamic) runs its control flow here and its lowered subgraphs on the arena
+    (interpreter/host_program.py)."""
     fn = main_function(module)
     if stream.MODE_ATTR in fn.attributes and pool_bytes(module) is not None:
         from ge.interpreter.arena_executor import run_in_arena  # it builds on this module
 
         return run_in_arena(module, inputs, weights, seed=None, threads=threads)
+    if is_host_program(fn):
+        from ge.interpreter.host_program import run_host  # it builds on this module
+
+        return run_host(module, inputs, weights, threads)[0]
     # graph inputs and outputs are logical; a signature type with a storage format is converted here
     args = [to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))]
     interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)

@@ -26,13 +26,15 @@ def compile_pipeline(
     reuse: bool = True,
     single_stream: bool = False,
 ) -> str:
-    """`ge-opt -p` text of the compile: ge-optimize at `level`, then tasks, memory, (O3: relax-reuse)
+    """`ge-opt -p` text of the compile: ge-optimize at `level`, partition-dynamic (a graph with
+    control flow decided at run time becomes host programs around sunk subgraphs), then tasks, memory, (O3: relax-reuse)
     and streams in launch `mode`. `streams=0` lets the lowering choose the count. `reuse=False` plans
     every buffer apart (GE's ge.exec.disableReuseMemory; relax-reuse then has nothing to give up);
     `single_stream` puts every task on stream 0 (ge.enableSingleStream)."""
     on_target = f" target={target}" if target else ""
     steps = [
         f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}}}",
+        "partition-dynamic",  # control flow decided at run time: host programs around sunk subgraphs
         "lower-to-tasks",
         "plan-memory" if reuse else "plan-memory{reuse=false}",
     ]

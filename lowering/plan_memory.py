@@ -10,6 +10,12 @@ memory the user or the loader owns). The result:
     builtin.module attributes {task.memory = {pool = 1605632 : i64, no_reuse = 9633792 : i64,
                                lower_bound = 1605632 : i64, heuristic = "greedy_by_size", ...}}
 
+A module of several lowered functions (the known subgraphs, branches and loop bodies of a
+partitioned graph, passes/partition_dynamic.py) is planned function by function: they run one at
+a time, the host between them, and their inputs and outputs live outside the pool, so they share
+one pool, and the module's figures are those of the function with the largest plan. A host
+program is not planned.
+
 Sizes are the bytes a value occupies on the device, in its storage format (NC1HWC0, FRACTAL_Z and
 FRACTAL_NZ pad dims to blocks; ge_dialects/ge/sizes.py), not its logical element count.
 
@@ -42,6 +48,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge, stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.control_flow import is_host_program
 from ge.ge_dialects.ge.facts import Elementwise
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
@@ -87,11 +94,16 @@ class PlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = module_pass_target(self.name, op, self.target)
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                self.plan_function(op, fn, target)
+        figures = [
+            self.plan_function(fn, target)
+            for fn in op.ops
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and not is_host_program(fn)
+        ]
+        if figures:  # sunk subgraphs run one at a time (the host between them): they share one pool
+            op.attributes[MEMORY_ATTR] = max(figures, key=_pool_of)
 
-    def plan_function(self, module: ModuleOp, fn: func.FuncOp, target: Target) -> None:
+    def plan_function(self, fn: func.FuncOp, target: Target) -> DictionaryAttr:
+        """Plans `fn`'s buffers (writing each task's offsets) and returns its figures."""
         pool = task_sequence_pool(self.name, fn, _check_static_sizes)
         plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
@@ -106,7 +118,7 @@ class PlanMemoryPass(ModulePass):
             device_bytes(v) for v in returned if v not in in_place
         )
         check_hbm("plan-memory", fn, plan.peak, weights + state, io, target)
-        module.attributes[MEMORY_ATTR] = DictionaryAttr(
+        return DictionaryAttr(
             {
                 "pool": IntegerAttr(plan.peak, 64),
                 "no_reuse": IntegerAttr(plan.no_reuse_total, 64),
@@ -121,6 +133,12 @@ class PlanMemoryPass(ModulePass):
                 "state_copies_avoided": IntegerAttr(sum(a.bytes for a in aliases), 64),
             }
         )
+
+
+def _pool_of(figures: DictionaryAttr) -> int:
+    pool = figures.data["pool"]
+    assert isinstance(pool, IntegerAttr)
+    return pool.value.data
 
 
 def _check_static_sizes(where: str, kernel: task.KernelOp) -> None:

@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.control_flow import is_host_program
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
@@ -46,6 +47,7 @@ from ge.lowering.streams import Dag, dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import Schedule, trade_reuse
 from ge.lowering.to_streams import task_costs
+from ge.passes import remarks
 from ge.passes.fusion.cost import CostModel
 from ge.target import Target
 
@@ -107,9 +109,13 @@ class RelaxReusePass(ModulePass):
         memory = op.attributes.get(MEMORY_ATTR)
         if not isinstance(memory, DictionaryAttr) or not isinstance(memory.data.get("pool"), IntegerAttr):
             raise DiagnosticException(f"relax-reuse: the module has no {MEMORY_ATTR} pool (run plan-memory first)")
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                self.relax_function(op, fn, memory, target)
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not is_host_program(f)]
+        if len(functions) > 1:  # they share one pool: relaxing one would resize it for all
+            names = ", ".join(f"@{f.sym_name.data}" for f in functions)
+            remarks.emit(self.name, "rejected", "relax", functions, f"{names} share one pool; their plans are kept")
+            return
+        for fn in functions:
+            self.relax_function(op, fn, memory, target)
 
     def relax_function(self, module: ModuleOp, fn: func.FuncOp, memory: DictionaryAttr, target: Target) -> None:
         where = f"relax-reuse: @{fn.sym_name.data}"

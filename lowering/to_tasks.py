@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import fused, ge, stream, task
 from ge.ge_dialects.ge.base import describe, location_name
+from ge.ge_dialects.ge.control_flow import is_host_program
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
 from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
@@ -100,20 +101,22 @@ class LowerToTasksPass(ModulePass):
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
                 continue
+            problem = signature_problem(fn)
+            if problem is not None:
+                raise DiagnosticException(f"{self.name}: {problem}")
+            if is_host_program(fn):
+                continue  # a host program (partition-dynamic) stays the host's
             if any(
                 isinstance(o, (stream.RecordOp, stream.WaitOp))
                 or (isinstance(o, task.KernelOp) and o.stream is not None)
                 for o in fn.body.block.ops
             ):
                 raise DiagnosticException(f"{self.name}: @{fn.sym_name.data} is already on streams")
-            problem = signature_problem(fn)
-            if problem is not None:
-                raise DiagnosticException(f"{self.name}: {problem}")
             flow = next((o for o in fn.body.block.ops if isinstance(o, (ge.IfOp, ge.LoopOp, ge.GearsOp))), None)
             if flow is not None:
                 raise DiagnosticException(
                     f"{self.name}: @{fn.sym_name.data}: {describe(flow)} decides at run time which function "
-                    "runs; control flow is not lowered to tasks (run the module at the ge level)"
+                    "runs; run partition-dynamic first (the host runs the control flow between sunk subgraphs)"
                 )
             used: dict[str, int] = {}
             for inner in list(fn.body.block.ops):

@@ -15,13 +15,15 @@ line each.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, UnitAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr, SymbolRefAttr, TensorType, UnitAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -29,6 +31,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.ge_dialects import fused
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.constant import ConstantOp
+from ge.ge_dialects.ge.control_flow import IfOp, LoopOp, holds, lookup_function
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, ranges_of, sized, symbols
 from ge.ge_dialects.ge.types import format_of, shape_of, tensor
 from ge.interpreter.ge import folding_interpreter
@@ -58,8 +61,48 @@ def settle(module: ModuleOp, functions: Iterable[func.FuncOp]) -> None:
     folded if it can be: a static argument makes `ge.shape` a constant, which makes the slice and
     concat after it constants, the reshape after them static, and so on through every layer in one
     sweep (the shape chains an exporter writes: Shape -> Gather -> Concat -> Reshape), inside fused
-    groups too (`enter`, `leave`)."""
+    groups too (`enter`, `leave`), and into the functions control flow and calls run, each settled
+    with the types its call site passes (a loop's carried values keep theirs when the body returns
+    them unchanged)."""
     folding, interpreter = FoldConstantsPass(), folding_interpreter(module)
+    entered: dict[func.FuncOp, list[Attribute]] = {}
+    referrers = Counter(
+        ref.root_reference.data
+        for op in module.walk()
+        for attr in op.properties.values()
+        for ref in (attr.data if isinstance(attr, ArrayAttr) else (attr,))
+        if isinstance(ref, SymbolRefAttr)
+    )
+
+    def call(op: IRDLOperation, prop: str, types: list[Attribute]) -> list[Attribute] | None:
+        """The function `op`'s `prop` names, settled with arguments of `types`: in place when `op`
+        is the one op naming it, else a copy of its own that `op` then names (other call sites,
+        another gear's or the dynamic graph's, keep theirs). Its result types, or None."""
+        callee = lookup_function(op, op.properties[prop])
+        if callee in entered and entered[callee] == types:
+            return list(callee.function_type.outputs.data)
+        if callee in entered or referrers[callee.sym_name.data] > 1:
+            caller = op.parent_op()
+            suffix = caller.sym_name.data if isinstance(caller, func.FuncOp) else "call"
+            copy = callee.clone()
+            copy.sym_name = StringAttr(f"{callee.sym_name.data}.{suffix}.{len(entered)}")
+            Rewriter.insert_op(copy, InsertPoint.after(callee))
+            op.properties[prop] = SymbolRefAttr(copy.sym_name.data)
+            callee = copy
+        entered[callee] = types
+        block = callee.body.block
+        for arg, t in zip(list(block.args), types):
+            if arg.type != t and holds(arg.type, t):
+                Rewriter.replace_value_with_new_type(arg, t)
+        callee.function_type = FunctionType.from_lists(list(block.arg_types), list(callee.function_type.outputs.data))
+        sweep(block.ops)
+        update_signature(callee)
+        return list(callee.function_type.outputs.data)
+
+    def retype(results: Sequence[SSAValue], types: Sequence[Attribute] | None) -> None:
+        for result, t in zip(results, types or ()):
+            if result.type != t and holds(result.type, t):
+                Rewriter.replace_value_with_new_type(result, t)
 
     def sweep(ops: Iterable[Operation]) -> None:
         for op in list(ops):
@@ -73,8 +116,20 @@ def settle(module: ModuleOp, functions: Iterable[func.FuncOp]) -> None:
                 if op.has_shape_function():
                     refine(op)
                 folding.fold(module, op, interpreter)
+            elif isinstance(op, IfOp):
+                given = [v.type for v in op.operands[1:]]
+                taken = [call(op, b, given) for b in ("then_branch", "else_branch")]
+                retype(op.results, taken[0] if taken[0] == taken[1] else None)
+            elif isinstance(op, LoopOp):
+                n = op.carried_count
+                out = call(op, "body", [v.type for v in op.operands])
+                carried = [v.type for v in op.initial]
+                retype(op.results[:n], carried if out is not None and out[1 : 1 + n] == carried else None)
+            elif isinstance(op, func.CallOp):
+                retype(op.results, call(op, "callee", [v.type for v in op.operands]))
 
     for fn in functions:
+        entered[fn] = list(fn.function_type.inputs.data)
         sweep(fn.body.block.ops)
         update_signature(fn)
 

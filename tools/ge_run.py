@@ -33,6 +33,7 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
+from ge.ge_dialects.ge.control_flow import is_host_program
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
@@ -41,6 +42,7 @@ from ge.ge_dialects.messages import quoted
 from ge.interpreter.arena_executor import run_in_arena
 from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
+from ge.interpreter.host_program import HostRecord, host_time, run_host
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, tensor_byte_limit
 from ge.interpreter.runner import (
     InputError,
@@ -330,6 +332,15 @@ def run_on_device(module, args, outputs: Outputs) -> None:
     print(report(result, memory_figures(module)))
 
 
+def has_host_main(module) -> bool:
+    """Whether `@main` is a host program (partition-dynamic); False without a `@main` (the run's
+    own check says so in one line)."""
+    try:
+        return is_host_program(main_function(module))
+    except InputError:
+        return False
+
+
 TARGET_SOURCES = {
     "option": "from --target",
     "module": "from the module",
@@ -435,7 +446,13 @@ def execute(args) -> None:
             outputs.reserve(path, role)
     with doing(f"loading {args.program}"):
         module, weights = load_program(args.program, not args.timing_only, args.max_tensor_bytes)
-    if is_lowered(module):
+    host = has_host_main(module)
+    if host and is_lowered(module) and (args.timing_only or args.trace or args.op_summary):
+        raise UserError(
+            f"{args.program}: @main runs control flow on the host, so the path and its time depend on the "
+            "inputs: run it with inputs (without --timing-only, --trace or --op-summary) for its modeled time"
+        )
+    if is_lowered(module) and not host:
         with doing("modeling the device"):
             run_on_device(module, args, outputs)
     elif args.timing_only or args.trace or args.op_summary:
@@ -478,7 +495,13 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         with doing(f"reading the state from {args.load_state}"):
             initial = load_state(args.load_state, marked)
 
+    host_runs: list[HostRecord] = []
+
     def run_step(step_weights):
+        if has_host_main(module) and is_lowered(module):
+            results, record = run_host(module, inputs, step_weights)
+            host_runs.append(record)
+            return results
         return (
             run(module, inputs, step_weights)
             if args.schedule_seed is None
@@ -504,6 +527,14 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         outputs.add(args.output, output_contents(args.output, results))
     if args.save_state:
         outputs.add(args.save_state, state_writer(state))
+    if host_runs:
+        target, source = device_target(module, args)
+        timed = host_time(module, host_runs[-1], target)
+        print(f"simulating target {target.name} ({source}), along the path these inputs took")
+        print(
+            f"modeled {timed.total_s * 1e6:.1f} us: {timed.calls} sunk subgraph runs {timed.device_s * 1e6:.1f} us, "
+            f"{timed.reads} values read back by the host {timed.reads_s * 1e6:.1f} us"
+        )
     if args.print or not args.output:
         print(summary(results, seconds))
 

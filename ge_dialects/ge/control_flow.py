@@ -341,4 +341,25 @@ class GearsOp(IRDLOperation):
 
 CONTROL_FLOW_OPS: list[type[IRDLOperation]] = [IfOp, LoopOp, GearsOp]
 
-__all__ = ["CONDITIONS", "CONTROL_FLOW_OPS", "GearsOp", "IfOp", "LoopOp", "holds", "merged_type", "scalar"]
+
+def is_host_program(fn: func.FuncOp) -> bool:
+    """A function of host work only: control flow, calls of functions, the constants they read and
+    the return (partition-dynamic's result, which lowering leaves to the host)."""
+    ops = list(fn.body.block.ops) if fn.body.blocks else []
+    host = (IfOp, LoopOp, GearsOp, func.CallOp)
+    return any(isinstance(o, host) for o in ops) and all(
+        isinstance(o, (*host, func.ReturnOp)) or o.name == "ge.constant" for o in ops
+    )
+
+
+__all__ = [
+    "CONDITIONS",
+    "CONTROL_FLOW_OPS",
+    "GearsOp",
+    "IfOp",
+    "LoopOp",
+    "holds",
+    "is_host_program",
+    "merged_type",
+    "scalar",
+]

@@ -12,6 +12,13 @@ Not part of the project's dependencies: it runs in a venv that has torch,
   from the feature maps' own height and width, distribution-focal box decoding), images
   [1, 3, h, w] with h and w as dim_params, exported by the TorchScript exporter (opset 17) with
   seeded random weights, stored whole (it is small).
+- `scripted_control.onnx.gz`: a scripted (torch.jit.script) model with a data-dependent branch
+  (a gate on the input's mean picks one of two MLP paths) and a loop whose trip count is a graph
+  input (`steps` refinements of a recurrent state), exported by the TorchScript exporter as ONNX
+  If and Loop.
+- `vad_style.onnx.gz`: a voice-activity-style streaming model: one frame and the recurrent state
+  in, a speech probability and the next state out; an If on the frame's energy updates the state
+  (a GRU-like cell) or lets it decay, as exported VAD models do. A caller feeds the state back.
 """
 
 from __future__ import annotations
@@ -114,6 +121,60 @@ class YoloStyle(nn.Module):
         return self.detect([n3, n4])
 
 
+class ScriptedControl(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(8, 8)
+        self.down = nn.Linear(8, 8)
+        self.cell = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+        if bool(x.mean() > 0):  # noqa: SIM108 - the branch TorchScript exports as an ONNX If
+            h = torch.relu(self.up(x))
+        else:
+            h = torch.tanh(self.down(x)) * 2.0
+        for _ in range(int(steps)):
+            h = torch.tanh(self.cell(h)) + h
+        return h
+
+
+class VadStyle(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encode = nn.Linear(16, 8)
+        self.gate = nn.Linear(16, 8)
+        self.update = nn.Linear(16, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, frame: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if bool(frame.abs().mean() > 0.5):
+            joined = torch.cat((torch.relu(self.encode(frame)), state), 1)
+            z = torch.sigmoid(self.gate(joined))
+            state = z * state + (1.0 - z) * torch.tanh(self.update(joined))
+        else:
+            state = state * 0.9
+        return torch.sigmoid(self.head(state)), state
+
+
+def export_script(name: str, model: nn.Module, args, inputs, outputs, dynamic_axes) -> None:
+    buffer = io.BytesIO()
+    torch.onnx.export(
+        torch.jit.script(model.eval()),
+        args,
+        buffer,
+        input_names=inputs,
+        output_names=outputs,
+        dynamic_axes=dynamic_axes,
+        opset_version=17,
+        dynamo=False,
+    )
+    proto = onnx.load_from_string(buffer.getvalue())
+    onnx.checker.check_model(proto)
+    (HERE / f"{name}.onnx.gz").write_bytes(gzip.compress(proto.SerializeToString(), mtime=0))
+    ops = sorted({n.op_type for n in proto.graph.node})
+    print(f"{name}: {len(proto.graph.node)} nodes: {', '.join(ops)}")
+
+
 def main() -> None:
     torch.manual_seed(0)
     model = YoloStyle().eval()
@@ -138,6 +199,24 @@ def main() -> None:
     HERE.mkdir(exist_ok=True)
     (HERE / "yolo_style.onnx.gz").write_bytes(gzip.compress(proto.SerializeToString(), mtime=0))
     print(f"yolo_style: {len(proto.graph.node)} nodes, {proto.opset_import[0].version=}")
+    torch.manual_seed(1)
+    export_script(
+        "scripted_control",
+        ScriptedControl(),
+        (torch.randn(2, 8), torch.tensor(3)),
+        ["x", "steps"],
+        ["h"],
+        {"x": {0: "batch"}, "h": {0: "batch"}},
+    )
+    torch.manual_seed(2)
+    export_script(
+        "vad_style",
+        VadStyle(),
+        (torch.randn(1, 16), torch.zeros(1, 8)),
+        ["frame", "state"],
+        ["speech", "next_state"],
+        {},
+    )
 
 
 if __name__ == "__main__":

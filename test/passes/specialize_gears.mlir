@@ -2,7 +2,7 @@
 // RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1"}' 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4;seq=4,batch=1"}' 2>&1 | filecheck %s --check-prefix=TWICE
 // RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4,len=2"}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// RUN: not ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4"},lower-to-tasks' 2>&1 | filecheck %s --check-prefix=LOWER
+// RUN: ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4;batch=2,seq=2"},lower-to-tasks,plan-memory,lower-to-streams' | filecheck %s --check-prefix=LOWER
 // RUN: ge-opt %s --ge-option 'ge.dynamicDims=1,4;2,2' --ge-option ge.oo.level=O0 | filecheck %s --check-prefix=GE
 // RUN: not ge-opt %s --ge-option 'dynamic_dims=1,4,2' 2>&1 | filecheck %s --check-prefix=GECOUNT
 // RUN: ge-opt %s -p 'specialize-gears{dims="batch=1,seq=4" hybrid=true}' | ge-opt | filecheck %s --check-prefix=HYBRID
@@ -28,7 +28,14 @@
 // HYBRID:      func.func @main.gear0(%x: tensor<1x4x8xf32>
 // HYBRID:      func.func @main.dynamic(%x: tensor<?x?x8xf32> {{.*}}) -> tensor<?x?x8xf32> {
 // HYBRID-NEXT:   %y = ge.relu %x : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
-// LOWER: ge-opt: error: lower-to-tasks: @main: ge.gears 'gears' decides at run time which function runs
+// Lowered, @main stays the host's dispatch and each gear is a sunk graph of its own; the gears run
+// one at a time, so they share one pool, the larger of their plans.
+// LOWER:      builtin.module attributes {{{.*}}task.memory = {pool =
+// LOWER:      func.func @main(
+// LOWER-NEXT:   ge.gears [@main.gear0, @main.gear1]
+// LOWER:      func.func @main.gear0({{.*}} attributes {stream.mode = "graph"
+// LOWER-NEXT:   task.kernel
+// LOWER:      func.func @main.gear1({{.*}} attributes {stream.mode = "graph"
 func.func @main(%x: tensor<?x?x8xf32> {ge.name = "x", ge.dims = ["batch", "seq", ""]}) -> tensor<?x?x8xf32> {
   %y = ge.relu %x : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   func.return %y : tensor<?x?x8xf32>

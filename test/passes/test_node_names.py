@@ -12,6 +12,8 @@ a folded weight `<the weight it replaces>/bn_folded`.
 from __future__ import annotations
 
 import functools
+import gzip
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -89,6 +91,12 @@ MODELS = {
     "resnet50@32": (small_resnet50, False),
     "bert": (small_bert, False),
     "bert@opset13": (functools.partial(small_bert, 13), False),  # LayerNorm exported as its parts
+    "scripted_control": (
+        lambda: onnx.load_from_string(
+            gzip.decompress((Path(__file__).parents[1] / "corpus/dynamic/scripted_control.onnx.gz").read_bytes())
+        ),
+        False,
+    ),
     "bert@dynamic": (
         lambda: models.bert_base(batch="batch", seq="seq", layers=1, hidden=32, heads=2, intermediate=64, vocab=100),
         False,
@@ -126,6 +134,7 @@ CASES = [
     ("specialize-gears", "resnet50@32", "infer-shapes", False),
     ("fold-symbolic-shapes", "bert@dynamic", "", True),
     ('bind-dims{sizes="batch=1,seq=8"}', "bert@dynamic", O3, True),
+    ("partition-dynamic", "scripted_control", "", True),
     ("inline-control-flow", "resnet50@32", "infer-shapes", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),

@@ -252,3 +252,28 @@ def test_gear_options_that_do_not_fit_are_one_line(options, message):
     with pytest.raises(DiagnosticException) as e:
         GeOptimizePass(level=1, **options).apply(make_context(), module)
     assert str(e.value) == message
+
+
+def test_a_geared_bert_lowered_runs_each_gear_sunk_at_the_stream_level():
+    """Lowered, @main stays the host's dispatch (ge.gears) and each gear is a sunk graph with its
+    own tasks and streams, sharing one pool: each shape equals onnxruntime at the stream level."""
+    from ge.ge_dialects.ge.control_flow import is_host_program
+    from ge.interpreter.runner import main_function
+    from ge.passes.pipeline import apply_all, parse_passes
+
+    model = _bert("batch", "seq")
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
+    GeOptimizePass(level=3, dynamic_dims=dims).apply(make_context(), module)
+    apply_all(make_context(), module, parse_passes("partition-dynamic,lower-to-tasks,plan-memory,lower-to-streams"))
+    assert is_host_program(main_function(module))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(2)
+    for batch, seq in BERT_GEARS:
+        feeds = {
+            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
+            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
+        }
+        (want,) = session.run(None, feeds)
+        assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5

@@ -1,0 +1,135 @@
+"""The host's part of a partitioned module at the stream level: control flow and calls of sunk
+subgraphs (passes/partition_dynamic.py), run as GE's executor runs them.
+
+A function lowered to streams (a known subgraph, a branch, a loop body) runs its tasks on the arena
+executor; a host program (`@main` after partition-dynamic) runs on the interpreter, which calls
+those functions: `func.call` launches a subgraph, `ge.if` reads its condition back from the device
+and runs the branch, `ge.loop` reads its condition back once per iteration, `ge.gears` picks the
+gear from the inputs' shapes (known to the host: no read). `HostFunctions` routes every call of a
+lowered function to the arena and records it, so that the run's modeled time can be given after
+it (`host_time`): each called function's simulated latency (its launches included), plus
+`[host] d2h_read_s` per condition read back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_callable, register_impls
+from xdsl.interpreters.func import FuncFunctions
+
+from ge.ge_dialects import stream
+from ge.ge_dialects.ge.control_flow import IfOp, LoopOp
+from ge.ge_dialects.ge.weights import weights_of
+from ge.interpreter.arena_executor import run_program
+from ge.interpreter.control_flow import ControlFlowFunctions
+from ge.interpreter.layouts import to_logical, to_physical
+from ge.interpreter.runner import (
+    check_inputs,
+    main_function,
+    module_interpreter,
+    output_names,
+    run_threads,
+    tensor_types,
+)
+from ge.interpreter.stream_executor import simulate_module
+from ge.interpreter.stream_program import stream_program
+from ge.target import Target
+
+
+def is_lowered(fn: func.FuncOp) -> bool:
+    return isinstance(fn.attributes.get(stream.MODE_ATTR), StringAttr)
+
+
+@dataclass
+class HostRecord:
+    """What the host did in a run: the lowered functions it called, in order, how many times each
+    function was entered, and how many values (conditions) it read back from the device."""
+
+    calls: list[str] = field(default_factory=list)
+    entered: Counter[str] = field(default_factory=Counter)
+    reads: int = 0
+
+
+@register_impls
+class HostFunctions(InterpreterFunctions):
+    """Calls of lowered functions run on the arena executor (in program order) and are recorded;
+    a host program's own body runs as any function's."""
+
+    def __init__(self) -> None:
+        self.record = HostRecord()
+        self._programs: dict[func.FuncOp, object] = {}
+
+    @impl_callable(func.FuncOp)
+    def call_func(self, interpreter: Interpreter, op: func.FuncOp, args: PythonValues) -> PythonValues:
+        self.record.entered[op.sym_name.data] += 1
+        if not is_lowered(op):
+            return FuncFunctions().call_func(interpreter, op, args)
+        program = self._programs.get(op)
+        if program is None:
+            program = self._programs[op] = stream_program(op)
+        self.record.calls.append(op.sym_name.data)
+        return tuple(run_program(program, interpreter, tuple(args), None))  # type: ignore[arg-type]
+
+    @impl(IfOp)
+    def run_if(self, interpreter: Interpreter, op: IfOp, args: PythonValues) -> PythonValues:
+        self.record.reads += 1  # the condition, read back
+        return ControlFlowFunctions().run_if(interpreter, op, args).values  # the @impl wrapper's result
+
+    @impl(LoopOp)
+    def run_loop(self, interpreter: Interpreter, op: LoopOp, args: PythonValues) -> PythonValues:
+        body = op.body.root_reference.data
+        before = self.record.entered[body]
+        results = ControlFlowFunctions().run_loop(interpreter, op, args).values
+        self.record.reads += 1 + self.record.entered[body] - before  # the first condition, then one per iteration
+        return results
+
+
+def run_host(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray],
+    weights: Mapping[str, np.ndarray] | None = None,
+    threads: int | None = None,
+) -> tuple[dict[str, np.ndarray], HostRecord]:
+    """Runs a module whose `@main` is a host program: its outputs by name, and what the host did."""
+    fn = main_function(module)
+    args = tuple(
+        to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))
+    )
+    interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)
+    host = HostFunctions()
+    interpreter.register_implementations(host, override=True)
+    with run_threads(threads):
+        results = interpreter.call_op(fn, args)
+    outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
+    return dict(zip(output_names(fn), outputs)), host.record
+
+
+@dataclass(frozen=True)
+class HostTime:
+    """A run's modeled time: the sunk subgraphs' (each call's simulated latency, its launches
+    included) and the conditions read back."""
+
+    device_s: float
+    reads_s: float
+    calls: int
+    reads: int
+
+    @property
+    def total_s(self) -> float:
+        return self.device_s + self.reads_s
+
+
+def host_time(module: ModuleOp, record: HostRecord, target: Target) -> HostTime:
+    """The modeled time of the run `record` describes, on `target`."""
+    latency: dict[str, float] = {}
+    for name in record.calls:
+        if name not in latency:
+            latency[name] = simulate_module(module, target, name).latency
+    device = sum(latency[name] for name in record.calls)
+    return HostTime(device, record.reads * target.host.d2h_read_s, len(record.calls), record.reads)
