@@ -23,7 +23,7 @@ import contextlib
 import math
 import os
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -768,18 +768,24 @@ def _gather_table_rows(graph: onnx.GraphProto, indices: str) -> int | None:
     return None
 
 
-def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+def random_inputs(
+    model: onnx.ModelProto, seed: int = 0, sizes: Mapping[str, int] | None = None
+) -> dict[str, np.ndarray]:
     """Valid inputs for a model of this module (or any similar one).
 
     Token ids are uniform in [0, vocab); an ``attention_mask`` is all ones with
     the last few positions of every row zeroed (padding); float inputs are
-    standard normal.
+    standard normal. A named dim (dim_param) takes its size from ``sizes`` (1
+    when not given), as does an unknown one.
     """
     rng = np.random.default_rng(seed)
+    sizes = sizes or {}
     feeds: dict[str, np.ndarray] = {}
     for value in model.graph.input:
         tensor_type = value.type.tensor_type
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in tensor_type.shape.dim)
+        shape = tuple(
+            d.dim_value if d.HasField("dim_value") else sizes.get(d.dim_param, 1) for d in tensor_type.shape.dim
+        )
         dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
         if "mask" in value.name:
             mask = np.ones(shape, dtype=dtype)

@@ -14,7 +14,7 @@ it (`host_time`): each called function's simulated latency (its launches include
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +24,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.interpreters.func import FuncFunctions
 
 from ge.ge_dialects import stream
-from ge.ge_dialects.ge.control_flow import IfOp, LoopOp
+from ge.ge_dialects.ge.control_flow import UNKNOWN_SHAPE_ATTR, IfOp, LoopOp
 from ge.ge_dialects.ge.weights import weights_of
 from ge.interpreter.arena_executor import run_program
 from ge.interpreter.control_flow import ControlFlowFunctions
@@ -38,12 +38,17 @@ from ge.interpreter.runner import (
     tensor_types,
 )
 from ge.interpreter.stream_executor import simulate_module
-from ge.interpreter.stream_program import stream_program
+from ge.interpreter.stream_program import StreamProgram, stream_program
 from ge.target import Target
 
 
 def is_lowered(fn: func.FuncOp) -> bool:
     return isinstance(fn.attributes.get(stream.MODE_ATTR), StringAttr)
+
+
+Binder = Callable[[func.FuncOp, tuple[tuple[int, ...], ...]], tuple[ModuleOp, func.FuncOp]]
+"""Binds a function of unknown shapes to its arguments' shapes and lowers it: the module holding
+the bound function, and the function (lowering/run_time.py)."""
 
 
 @dataclass
@@ -54,6 +59,9 @@ class HostRecord:
     calls: list[str] = field(default_factory=list)
     entered: Counter[str] = field(default_factory=Counter)
     reads: int = 0
+    functions: dict[str, tuple[ModuleOp, str]] = field(default_factory=dict)
+    """Each call's label -> the module and function it ran (a function bound at run time is a
+    module of its own, labelled `<name>@<shapes>`)."""
 
 
 @register_impls
@@ -61,20 +69,43 @@ class HostFunctions(InterpreterFunctions):
     """Calls of lowered functions run on the arena executor (in program order) and are recorded;
     a host program's own body runs as any function's."""
 
-    def __init__(self) -> None:
+    def __init__(self, bind: Binder | None = None) -> None:
         self.record = HostRecord()
-        self._programs: dict[func.FuncOp, object] = {}
+        self.bind = bind
+        self._programs: dict[func.FuncOp, StreamProgram] = {}
+        self._bound: dict[tuple[func.FuncOp, tuple], tuple[str, StreamProgram, Interpreter]] = {}
 
     @impl_callable(func.FuncOp)
     def call_func(self, interpreter: Interpreter, op: func.FuncOp, args: PythonValues) -> PythonValues:
         self.record.entered[op.sym_name.data] += 1
+        if UNKNOWN_SHAPE_ATTR in op.attributes and self.bind is not None:
+            label, program, own = self._bound_program(op, args)
+            self.record.calls.append(label)
+            return tuple(run_program(program, own, tuple(args), None))
         if not is_lowered(op):
             return FuncFunctions().call_func(interpreter, op, args)
-        program = self._programs.get(op)
-        if program is None:
-            program = self._programs[op] = stream_program(op)
-        self.record.calls.append(op.sym_name.data)
-        return tuple(run_program(program, interpreter, tuple(args), None))  # type: ignore[arg-type]
+        if op not in self._programs:
+            self._programs[op] = stream_program(op)
+        name = op.sym_name.data
+        self.record.calls.append(name)
+        module = op.parent_op()
+        assert isinstance(module, ModuleOp)
+        self.record.functions[name] = (module, name)
+        return tuple(run_program(self._programs[op], interpreter, tuple(args), None))
+
+    def _bound_program(self, op: func.FuncOp, args: PythonValues) -> tuple[str, StreamProgram, Interpreter]:
+        """`op` bound to its arguments' sizes and lowered by the binder (kept for the next call
+        with these sizes), with an interpreter over the bound module's weights."""
+        assert self.bind is not None
+        shapes = tuple(tuple(np.shape(a)) for a in args)
+        known = self._bound.get((op, shapes))
+        if known is None:
+            alone, fn = self.bind(op, shapes)
+            label = f"{op.sym_name.data}@{'/'.join('x'.join(map(str, s)) for s in shapes)}"
+            self.record.functions[label] = (alone, fn.sym_name.data)
+            known = (label, stream_program(fn), module_interpreter(alone, weights_of(alone)))
+            self._bound[(op, shapes)] = known
+        return known
 
     @impl(IfOp)
     def run_if(self, interpreter: Interpreter, op: IfOp, args: PythonValues) -> PythonValues:
@@ -95,14 +126,18 @@ def run_host(
     inputs: Mapping[str, np.ndarray],
     weights: Mapping[str, np.ndarray] | None = None,
     threads: int | None = None,
+    bind: Binder | None = None,
 ) -> tuple[dict[str, np.ndarray], HostRecord]:
-    """Runs a module whose `@main` is a host program: its outputs by name, and what the host did."""
+    """Runs a module whose `@main` the host runs (a host program, or a function of unknown shapes):
+    its outputs by name, and what the host did. `bind` binds and lowers a function of unknown
+    shapes when it is called (lowering/run_time.py); without it such a function runs at the graph
+    level."""
     fn = main_function(module)
     args = tuple(
         to_physical(a, t) for a, t in zip(check_inputs(module, inputs), tensor_types(fn.function_type.inputs.data))
     )
     interpreter = module_interpreter(module, weights_of(module) if weights is None else weights)
-    host = HostFunctions()
+    host = HostFunctions(bind)
     interpreter.register_implementations(host, override=True)
     with run_threads(threads):
         results = interpreter.call_op(fn, args)
@@ -125,11 +160,12 @@ class HostTime:
         return self.device_s + self.reads_s
 
 
-def host_time(module: ModuleOp, record: HostRecord, target: Target) -> HostTime:
+def host_time(record: HostRecord, target: Target) -> HostTime:
     """The modeled time of the run `record` describes, on `target`."""
     latency: dict[str, float] = {}
-    for name in record.calls:
-        if name not in latency:
-            latency[name] = simulate_module(module, target, name).latency
-    device = sum(latency[name] for name in record.calls)
+    for label in record.calls:
+        if label not in latency:
+            owner, name = record.functions[label]
+            latency[label] = simulate_module(owner, target, name).latency
+    device = sum(latency[label] for label in record.calls)
     return HostTime(device, record.reads * target.host.d2h_read_s, len(record.calls), record.reads)

@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.control_flow import is_host_program
+from ge.ge_dialects.ge.control_flow import left_to_host
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
@@ -109,7 +109,7 @@ class RelaxReusePass(ModulePass):
         memory = op.attributes.get(MEMORY_ATTR)
         if not isinstance(memory, DictionaryAttr) or not isinstance(memory.data.get("pool"), IntegerAttr):
             raise DiagnosticException(f"relax-reuse: the module has no {MEMORY_ATTR} pool (run plan-memory first)")
-        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not is_host_program(f)]
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not left_to_host(f)]
         if len(functions) > 1:  # they share one pool: relaxing one would resize it for all
             names = ", ".join(f"@{f.sym_name.data}" for f in functions)
             remarks.emit(self.name, "rejected", "relax", functions, f"{names} share one pool; their plans are kept")

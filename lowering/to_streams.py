@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.base import name_after
-from ge.ge_dialects.ge.control_flow import is_host_program
+from ge.ge_dialects.ge.control_flow import left_to_host
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
@@ -88,7 +88,7 @@ class LowerToStreamsPass(ModulePass):
         cost = CostModel(module_pass_target(self.name, op, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and fn.body.blocks and not is_host_program(fn):
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and not left_to_host(fn):
                 self.lower_function(fn, limit, cost)
 
     def lower_function(self, fn: func.FuncOp, limit: int | None, cost: CostModel) -> None:

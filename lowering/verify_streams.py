@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ge.ge_dialects.ge.control_flow import is_host_program
+from ge.ge_dialects.ge.control_flow import left_to_host
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 
 
@@ -25,7 +25,7 @@ class VerifyStreamsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and fn.body.blocks and not is_host_program(fn):
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and not left_to_host(fn):
                 try:
                     verify_stream_function(fn)
                 except StreamError as e:

@@ -15,7 +15,12 @@ work: the calls, the control flow ops, the constants they read, the return.
 
 A constant a subgraph reads is cloned into it (weights are references: nothing is copied). The
 branches, bodies and gears are functions already: each is lowered as its own known subgraph, or
-partitioned in turn when it holds control flow. A function without control flow is left as it is.
+partitioned in turn when it holds control flow.
+
+A function (or subgraph) with dims known only when it runs is marked `ge.unknown_shape` and named
+`_unknow` where it is a subgraph made here (GE's unknown subgraph): lowering leaves it, and the
+host binds it to its inputs' sizes when it is called, lowers it then and launches its kernels one
+by one after their shape inference and tiling (interpreter/host_program.py).
 """
 
 from __future__ import annotations
@@ -24,14 +29,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import name_loc
-from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS
+from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS, UNKNOWN_SHAPE_ATTR, left_to_host
 from ge.passes import remarks
 
 PASS = "partition-dynamic"
@@ -40,6 +45,18 @@ PASS = "partition-dynamic"
 def is_host_op(op: Operation) -> bool:
     """Work the host does in a partitioned function: control flow, calls of subgraphs, the return."""
     return isinstance(op, (*CONTROL_FLOW_OPS, func.CallOp, func.ReturnOp))
+
+
+def _static(t) -> bool:
+    return not isinstance(t, TensorType) or DYNAMIC_INDEX not in t.get_shape()
+
+
+def _static_function(fn: func.FuncOp) -> bool:
+    """Whether every value of `fn` (its arguments and every op's results, in nested regions too)
+    has static dims."""
+    return all(_static(a.type) for a in fn.body.block.args) and all(
+        _static(r.type) for op in fn.body.walk() for r in op.results
+    )
 
 
 def _segments(fn: func.FuncOp) -> list[list[Operation]]:
@@ -67,7 +84,8 @@ def _outline(fn: func.FuncOp, ops: list[Operation], index: int, after: Operation
             elif owner not in inside and v not in inputs:
                 inputs.append(v)
     outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
-    name = f"{fn.sym_name.data}_sub_{index}_know"
+    known = all(_static(v.type) for v in [*inputs, *(r for op in ops for r in op.results)])
+    name = f"{fn.sym_name.data}_sub_{index}_{'know' if known else 'unknow'}"
     sub = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]))
     sub.arg_attrs = ArrayAttr([DictionaryAttr({"ge.name": StringAttr(f"in{i}")}) for i in range(len(inputs))])
     sub.res_attrs = ArrayAttr([DictionaryAttr({"ge.name": StringAttr(f"out{i}")}) for i in range(len(outputs))])
@@ -114,3 +132,7 @@ class PartitionDynamicPass(ModulePass):
                 f"@{fn.sym_name.data}: {len(made)} known subgraphs ({', '.join('@' + m.sym_name.data for m in made)}) "
                 "around its control flow",
             )
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+            if not left_to_host(fn) and not _static_function(fn):
+                fn.attributes[UNKNOWN_SHAPE_ATTR] = UnitAttr()
+                remarks.emit(PASS, "applied", "unknown-shape", [fn], f"@{fn.sym_name.data} is bound when it runs")

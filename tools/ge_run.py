@@ -33,7 +33,7 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
-from ge.ge_dialects.ge.control_flow import is_host_program
+from ge.ge_dialects.ge.control_flow import left_to_host
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
@@ -61,6 +61,7 @@ from ge.interpreter.stream_executor import (
     simulate_module,
     stream_function,
 )
+from ge.lowering.run_time import bind
 from ge.lowering.streams.verify import verify_stream_function
 from ge.target import (
     DEFAULT_TARGET,
@@ -333,10 +334,10 @@ def run_on_device(module, args, outputs: Outputs) -> None:
 
 
 def has_host_main(module) -> bool:
-    """Whether `@main` is a host program (partition-dynamic); False without a `@main` (the run's
-    own check says so in one line)."""
+    """Whether the host runs `@main` (a host program, or shapes known only at run time:
+    partition-dynamic); False without a `@main` (the run's own check says so in one line)."""
     try:
-        return is_host_program(main_function(module))
+        return left_to_host(main_function(module))
     except InputError:
         return False
 
@@ -447,10 +448,11 @@ def execute(args) -> None:
     with doing(f"loading {args.program}"):
         module, weights = load_program(args.program, not args.timing_only, args.max_tensor_bytes)
     host = has_host_main(module)
-    if host and is_lowered(module) and (args.timing_only or args.trace or args.op_summary):
+    if host and (args.timing_only or args.trace or args.op_summary):
         raise UserError(
-            f"{args.program}: @main runs control flow on the host, so the path and its time depend on the "
-            "inputs: run it with inputs (without --timing-only, --trace or --op-summary) for its modeled time"
+            f"{args.program}: the host runs @main (control flow, or shapes known only at run time), so its "
+            "path and time depend on the inputs: run it with inputs (without --timing-only, --trace or "
+            "--op-summary) for its modeled time"
         )
     if is_lowered(module) and not host:
         with doing("modeling the device"):
@@ -498,8 +500,8 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
     host_runs: list[HostRecord] = []
 
     def run_step(step_weights):
-        if has_host_main(module) and is_lowered(module):
-            results, record = run_host(module, inputs, step_weights)
+        if has_host_main(module):
+            results, record = run_host(module, inputs, step_weights, bind=bind)
             host_runs.append(record)
             return results
         return (
@@ -527,12 +529,12 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         outputs.add(args.output, output_contents(args.output, results))
     if args.save_state:
         outputs.add(args.save_state, state_writer(state))
-    if host_runs:
+    if host_runs and host_runs[-1].calls:
         target, source = device_target(module, args)
-        timed = host_time(module, host_runs[-1], target)
+        timed = host_time(host_runs[-1], target)
         print(f"simulating target {target.name} ({source}), along the path these inputs took")
         print(
-            f"modeled {timed.total_s * 1e6:.1f} us: {timed.calls} sunk subgraph runs {timed.device_s * 1e6:.1f} us, "
+            f"modeled {timed.total_s * 1e6:.1f} us: {timed.calls} function runs {timed.device_s * 1e6:.1f} us, "
             f"{timed.reads} values read back by the host {timed.reads_s * 1e6:.1f} us"
         )
     if args.print or not args.output:

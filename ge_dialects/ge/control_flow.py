@@ -342,6 +342,16 @@ class GearsOp(IRDLOperation):
 CONTROL_FLOW_OPS: list[type[IRDLOperation]] = [IfOp, LoopOp, GearsOp]
 
 
+UNKNOWN_SHAPE_ATTR = "ge.unknown_shape"
+"""Function attribute (partition-dynamic): the function has dims known only when it runs; the host
+binds them then (GE's unknown-shape subgraph), so lowering leaves it as it is."""
+
+
+def left_to_host(fn: func.FuncOp) -> bool:
+    """Whether lowering leaves `fn` to the host: a host program, or a function of unknown shapes."""
+    return UNKNOWN_SHAPE_ATTR in fn.attributes or is_host_program(fn)
+
+
 def is_host_program(fn: func.FuncOp) -> bool:
     """A function of host work only: control flow, calls of functions, the constants they read and
     the return (partition-dynamic's result, which lowering leaves to the host)."""
@@ -359,7 +369,9 @@ __all__ = [
     "IfOp",
     "LoopOp",
     "holds",
+    "UNKNOWN_SHAPE_ATTR",
     "is_host_program",
+    "left_to_host",
     "merged_type",
     "scalar",
 ]

@@ -83,7 +83,7 @@ def test_the_host_runs_the_control_flow_between_sunk_subgraphs(scripted):
         _, record = run_host(lowered, {"x": x, "steps": np.array(steps, np.int64)})
         assert record.calls == ["main_sub_0_know", "/If/then_branch", *["/Loop/body"] * steps]
         assert record.reads == 2 + steps
-        timed = host_time(lowered, record, target)
+        timed = host_time(record, target)
         assert timed.reads_s == pytest.approx((2 + steps) * target.host.d2h_read_s)
         assert timed.total_s > timed.device_s > 0
 

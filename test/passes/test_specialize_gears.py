@@ -12,6 +12,7 @@ from onnx import helper, numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.weights import attach_weights
@@ -119,12 +120,8 @@ def test_a_dynamic_bert_as_gears_equals_onnxruntime_with_the_static_kernels():
     GeOptimizePass(level=3, dynamic_dims=dims).apply(make_context(), module)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     gears = {fn.sym_name.data: fn for fn in module.ops if isinstance(fn, func.FuncOp)}
-    rng = np.random.default_rng(0)
     for index, (batch, seq) in enumerate(BERT_GEARS):
-        feeds = {
-            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
-            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
-        }
+        feeds = models.random_inputs(model, batch * 100 + seq, {"batch": batch, "seq": seq})
         (want,) = session.run(None, feeds)
         assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5
         static, static_weights = import_model(_bert(batch, seq))
@@ -184,12 +181,8 @@ def test_a_dynamic_bert_with_hybrid_mode_equals_onnxruntime_in_and_out_of_its_ge
     dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
     GeOptimizePass(level=3, dynamic_dims=dims, compile_hybrid_mode=True).apply(make_context(), module)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(1)
     for batch, seq in [*BERT_GEARS, (3, 5)]:
-        feeds = {
-            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
-            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
-        }
+        feeds = models.random_inputs(model, batch * 100 + seq, {"batch": batch, "seq": seq})
         (want,) = session.run(None, feeds)
         assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5
     fallback = next(fn for fn in module.ops if isinstance(fn, func.FuncOp) and fn.sym_name.data == "main.dynamic")
@@ -269,11 +262,28 @@ def test_a_geared_bert_lowered_runs_each_gear_sunk_at_the_stream_level():
     apply_all(make_context(), module, parse_passes("partition-dynamic,lower-to-tasks,plan-memory,lower-to-streams"))
     assert is_host_program(main_function(module))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(2)
     for batch, seq in BERT_GEARS:
-        feeds = {
-            "input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64),
-            "attention_mask": (rng.random((batch, seq)) < 0.8).astype(np.int64),
-        }
+        feeds = models.random_inputs(model, batch * 100 + seq, {"batch": batch, "seq": seq})
         (want,) = session.run(None, feeds)
         assert relative_error(want, run(module, feeds)["last_hidden_state"]) <= 1e-5
+
+
+def test_with_hybrid_mode_lowered_the_fallback_is_bound_when_an_input_fits_no_gear():
+    """Lowered with hybrid mode: the gears are sunk graphs, the fallback (the dynamic graph) is
+    left unknown-shape and bound to the sizes of the input that fits no gear when it runs."""
+    from ge.lowering.run_time import run_dynamic
+    from ge.passes.pipeline import apply_all, parse_passes
+
+    model = _bert("batch", "seq")
+    module, weights = import_model(model)
+    attach_weights(module, weights)
+    dims = ";".join(f"batch={b},seq={s}" for b, s in BERT_GEARS)
+    GeOptimizePass(level=3, dynamic_dims=dims, compile_hybrid_mode=True).apply(make_context(), module)
+    apply_all(make_context(), module, parse_passes("partition-dynamic,lower-to-tasks,plan-memory,lower-to-streams"))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for index, (batch, seq) in enumerate([*BERT_GEARS, (3, 5)]):
+        feeds = models.random_inputs(model, batch * 100 + seq, {"batch": batch, "seq": seq})
+        (want,) = session.run(None, feeds)
+        got, record = run_dynamic(module, feeds)
+        assert relative_error(want, got["last_hidden_state"]) <= 1e-5
+        assert record.calls == ([f"main.gear{index}"] if index < len(BERT_GEARS) else ["main.dynamic@3x5/3x5"])
