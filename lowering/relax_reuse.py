@@ -106,10 +106,12 @@ class RelaxReusePass(ModulePass):
         if not 0 <= self.rounds <= MAX_ROUNDS:
             raise DiagnosticException(f"relax-reuse: rounds must be in 0..{MAX_ROUNDS}, got {self.rounds}")
         target = module_pass_target(self.name, op, self.target)
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not left_to_host(f)]
+        if not functions and any(isinstance(f, func.FuncOp) for f in op.ops):
+            return  # every function is the host's (bound when it runs): no plan to relax
         memory = op.attributes.get(MEMORY_ATTR)
         if not isinstance(memory, DictionaryAttr) or not isinstance(memory.data.get("pool"), IntegerAttr):
             raise DiagnosticException(f"relax-reuse: the module has no {MEMORY_ATTR} pool (run plan-memory first)")
-        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not left_to_host(f)]
         if len(functions) > 1:  # they share one pool: relaxing one would resize it for all
             names = ", ".join(f"@{f.sym_name.data}" for f in functions)
             remarks.emit(self.name, "rejected", "relax", functions, f"{names} share one pool; their plans are kept")
