@@ -42,7 +42,8 @@ from ge.interpreter.stream_program import StreamProgram, stream_program
 from ge.target import Target
 
 
-def is_lowered(fn: func.FuncOp) -> bool:
+def on_streams(fn: func.FuncOp) -> bool:
+    """Whether `fn` is lowered to streams (a sunk subgraph, branch, body or gear)."""
     return isinstance(fn.attributes.get(stream.MODE_ATTR), StringAttr)
 
 
@@ -82,7 +83,7 @@ class HostFunctions(InterpreterFunctions):
             label, program, own = self._bound_program(op, args)
             self.record.calls.append(label)
             return tuple(run_program(program, own, tuple(args), None))
-        if not is_lowered(op):
+        if not on_streams(op):
             return FuncFunctions().call_func(interpreter, op, args)
         if op not in self._programs:
             self._programs[op] = stream_program(op)

@@ -12,16 +12,15 @@ from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, UnitAttr
-from xdsl.rewriter import Rewriter
+from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
 
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.control_flow import UNKNOWN_SHAPE_ATTR
 from ge.ge_dialects.ge.target_attr import TARGET_KEY
-from ge.ge_dialects.ge.types import format_of, tensor
+from ge.ge_dialects.ge.types import format_of, shape_of
 from ge.ge_dialects.ge.weights import ModuleWeights, attach_weights, weights_of
 from ge.interpreter.host_program import HostRecord, run_host
-from ge.passes.bind_dims import BOUND_ATTR, settle
+from ge.passes.bind_dims import BOUND_ATTR, set_argument_shapes, settle
 from ge.passes.pipeline import apply_all, parse_passes
 
 LOWERING = "lower-to-tasks,plan-memory,lower-to-streams{mode=dynamic}"
@@ -43,16 +42,12 @@ def bind(fn: func.FuncOp, shapes: tuple[tuple[int, ...], ...]) -> tuple[ModuleOp
         alone.attributes[TARGET_KEY] = module.attributes[TARGET_KEY]
     table = weights_of(module)
     attach_weights(alone, ModuleWeights(table.base)).added.update(table.added)
-    for arg, shape in zip(list(copy.body.block.args), shapes):
-        t = arg.type
-        if not isinstance(t, TensorType) or list(shape) == list(t.get_shape()):
-            continue
-        fmt = format_of(t)
-        if fmt is not None and fmt.storage != fmt.origin:
+    unknown = [isinstance(a.type, TensorType) and None in shape_of(a.type) for a in copy.body.block.args]
+    for arg, bound in zip(copy.body.block.args, unknown):
+        fmt = format_of(arg.type) if bound and isinstance(arg.type, TensorType) else None
+        if fmt is not None and fmt.storage != fmt.origin:  # its array is stored, not logical
             raise BindError(f"@{fn.sym_name.data}: an argument stored in {fmt.storage.data} cannot be bound")
-        Rewriter.replace_value_with_new_type(arg, tensor(t.element_type, shape, fmt))
-    block = copy.body.block
-    copy.function_type = FunctionType.from_lists(list(block.arg_types), list(copy.function_type.outputs.data))
+    set_argument_shapes(copy, [shape if bound else None for shape, bound in zip(shapes, unknown)])
     settle(alone, [copy])
     copy.attributes[BOUND_ATTR] = UnitAttr()
     apply_all(make_context(), alone, parse_passes(LOWERING))

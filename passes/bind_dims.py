@@ -47,12 +47,21 @@ BOUND_ATTR = "ge.bound_at_run_time"
 
 def make_static(fn: func.FuncOp, names: Sequence[Sequence[str | None]], sizes: Mapping[str, int]) -> None:
     """Gives `fn`'s arguments the static types `sizes` make of their named dims."""
+    shapes = [
+        sized(shape_of(a.type), dims, sizes) if isinstance(a.type, TensorType) and dims else None
+        for a, dims in zip(fn.body.block.args, names)
+    ]
+    set_argument_shapes(fn, shapes)
+
+
+def set_argument_shapes(fn: func.FuncOp, shapes: Sequence[Sequence[int] | None]) -> None:
+    """Gives each tensor argument of `fn` its shape in `shapes` (None: left as it is), in its own
+    element type and format, and `fn` the signature that follows."""
     block = fn.body.block
-    for arg, dim_names in zip(list(block.args), names):
+    for arg, shape in zip(list(block.args), shapes):
         t = arg.type
-        if isinstance(t, TensorType) and dim_names:
-            static = tensor(t.element_type, sized(shape_of(t), dim_names, sizes), format_of(t))
-            Rewriter.replace_value_with_new_type(arg, static)
+        if isinstance(t, TensorType) and shape is not None and list(shape) != list(t.get_shape()):
+            Rewriter.replace_value_with_new_type(arg, tensor(t.element_type, shape, format_of(t)))
     fn.function_type = FunctionType.from_lists(list(block.arg_types), list(fn.function_type.outputs.data))
 
 

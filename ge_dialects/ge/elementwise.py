@@ -52,13 +52,14 @@ def broadcast_shapes(a: InferArgs, *shapes: Shape) -> Shape:
     for i in range(rank):
         dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
         known = {d for d in dims if isinstance(d, int) and d != 1}
-        symbols = [d for d in cast(list[object], dims) if isinstance(d, Dim)]
         if len(known) > 1:
             shown = " and ".join(str(tuple("?" if d is None else d for d in s)) for s in shapes)
             raise a.fail(f"shapes {shown} do not broadcast (dimension {i} of the result)")
         if known:
             out.append(known.pop())
-        elif symbols and None not in dims and all(d.same(symbols[0]) for d in symbols):
+            continue
+        symbols = [d for d in cast(list[object], dims) if isinstance(d, Dim)]
+        if symbols and None not in dims and all(d.same(symbols[0]) for d in symbols):
             out.append(cast(int, symbols[0]))  # a symbolic size stands where an int would
         elif symbols or any(d is None for d in dims):
             out.append(None)

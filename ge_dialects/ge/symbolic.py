@@ -12,7 +12,7 @@ raises `Undecided`: the caller treats the result as unknown, never as a guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 Monomial = tuple["Atom", ...]
 """A product of atoms, sorted; () is the constant term."""
@@ -301,27 +301,4 @@ def symbol(name: str, low: int = 1, high: int | None = None) -> Dim:
     return Dim({(Symbol(name, low, high),): 1})
 
 
-def substitute(size: int | Dim, sizes: Mapping[str, int]) -> int:
-    """The size once the named dims take `sizes`; KeyError naming a dim not given."""
-    if isinstance(size, int):
-        return size
-    total = 0
-    for monomial, coefficient in size.terms.items():
-        product = coefficient
-        for atom in monomial:
-            product *= sizes[atom.name] if isinstance(atom, Symbol) else substitute(atom.expr, sizes) // atom.divisor
-        total += product
-    return total
-
-
-def free_symbols(sizes: Iterable[int | Dim]) -> set[str]:
-    names: set[str] = set()
-    for size in sizes:
-        if isinstance(size, Dim):
-            for monomial in size.terms:
-                for atom in monomial:
-                    names |= {atom.name} if isinstance(atom, Symbol) else free_symbols([atom.expr])
-    return names
-
-
-__all__ = ["Dim", "FloorDiv", "Symbol", "SymbolicType", "Undecided", "free_symbols", "substitute", "symbol"]
+__all__ = ["Dim", "FloorDiv", "Symbol", "SymbolicType", "Undecided", "symbol"]

@@ -156,10 +156,12 @@ class VadStyle(nn.Module):
         return torch.sigmoid(self.head(state)), state
 
 
-def export_script(name: str, model: nn.Module, args, inputs, outputs, dynamic_axes) -> None:
+def export(name: str, model, args, inputs, outputs, dynamic_axes) -> None:
+    """`model` (an nn.Module, or a scripted one) exported by the TorchScript exporter to
+    `<name>.onnx.gz`, checked and stored whole."""
     buffer = io.BytesIO()
     torch.onnx.export(
-        torch.jit.script(model.eval()),
+        model,
         args,
         buffer,
         input_names=inputs,
@@ -170,6 +172,7 @@ def export_script(name: str, model: nn.Module, args, inputs, outputs, dynamic_ax
     )
     proto = onnx.load_from_string(buffer.getvalue())
     onnx.checker.check_model(proto)
+    HERE.mkdir(exist_ok=True)
     (HERE / f"{name}.onnx.gz").write_bytes(gzip.compress(proto.SerializeToString(), mtime=0))
     ops = sorted({n.op_type for n in proto.graph.node})
     print(f"{name}: {len(proto.graph.node)} nodes: {', '.join(ops)}")
@@ -182,36 +185,27 @@ def main() -> None:
         if isinstance(m, nn.BatchNorm2d):  # trained-looking statistics, not the identity
             m.running_mean.uniform_(-0.2, 0.2)
             m.running_var.uniform_(0.5, 1.5)
-    images = torch.randn(1, 3, 64, 96)
-    buffer = io.BytesIO()
-    torch.onnx.export(
+    export(
+        "yolo_style",
         model,
-        (images,),
-        buffer,
-        input_names=["images"],
-        output_names=["detections"],
-        dynamic_axes={"images": {2: "h", 3: "w"}, "detections": {2: "anchors"}},
-        opset_version=17,
-        dynamo=False,
+        (torch.randn(1, 3, 64, 96),),
+        ["images"],
+        ["detections"],
+        {"images": {2: "h", 3: "w"}, "detections": {2: "anchors"}},
     )
-    proto = onnx.load_from_string(buffer.getvalue())
-    onnx.checker.check_model(proto)
-    HERE.mkdir(exist_ok=True)
-    (HERE / "yolo_style.onnx.gz").write_bytes(gzip.compress(proto.SerializeToString(), mtime=0))
-    print(f"yolo_style: {len(proto.graph.node)} nodes, {proto.opset_import[0].version=}")
     torch.manual_seed(1)
-    export_script(
+    export(
         "scripted_control",
-        ScriptedControl(),
+        torch.jit.script(ScriptedControl().eval()),
         (torch.randn(2, 8), torch.tensor(3)),
         ["x", "steps"],
         ["h"],
         {"x": {0: "batch"}, "h": {0: "batch"}},
     )
     torch.manual_seed(2)
-    export_script(
+    export(
         "vad_style",
-        VadStyle(),
+        torch.jit.script(VadStyle().eval()),
         (torch.randn(1, 16), torch.zeros(1, 8)),
         ["frame", "state"],
         ["speech", "next_state"],

@@ -45,6 +45,12 @@ def expected(model) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def dynamic_o3(model) -> ModuleOp:
+    """The detector at O3 on symbolic shapes (shared: each test runs or clones it, never edits it)."""
+    return _optimized(model, level=3, dim_ranges=RANGES)
+
+
 def _optimized(model, **options) -> ModuleOp:
     module, weights = import_model(model)
     attach_weights(module, weights)
@@ -64,24 +70,23 @@ def test_the_export_keeps_height_and_width_named(model):
     assert 'ge.dims = ["", "", "h", "w"]' in str(module.ops.first).split("\n")[0]
 
 
-@pytest.mark.parametrize("level", [0, 3])
-def test_as_a_dynamic_module(model, expected, level):
-    _check(_optimized(model, level=level, dim_ranges=RANGES if level else ""), expected, SIZES)
+def test_as_a_dynamic_module(model, expected, dynamic_o3):
+    _check(_optimized(model, level=0), expected, SIZES)
+    _check(dynamic_o3, expected, SIZES)
 
 
-def test_as_gears_and_with_hybrid_fallback(model, expected):
+def test_as_gears_and_with_hybrid_fallback(model, expected, dynamic_o3):
     module = _optimized(model, level=3, dynamic_dims=GEARS, compile_hybrid_mode=True)
     _check(module, expected, [*SIZES, (160, 96)])  # the last fits no gear: the dynamic graph runs it
     gears = [f for f in module.ops if isinstance(f, func.FuncOp) and ".gear" in f.sym_name.data]
-    dynamic = census(_optimized(model, level=3, dim_ranges=RANGES)).kernels
+    dynamic = census(dynamic_o3).kernels
     for gear in gears:  # a gear's anchors are constants; the dynamic graph computes them
         assert census(ModuleOp([gear.clone()])).kernels < dynamic
 
 
-def test_at_the_stream_level_bound_at_run_time(model, expected):
-    dynamic = _optimized(model, level=3, dim_ranges=RANGES)
+def test_at_the_stream_level_bound_at_run_time(expected, dynamic_o3):
     for h, w in SIZES:
-        bound = clone_with_weights(dynamic)
+        bound = clone_with_weights(dynamic_o3)
         lowering = f'bind-dims{{sizes="h={h},w={w}"}},lower-to-tasks,plan-memory,lower-to-streams{{mode=dynamic}}'
         apply_all(make_context(), bound, parse_passes(lowering))
         _check(bound, expected, [(h, w)])
