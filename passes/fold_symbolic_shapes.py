@@ -11,7 +11,8 @@ shape subgraph dies, the Reshape has a constant target and a result of known ran
 
 - Reshape (allowzero 0): an entry equal to the input's dim at the same place becomes 0; one other
   entry becomes -1 when the input's and the target's element counts are the same expression (so
-  -1 is that entry at every binding, and a binding the original would refuse is refused too).
+  -1 is that entry at every binding, and a binding the original would refuse is refused too) and
+  the target has no -1 of its own; the target's integers (an exporter's 0 and -1) stay.
 - Expand: an entry equal to the input's dim it broadcasts with becomes 1.
 
 Every other entry must be an integer. Named dims take their ranges from `dim_ranges`
@@ -55,24 +56,27 @@ def _same(a: int | Dim, b: int | Dim) -> bool:
 
 
 def reshape_target(source: SymbolicShape, target: list[int | Dim]) -> list[int] | None:
-    """Reshape's target written relative to `source`, or None if it cannot be."""
+    """Reshape's target written relative to `source`, or None if it cannot be. The target's own
+    integers stay (an exporter's 0 copies, its -1 infers)."""
     relative: list[int | None] = []
     for i, entry in enumerate(target):
-        if i < len(source) and isinstance(entry, Dim) and _same(entry, source[i]):
-            relative.append(0)
-        elif isinstance(entry, Dim):
-            relative.append(None)
-        else:
-            if entry in (0, -1):
-                return None  # already relative: leave the op as the exporter wrote it
+        if not isinstance(entry, Dim):
             relative.append(int(entry))
+        elif i < len(source) and _same(entry, source[i]):
+            relative.append(0)
+        else:
+            relative.append(None)
     left = [i for i, r in enumerate(relative) if r is None]
     if not left:
         return relative  # type: ignore[return-value]
-    if len(left) > 1:
+    if len(left) > 1 or -1 in relative:
         return None
+    resolved = [
+        source[i] if not isinstance(entry, Dim) and entry == 0 and i < len(source) else entry
+        for i, entry in enumerate(target)
+    ]
     try:
-        counts_agree = _same(math.prod(source), math.prod(target))
+        counts_agree = _same(math.prod(source), math.prod(resolved))
     except Undecided:
         return None
     if not counts_agree:

@@ -4,7 +4,7 @@ are dim_params, exported by torch as a user exports them.
 Not part of the project's dependencies: it runs in a venv that has torch,
 
     python3 -m venv .corpus-venv
-    .corpus-venv/bin/pip install torch==2.13.0 onnx onnxscript
+    .corpus-venv/bin/pip install torch==2.13.0 onnx onnxscript transformers
     .corpus-venv/bin/python test/corpus/export_dynamic.py
 
 - `yolo_style.onnx.gz`: a YOLOv8-style detector (Conv-BN-SiLU backbone with a C2f block, an
@@ -19,6 +19,9 @@ Not part of the project's dependencies: it runs in a venv that has torch,
 - `vad_style.onnx.gz`: a voice-activity-style streaming model: one frame and the recurrent state
   in, a speech probability and the next state out; an If on the frame's energy updates the state
   (a GRU-like cell) or lets it decay, as exported VAD models do. A caller feeds the state back.
+- `hf_bert.onnx.gz`: transformers' BertModel (a small configuration: 2 layers, hidden 32, 2 heads,
+  seeded random weights, nothing downloaded) exported with batch and sequence as dynamic axes, as a
+  user exports it: the architecture nobody here wrote, with the shape chains its own code makes.
 """
 
 from __future__ import annotations
@@ -178,6 +181,41 @@ def export(name: str, model, args, inputs, outputs, dynamic_axes) -> None:
     print(f"{name}: {len(proto.graph.node)} nodes: {', '.join(ops)}")
 
 
+def export_hf_bert() -> None:
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(3)
+    config = BertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+
+    class ByName(nn.Module):  # the inputs by keyword, as a user calls the model
+        def __init__(self):
+            super().__init__()
+            self.bert = BertModel(config)
+
+        def forward(self, input_ids, attention_mask):
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask)
+            return out.last_hidden_state, out.pooler_output
+
+    model = ByName().eval()
+    ids = torch.randint(0, 100, (2, 8))
+    axes = {0: "batch", 1: "seq"}
+    export(
+        "hf_bert",
+        model,
+        (ids, torch.ones(2, 8, dtype=torch.int64)),
+        ["input_ids", "attention_mask"],
+        ["last_hidden_state", "pooler_output"],
+        {"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes, "pooler_output": {0: "batch"}},
+    )
+
+
 def main() -> None:
     torch.manual_seed(0)
     model = YoloStyle().eval()
@@ -211,6 +249,8 @@ def main() -> None:
         ["speech", "next_state"],
         {},
     )
+
+    export_hf_bert()
 
 
 if __name__ == "__main__":
