@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import InterpretationError
 from ge.api.errors import GEError
 from ge.api.graph import Graph
 from ge.ge_dialects.context import make_context
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_target
 from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import InputError, input_names, main_function, output_names, run
@@ -150,7 +150,7 @@ def run_module(module: ModuleOp, data, where: str):
         raise GEError(f"{where}: {e}") from None
     inputs = _as_inputs(input_names(fn), data, where)
     try:
-        results = run_dynamic(module, inputs)[0] if left_to_host(fn) else run(module, inputs)
+        results = run_dynamic(module, inputs)[0] if lowering_leaves(fn) else run(module, inputs)
     except InputError as e:
         raise GEError(f"{where}: {e}") from None
     except (KernelError, InterpretationError) as e:

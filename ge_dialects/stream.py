@@ -17,6 +17,19 @@ program order; tasks on different streams overlap unless an event orders them. T
 (whole-graph sink: one launch) or `subgraph` (one launch per sunk subgraph, the host scheduling
 between them); `stream.count` is the number of streams (every stream id is below it).
 
+Control flow the device decides (GE's label tasks, for a graph whose shapes are all known) is a
+*control program*: a function of several blocks, each a label (LabelSet), holding calls of
+functions lowered to streams and ending in a label task or the return:
+
+    %c = func.call @main_sub_0_know(%x) : (tensor<2x8xf32>) -> tensor<i1>
+    stream.label_switch %c : tensor<i1> [^else, ^then]     // LabelSwitchByIndex: the device reads
+  ^then:                                                   // the index and jumps to branch [index]
+    %t = func.call @then(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    stream.label_goto ^join(%t : tensor<2x8xf32>)           // LabelGoto, passing the join's values
+  ...
+
+(passes/sink_control_flow.py makes them; interpreter/host_program.py runs them.)
+
 Kernels, records and waits have memory and ordering effects (`DeviceEffects`), so generic passes
 (cse, dce, motion) neither merge, drop nor reorder them. Whole-function properties (every
 cross-stream dependency and every memory reuse covered by events, event ids safe to reuse) are
@@ -27,8 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Set
 
-from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr
-from xdsl.ir import Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.ir import Block, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -36,11 +49,14 @@ from xdsl.irdl import (
     operand_def,
     prop_def,
     result_def,
+    successor_def,
     traits_def,
+    var_operand_def,
+    var_successor_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
+from xdsl.traits import EffectInstance, IsTerminator, MemoryEffect, MemoryEffectKind
 from xdsl.utils.exceptions import VerifyException
 
 MODES = ("op", "graph", "subgraph", "dynamic")
@@ -215,4 +231,126 @@ class WaitOp(IRDLOperation):
         return cls(parser.resolve_operand(unresolved, EventType()), stream)
 
 
-STREAM = Dialect("stream", [RecordOp, WaitOp], [EventType])
+def _index_kind(t) -> int | None:
+    """The number of branches an index of type `t` selects among: 2 for a bool, 0 (any) for an
+    integer; None for a type that is no index (a scalar or one-element tensor of either)."""
+    if not isinstance(t, TensorType) or any(d != 1 for d in t.get_shape()):
+        return None
+    element = t.element_type
+    if not isinstance(element, IntegerType):
+        return None
+    return 2 if element.width.data == 1 else 0
+
+
+@irdl_op_definition
+class LabelSwitchOp(IRDLOperation):
+    """`stream.label_switch %index : T [^b0, ^b1, ...]`: GE's LabelSwitchByIndex. The device reads
+    `%index` (a bool, false 0 and true 1, or an integer; a scalar or a one-element tensor) and
+    jumps to branch [index]; values reach the branches through the blocks dominating them."""
+
+    name = "stream.label_switch"
+
+    index = operand_def(TensorType)
+    branches = var_successor_def()
+
+    traits = traits_def(IsTerminator(), DeviceEffects())
+
+    def __init__(self, index: SSAValue, branches: list[Block]):
+        super().__init__(operands=[index], successors=[branches])
+
+    def verify_(self) -> None:
+        kind = _index_kind(self.index.type)
+        if kind is None:
+            raise VerifyException(
+                f"stream.label_switch: the index must be a bool or integer scalar, got {self.index.type}"
+            )
+        if kind == 2 and len(self.branches) != 2:
+            raise VerifyException(
+                f"stream.label_switch: a bool index selects between 2 labels, {len(self.branches)} given"
+            )
+        if not self.branches:
+            raise VerifyException("stream.label_switch: no label to switch to")
+        for block in self.branches:
+            if block.args:
+                raise VerifyException(
+                    "stream.label_switch: a label it switches to takes no values (they reach it by dominance)"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.index)
+        printer.print_string(" : ")
+        printer.print_attribute(self.index.type)
+        printer.print_string(" [")
+        printer.print_list(self.branches, printer.print_block_name)
+        printer.print_string("]")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LabelSwitchOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        index = parser.resolve_operand(unresolved, parser.parse_type())
+        branches = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_successor)
+        return cls(index, branches)
+
+
+@irdl_op_definition
+class LabelGotoOp(IRDLOperation):
+    """`stream.label_goto ^b(%v : T, ...)`: GE's LabelGoto, passing the values the label takes
+    (the results of a branch at its join; the carried values at a loop's head)."""
+
+    name = "stream.label_goto"
+
+    values = var_operand_def()
+    label = successor_def()
+
+    traits = traits_def(IsTerminator(), DeviceEffects())
+
+    def __init__(self, label: Block, values: list[SSAValue]):
+        super().__init__(operands=[values], successors=[label])
+
+    def verify_(self) -> None:
+        takes = [a.type for a in self.label.args]
+        given = [v.type for v in self.values]
+        if takes != given:
+            shown = ", ".join(map(str, takes)) or "no values"
+            raise VerifyException(
+                f"stream.label_goto: its label takes ({shown}), given ({', '.join(map(str, given)) or 'no values'})"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_block_name(self.label)
+        if self.values:
+            printer.print_string("(")
+            printer.print_list(self.values, lambda v: self._print_value(printer, v))
+            printer.print_string(")")
+
+    @staticmethod
+    def _print_value(printer: Printer, value: SSAValue) -> None:
+        printer.print_operand(value)
+        printer.print_string(" : ")
+        printer.print_attribute(value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LabelGotoOp:
+        label = parser.parse_successor()
+
+        def value() -> SSAValue:
+            unresolved = parser.parse_unresolved_operand()
+            parser.parse_punctuation(":")
+            return parser.resolve_operand(unresolved, parser.parse_type())
+
+        values = parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, value) or []
+        return cls(label, values)
+
+
+LABEL_OPS = (LabelSwitchOp, LabelGotoOp)
+
+
+def is_control_program(fn: Operation) -> bool:
+    """Whether `fn` holds control flow sunk to the device: a label task among its ops."""
+    return any(isinstance(op, LABEL_OPS) for block in fn.regions[0].blocks for op in block.ops) if fn.regions else False
+
+
+STREAM = Dialect("stream", [RecordOp, WaitOp, LabelSwitchOp, LabelGotoOp], [EventType])

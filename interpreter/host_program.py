@@ -1,13 +1,17 @@
 """The host's part of a partitioned module at the stream level: control flow and calls of sunk
-subgraphs (passes/partition_dynamic.py), run as GE's executor runs them.
+subgraphs (passes/partition_dynamic.py), run as GE's executor runs them; and control programs
+(passes/sink_control_flow.py), whose label tasks the device runs.
 
 A function lowered to streams (a known subgraph, a branch, a loop body) runs its tasks on the arena
 executor; a host program (`@main` after partition-dynamic) runs on the interpreter, which calls
 those functions: `func.call` launches a subgraph, `ge.if` reads its condition back from the device
 and runs the branch, `ge.loop` reads its condition back once per iteration, `ge.gears` picks the
-gear from the inputs' shapes (known to the host: no read). `HostFunctions` routes every call of a
-lowered function to the arena and records it, so that the run's modeled time can be given after
-it (`host_time`): each called function's simulated latency (its launches included), plus
+gear from the inputs' shapes (known to the host: no read). A control program is one launch: the
+functions it calls run on the device without launches of their own, and its label switches read
+their conditions there. `HostFunctions` routes every call of a lowered function to the arena and
+records it, so that the run's modeled time can be given after it (`host_time`): each called
+function's simulated latency (its launches included, unless a control program called it), one
+launch per control program the host started, `[events] label_s` per label task and
 `[host] d2h_read_s` per condition read back.
 """
 
@@ -20,14 +24,25 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_callable, register_impls
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    Successor,
+    impl,
+    impl_callable,
+    impl_terminator,
+    register_impls,
+)
 from xdsl.interpreters.func import FuncFunctions
 
 from ge.ge_dialects import stream
 from ge.ge_dialects.ge.control_flow import UNKNOWN_SHAPE_ATTR, IfOp, LoopOp
 from ge.ge_dialects.ge.weights import weights_of
+from ge.ge_dialects.stream import LabelGotoOp, LabelSwitchOp, is_control_program
 from ge.interpreter.arena_executor import run_program
-from ge.interpreter.control_flow import ControlFlowFunctions
+from ge.interpreter.control_flow import ControlFlowFunctions, goto_target, switch_target
+from ge.interpreter.control_program import read_control_program
 from ge.interpreter.layouts import to_logical, to_physical
 from ge.interpreter.runner import (
     check_inputs,
@@ -58,8 +73,14 @@ class HostRecord:
     function was entered, and how many values (conditions) it read back from the device."""
 
     calls: list[str] = field(default_factory=list)
+    on_device: list[bool] = field(default_factory=list)
+    """Per call: whether a control program made it (the device runs it, no launch of its own)."""
     entered: Counter[str] = field(default_factory=Counter)
     reads: int = 0
+    programs: int = 0
+    """Control programs the host launched (one launch each)."""
+    labels: int = 0
+    """Label tasks (switches and gotos) the device ran."""
     functions: dict[str, tuple[ModuleOp, str]] = field(default_factory=dict)
     """Each call's label -> the module and function it ran (a function bound at run time is a
     module of its own, labelled `<name>@<shapes>`)."""
@@ -73,7 +94,10 @@ class HostFunctions(InterpreterFunctions):
     def __init__(self, bind: Binder | None = None) -> None:
         self.record = HostRecord()
         self.bind = bind
+        self.in_programs = 0  # control programs being run (calls inside them need no launch)
+        self.gone_to: Counter[LabelGotoOp] = Counter()
         self._programs: dict[func.FuncOp, StreamProgram] = {}
+        self._checked: set[func.FuncOp] = set()
         self._bound: dict[tuple[func.FuncOp, tuple], tuple[str, StreamProgram, Interpreter]] = {}
 
     @impl_callable(func.FuncOp)
@@ -81,18 +105,42 @@ class HostFunctions(InterpreterFunctions):
         self.record.entered[op.sym_name.data] += 1
         if UNKNOWN_SHAPE_ATTR in op.attributes and self.bind is not None:
             label, program, own = self._bound_program(op, args)
-            self.record.calls.append(label)
+            self._called(label)
             return tuple(run_program(program, own, tuple(args), None))
+        if is_control_program(op):
+            if op not in self._checked:
+                read_control_program(op)  # StreamError: no reading, or a loop with no way out
+                self._checked.add(op)
+            self.record.programs += self.in_programs == 0
+            self.in_programs += 1
+            try:
+                return FuncFunctions().call_func(interpreter, op, args)
+            finally:
+                self.in_programs -= 1
         if not on_streams(op):
             return FuncFunctions().call_func(interpreter, op, args)
         if op not in self._programs:
             self._programs[op] = stream_program(op)
         name = op.sym_name.data
-        self.record.calls.append(name)
+        self._called(name)
         module = op.parent_op()
         assert isinstance(module, ModuleOp)
         self.record.functions[name] = (module, name)
         return tuple(run_program(self._programs[op], interpreter, tuple(args), None))
+
+    def _called(self, label: str) -> None:
+        self.record.calls.append(label)
+        self.record.on_device.append(self.in_programs > 0)
+
+    @impl_terminator(LabelSwitchOp)
+    def run_label_switch(self, interpreter: Interpreter, op: LabelSwitchOp, args: PythonValues):
+        self.record.labels += 1
+        return Successor(switch_target(op, args[0]), ()), ()
+
+    @impl_terminator(LabelGotoOp)
+    def run_label_goto(self, interpreter: Interpreter, op: LabelGotoOp, args: PythonValues):
+        self.record.labels += 1
+        return Successor(goto_target(op, self.gone_to), args), ()
 
     def _bound_program(self, op: func.FuncOp, args: PythonValues) -> tuple[str, StreamProgram, Interpreter]:
         """`op` bound to its arguments' sizes and lowered by the binder (kept for the next call
@@ -148,13 +196,15 @@ def run_host(
 
 @dataclass(frozen=True)
 class HostTime:
-    """A run's modeled time: the sunk subgraphs' (each call's simulated latency, its launches
-    included) and the conditions read back."""
+    """A run's modeled time: the sunk subgraphs' (each call's simulated latency, with its launch
+    unless a control program made it), the control programs' launches and label tasks, and the
+    conditions read back."""
 
     device_s: float
     reads_s: float
     calls: int
     reads: int
+    labels: int = 0
 
     @property
     def total_s(self) -> float:
@@ -168,5 +218,7 @@ def host_time(record: HostRecord, target: Target) -> HostTime:
         if label not in latency:
             owner, name = record.functions[label]
             latency[label] = simulate_module(owner, target, name).latency
-    device = sum(latency[label] for label in record.calls)
-    return HostTime(device, record.reads * target.host.d2h_read_s, len(record.calls), record.reads)
+    launch = target.host.launch_s
+    device = sum(latency[label] - (launch if sunk else 0.0) for label, sunk in zip(record.calls, record.on_device))
+    device += record.programs * launch + record.labels * target.events.label_s
+    return HostTime(device, record.reads * target.host.d2h_read_s, len(record.calls), record.reads, record.labels)

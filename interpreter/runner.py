@@ -18,7 +18,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 
 from ge.ge_dialects import stream
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.dims import DimsError, bind, input_dims, ranges_of
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
 from ge.ge_dialects.ge.weights import weights_of
@@ -273,7 +273,7 @@ def run(
         from ge.interpreter.arena_executor import run_in_arena  # it builds on this module
 
         return run_in_arena(module, inputs, weights, seed=None, threads=threads)
-    if left_to_host(fn):
+    if lowering_leaves(fn):
         from ge.interpreter.host_program import run_host  # it builds on this module
 
         return run_host(module, inputs, weights, threads)[0]

@@ -27,17 +27,19 @@ def compile_pipeline(
     single_stream: bool = False,
 ) -> str:
     """`ge-opt -p` text of the compile: ge-optimize at `level`, partition-dynamic (a graph with
-    control flow decided at run time becomes host programs around sunk subgraphs), then tasks, memory, (O3: relax-reuse)
-    and streams in launch `mode`. `streams=0` lets the lowering choose the count. `reuse=False` plans
+    control flow decided at run time becomes host programs around sunk subgraphs; in whole-graph
+    sink, sink-control-flow hands the device what it can decide), then tasks, memory, (O3:
+    relax-reuse) and streams in launch `mode`. `streams=0` lets the lowering choose the count. `reuse=False` plans
     every buffer apart (GE's ge.exec.disableReuseMemory; relax-reuse then has nothing to give up);
     `single_stream` puts every task on stream 0 (ge.enableSingleStream)."""
     on_target = f" target={target}" if target else ""
     steps = [
         f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}}}",
         "partition-dynamic",  # control flow decided at run time: host programs around sunk subgraphs
-        "lower-to-tasks",
-        "plan-memory" if reuse else "plan-memory{reuse=false}",
     ]
+    if mode == "graph":
+        steps.append("sink-control-flow")  # whole-graph sink: the device decides what it can (label tasks)
+    steps += ["lower-to-tasks", "plan-memory" if reuse else "plan-memory{reuse=false}"]
     if level >= 3 and reuse:
         steps.append(f"relax-reuse{{streams={streams}}}")
     single = " single_stream=true" if single_stream else ""

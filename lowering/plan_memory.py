@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge, stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.facts import Elementwise
 from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
@@ -97,7 +97,7 @@ class PlanMemoryPass(ModulePass):
         figures = [
             self.plan_function(fn, target)
             for fn in op.ops
-            if isinstance(fn, func.FuncOp) and fn.body.blocks and not left_to_host(fn)
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and not lowering_leaves(fn)
         ]
         if figures:  # sunk subgraphs run one at a time (the host between them): they share one pool
             op.attributes[MEMORY_ATTR] = max(figures, key=_pool_of)

@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
@@ -106,7 +106,7 @@ class RelaxReusePass(ModulePass):
         if not 0 <= self.rounds <= MAX_ROUNDS:
             raise DiagnosticException(f"relax-reuse: rounds must be in 0..{MAX_ROUNDS}, got {self.rounds}")
         target = module_pass_target(self.name, op, self.target)
-        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not left_to_host(f)]
+        functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks and not lowering_leaves(f)]
         if not functions and any(isinstance(f, func.FuncOp) for f in op.ops):
             return  # every function is the host's (bound when it runs): no plan to relax
         memory = op.attributes.get(MEMORY_ATTR)

@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.base import name_after
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
 from ge.interpreter.device.engines import stays_outside_tasks
@@ -49,7 +49,7 @@ from ge.lowering.memory.state import StateError
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError
 from ge.lowering.streams.reuse_tradeoff import schedule
-from ge.lowering.streams.verify import StreamError, verify_stream_function
+from ge.lowering.streams.verify import StreamError, verify_control_program, verify_stream_function
 from ge.passes.fusion.cost import CostModel
 
 
@@ -88,8 +88,14 @@ class LowerToStreamsPass(ModulePass):
         cost = CostModel(module_pass_target(self.name, op, self.target))
         limit = 1 if self.single_stream else (self.streams or None)
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp) and fn.body.blocks and not left_to_host(fn):
+            if isinstance(fn, func.FuncOp) and fn.body.blocks and not lowering_leaves(fn):
                 self.lower_function(fn, limit, cost)
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp) and stream.is_control_program(fn):
+                try:
+                    verify_control_program(fn)
+                except StreamError as e:
+                    raise DiagnosticException(f"lower-to-streams: {e}") from None
 
     def lower_function(self, fn: func.FuncOp, limit: int | None, cost: CostModel) -> None:
         block = fn.body.block

@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import fused, ge, stream, task
 from ge.ge_dialects.ge.base import describe, location_name
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
 from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
@@ -104,7 +104,7 @@ class LowerToTasksPass(ModulePass):
             problem = signature_problem(fn)
             if problem is not None:
                 raise DiagnosticException(f"{self.name}: {problem}")
-            if left_to_host(fn):
+            if lowering_leaves(fn):
                 continue  # a host program, or a function bound when it runs (partition-dynamic)
             if any(
                 isinstance(o, (stream.RecordOp, stream.WaitOp))

@@ -52,6 +52,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "merge-trans-data": ("ge.passes.layout.merge_trans_data", "MergeTransDataPass"),
     "mixed-precision": ("ge.passes.mixed_precision", "MixedPrecisionPass"),
     "partition-dynamic": ("ge.passes.partition_dynamic", "PartitionDynamicPass"),
+    "sink-control-flow": ("ge.passes.sink_control_flow", "SinkControlFlowPass"),
     "plan-memory": ("ge.lowering.plan_memory", "PlanMemoryPass"),
     "recognize-attention": ("ge.passes.recognize_attention", "RecognizeAttentionPass"),
     "recognize-gelu": ("ge.passes.recognize_gelu", "RecognizeGeluPass"),

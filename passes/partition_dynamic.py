@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import name_loc
-from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS, UNKNOWN_SHAPE_ATTR, left_to_host
+from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS, UNKNOWN_SHAPE_ATTR, lowering_leaves
 from ge.passes import remarks
 
 PASS = "partition-dynamic"
@@ -47,15 +47,16 @@ def is_host_op(op: Operation) -> bool:
     return isinstance(op, (*CONTROL_FLOW_OPS, func.CallOp, func.ReturnOp))
 
 
-def _static(t) -> bool:
+def is_static(t) -> bool:
+    """Whether a value of type `t` has every dim known."""
     return not isinstance(t, TensorType) or DYNAMIC_INDEX not in t.get_shape()
 
 
 def _static_function(fn: func.FuncOp) -> bool:
     """Whether every value of `fn` (its arguments and every op's results, in nested regions too)
     has static dims."""
-    return all(_static(a.type) for a in fn.body.block.args) and all(
-        _static(r.type) for op in fn.body.walk() for r in op.results
+    return all(is_static(a.type) for a in fn.body.block.args) and all(
+        is_static(r.type) for op in fn.body.walk() for r in op.results
     )
 
 
@@ -84,7 +85,7 @@ def _outline(fn: func.FuncOp, ops: list[Operation], index: int, after: Operation
             elif owner not in inside and v not in inputs:
                 inputs.append(v)
     outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
-    known = all(_static(v.type) for v in [*inputs, *(r for op in ops for r in op.results)])
+    known = all(is_static(v.type) for v in [*inputs, *(r for op in ops for r in op.results)])
     name = f"{fn.sym_name.data}_sub_{index}_{'know' if known else 'unknow'}"
     sub = func.FuncOp(name, ([v.type for v in inputs], [v.type for v in outputs]))
     sub.arg_attrs = ArrayAttr([DictionaryAttr({"ge.name": StringAttr(f"in{i}")}) for i in range(len(inputs))])
@@ -133,6 +134,6 @@ class PartitionDynamicPass(ModulePass):
                 "around its control flow",
             )
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
-            if not left_to_host(fn) and not _static_function(fn):
+            if not lowering_leaves(fn) and not _static_function(fn):
                 fn.attributes[UNKNOWN_SHAPE_ATTR] = UnitAttr()
                 remarks.emit(PASS, "applied", "unknown-shape", [fn], f"@{fn.sym_name.data} is bound when it runs")

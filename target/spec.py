@@ -92,6 +92,8 @@ class Host:
 class Events:
     record_s: float
     wait_s: float
+    label_s: float
+    """A label task (LabelSwitchByIndex, LabelGoto) of control flow sunk to the device."""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 import ge
 from ge.frontend.sidecar import SIDECAR_ATTR, SidecarError, open_regular_file, open_weights, read_exactly, save
 from ge.ge_dialects import task
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.custom import CustomOp
 from ge.ge_dialects.ge.target_attr import module_target
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
@@ -293,7 +293,7 @@ def safetensors_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
 def build_artifact(module: ModuleOp, options: Mapping[str, Any], pipeline: str, cache_key: str) -> Artifact:
     """The artifact of `module`, compiled to streams by `pipeline` with `options`. The module's
     `ge.weights` attribute is set to the member name, so the IR names the weights it ships with."""
-    if not is_lowered(module) and not any(isinstance(f, func.FuncOp) and left_to_host(f) for f in module.ops):
+    if not is_lowered(module) and not any(isinstance(f, func.FuncOp) and lowering_leaves(f) for f in module.ops):
         raise UserError("only a module lowered to streams can be saved as an artifact")
     module.attributes[SIDECAR_ATTR] = StringAttr(WEIGHTS)
     ir = print_module(module).encode()

@@ -33,7 +33,7 @@ import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
-from ge.ge_dialects.ge.control_flow import left_to_host
+from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
 from ge.ge_dialects.ge.target_attr import module_target, resolve_target_name
 from ge.ge_dialects.ge.types import numpy_dtype, shape_of
@@ -334,10 +334,11 @@ def run_on_device(module, args, outputs: Outputs) -> None:
 
 
 def has_host_main(module) -> bool:
-    """Whether the host runs `@main` (a host program, or shapes known only at run time:
-    partition-dynamic); False without a `@main` (the run's own check says so in one line)."""
+    """Whether `@main` is a program of calls the runner interprets (a host program, a control
+    program, or shapes known only at run time); False without a `@main` (the run's own check says
+    so in one line)."""
     try:
-        return left_to_host(main_function(module))
+        return lowering_leaves(main_function(module))
     except InputError:
         return False
 
@@ -450,7 +451,7 @@ def execute(args) -> None:
     host = has_host_main(module)
     if host and (args.timing_only or args.trace or args.op_summary):
         raise UserError(
-            f"{args.program}: the host runs @main (control flow, or shapes known only at run time), so its "
+            f"{args.program}: @main runs control flow or shapes known only at run time, so its "
             "path and time depend on the inputs: run it with inputs (without --timing-only, --trace or "
             "--op-summary) for its modeled time"
         )
@@ -533,8 +534,9 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         target, source = device_target(module, args)
         timed = host_time(host_runs[-1], target)
         print(f"simulating target {target.name} ({source}), along the path these inputs took")
+        labels = f" ({timed.labels} label tasks on the device)" if timed.labels else ""
         print(
-            f"modeled {timed.total_s * 1e6:.1f} us: {timed.calls} function runs {timed.device_s * 1e6:.1f} us, "
+            f"modeled {timed.total_s * 1e6:.1f} us: {timed.calls} function runs {timed.device_s * 1e6:.1f} us{labels}, "
             f"{timed.reads} values read back by the host {timed.reads_s * 1e6:.1f} us"
         )
     if args.print or not args.output:

@@ -42,6 +42,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.types import shape_of, tensor
+from ge.ge_dialects.stream import is_control_program
 
 
 def scalar(element: Attribute) -> TensorType:
@@ -347,15 +348,19 @@ UNKNOWN_SHAPE_ATTR = "ge.unknown_shape"
 binds them then (GE's unknown-shape subgraph), so lowering leaves it as it is."""
 
 
-def left_to_host(fn: func.FuncOp) -> bool:
-    """Whether lowering leaves `fn` to the host: a host program, or a function of unknown shapes."""
-    return UNKNOWN_SHAPE_ATTR in fn.attributes or is_host_program(fn)
+def lowering_leaves(fn: func.FuncOp) -> bool:
+    """Whether lowering leaves `fn` whole: a program of calls (a host program, or control flow sunk
+    to the device: ge_dialects/stream.py) or a function of unknown shapes bound when it runs. The
+    runner interprets it, running the lowered functions it calls (interpreter/host_program.py)."""
+    return UNKNOWN_SHAPE_ATTR in fn.attributes or is_host_program(fn) or is_control_program(fn)
 
 
 def is_host_program(fn: func.FuncOp) -> bool:
     """A function of host work only: control flow, calls of functions, the constants they read and
     the return (partition-dynamic's result, which lowering leaves to the host)."""
-    ops = list(fn.body.block.ops) if fn.body.blocks else []
+    if len(fn.body.blocks) != 1:
+        return False
+    ops = list(fn.body.block.ops)
     host = (IfOp, LoopOp, GearsOp, func.CallOp)
     return any(isinstance(o, host) for o in ops) and all(
         isinstance(o, (*host, func.ReturnOp)) or o.name == "ge.constant" for o in ops
@@ -371,7 +376,7 @@ __all__ = [
     "holds",
     "UNKNOWN_SHAPE_ATTR",
     "is_host_program",
-    "left_to_host",
+    "lowering_leaves",
     "merged_type",
     "scalar",
 ]

@@ -20,6 +20,11 @@
   after that wait happens-before (or is) the new record's task.
 
 A violation raises `StreamError` with one line naming the two tasks.
+
+`verify_control_program(fn)` checks a control program (control flow sunk to the device): its
+reading (interpreter/control_program.py: every label ends in a label task or the return, no loop
+without a way out) and that every function it calls is lowered to streams or is a control program
+itself.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 
 from ge.ge_dialects import stream, task
+from ge.ge_dialects.stream import is_control_program
+from ge.interpreter.control_program import ControlProgram, read_control_program
 from ge.interpreter.stream_program import NotLowered, StreamError, StreamProgram, read_program
 from ge.lowering.memory.state import StateError, war_edges
 from ge.lowering.streams.events import stream_edges
 from ge.lowering.streams.graph import Reachability
 from ge.lowering.streams.reuse import ReuseError, buffer_label, reuse_edges
 
-__all__ = ["StreamError", "StreamFacts", "stream_facts", "verify_stream_function"]
+__all__ = ["StreamError", "StreamFacts", "stream_facts", "verify_control_program", "verify_stream_function"]
 
 
 @dataclass(frozen=True)
@@ -218,3 +225,15 @@ def verify_stream_function(fn: func.FuncOp) -> StreamFacts:
     check_state_edges(fn, facts)
     check_event_ids(fn, facts)
     return facts
+
+
+def verify_control_program(fn: func.FuncOp) -> ControlProgram:
+    """Raises StreamError (one line, naming the label) unless the device can run the control program."""
+    program = read_control_program(fn)
+    for callee in (c for calls in program.calls for c in calls):
+        if stream.MODE_ATTR not in callee.attributes and not is_control_program(callee):
+            raise StreamError(
+                f"{_where(fn)}: it calls @{callee.sym_name.data}, which is not lowered to streams "
+                "(run lower-to-tasks, plan-memory and lower-to-streams)"
+            )
+    return program

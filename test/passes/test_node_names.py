@@ -135,6 +135,7 @@ CASES = [
     ("fold-symbolic-shapes", "bert@dynamic", "", True),
     ('bind-dims{sizes="batch=1,seq=8"}', "bert@dynamic", O3, True),
     ("partition-dynamic", "scripted_control", "", True),
+    ("sink-control-flow", "scripted_control", 'bind-dims{sizes="batch=2"},partition-dynamic', True),
     ("inline-control-flow", "resnet50@32", "infer-shapes", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),
