@@ -11,12 +11,13 @@ graph's values by name, their own values stay inside the branch, and the branch'
 the If's. The branch left out is never read, so it may hold operators ge lacks.
 
 A Scan's body is imported once per position of its scan inputs (their dim along
-`scan_input_axes`, which must be static), bound to that slice and to the state the previous
-iteration left; the per-iteration scan outputs are stacked along `scan_output_axes`. A Loop's body
-is imported once per iteration while its trip count (a constant at import) lasts and its condition,
-folded after every iteration, holds; the iteration number is an int64 constant in each copy. A
-trip count or a condition that does not fold makes it a `ge.loop` instead (the copies made so far
-are taken back). Every unrolled copy is charged to the node budget of function expansion
+`scan_input_axes`; a length known only at run time makes it a `ge.loop` instead), bound to that
+slice and to the state the previous iteration left; the per-iteration scan outputs are stacked
+along `scan_output_axes`. A Loop's body is imported once per iteration while its trip count (a
+constant at import) lasts and its condition, folded after every iteration, holds; the iteration
+number is an int64 constant in each copy. A trip count or a condition that does not fold makes it
+a `ge.loop` instead (the copies made so far are taken back). Every unrolled copy is charged to the
+node budget of function expansion
 (onnx_functions.MAX_EXPANDED_NODES).
 """
 
@@ -30,7 +31,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from ge.frontend.onnx_ops import DEFAULT_DOMAINS, ONNX_DTYPES, OnnxImportError, node_name, unsupported_operators
-from ge.frontend.onnx_subgraphs import import_runtime_if, import_runtime_loop
+from ge.frontend.onnx_subgraphs import import_runtime_if, import_runtime_loop, import_runtime_scan
 from ge.frontend.onnx_training import TRAINING_DOMAIN
 from ge.frontend.validate import validate_subgraph
 from ge.ge_dialects import ge
@@ -229,24 +230,24 @@ def import_scan(importer: _Importer, node: onnx.NodeProto, name: str, where: str
     in_reverse = _ints_attribute(node, "scan_input_directions", scan_count, "scan inputs", where)
     out_axes = _ints_attribute(node, "scan_output_axes", output_count, "scan outputs", where)
     out_reverse = _ints_attribute(node, "scan_output_directions", output_count, "scan outputs", where)
-    states: list[ImportedValue] = [importer.tensor_input(node, i, where) for i in range(state_count)]
-    scanned, axes, lengths = [], [], set[int]()
+    initial = [importer.tensor_input(node, i, where) for i in range(state_count)]
+    states: list[ImportedValue] = list(initial)
+    scanned, axes, lengths = [], [], set[int | None]()
     for j in range(scan_count):
         x = importer.tensor_input(node, state_count + j, where)
         shape = shape_of(tensor_type_of(x))
         axis = _axis(in_axes[j], len(shape), f"scan input #{j}'s axis", where)
-        dim = shape[axis]
-        if dim is None:
-            raise OnnxImportError(
-                f"{where}: scan input #{j} '{node.input[state_count + j]}' has a dynamic dim {axis}; "
-                "ge unrolls a Scan only over a sequence length known at import"
-            )
         scanned.append(x)
         axes.append(axis)
-        lengths.add(dim)
-    if len(lengths) != 1:
-        raise OnnxImportError(f"{where}: the scan inputs have different sequence lengths {sorted(lengths)}")
-    (length,) = lengths
+        lengths.add(shape[axis])
+    if None in lengths:  # a length known only when it runs: a Loop over the sequence
+        finals = import_runtime_scan(importer, node, body, initial, scanned, axes, in_reverse, name, where)
+        _bind_scan(importer, node, finals, state_count, out_axes, out_reverse, name, where)
+        return
+    known = {n for n in lengths if n is not None}
+    if len(known) != 1:
+        raise OnnxImportError(f"{where}: the scan inputs have different sequence lengths {sorted(known)}")
+    (length,) = known
     if length == 0 and output_count:
         raise OnnxImportError(f"{where}: the sequence length is 0; ge cannot stack scan outputs of no iteration")
     charge_unrolling(importer, body, length, where)
@@ -270,6 +271,39 @@ def import_scan(importer: _Importer, node: onnx.NodeProto, name: str, where: str
             _stacked(importer, values[::-1] if out_reverse[j] else values, axis, f"{name}/scan_output{j}", where)
         )
     for out, value in zip(node.output, [*states, *stacked]):
+        if out:
+            importer.bind(out, value)
+
+
+def _bind_scan(importer: _Importer, node, results: list, state_count: int, out_axes, out_reverse, name, where) -> None:
+    """Binds a runtime Scan's outputs: the final states, and each scan output (stacked along a new
+    first axis by the loop) reversed and moved to its axis as the Scan says."""
+    for j, stacked in enumerate(results[state_count:]):
+        rank = len(shape_of(tensor_type_of(stacked)))
+        axis = _axis(out_axes[j], rank, f"scan output #{j}'s axis", where)
+        if out_reverse[j]:
+            (stacked,) = importer.emit(
+                ge.SliceOp,
+                {
+                    "data": stacked,
+                    "starts": _ints(importer, [-1], f"{name}/scan_output{j}/starts"),
+                    "ends": _ints(importer, [np.iinfo(np.int64).min], f"{name}/scan_output{j}/ends"),
+                    "axes": _ints(importer, [0], f"{name}/scan_output{j}/axes"),
+                    "steps": _ints(importer, [-1], f"{name}/scan_output{j}/steps"),
+                },
+                {},
+                1,
+                f"{name}/scan_output{j}/reversed",
+                where,
+            )
+        if axis:
+            perm = list(range(1, rank))
+            perm.insert(axis, 0)
+            (stacked,) = importer.emit(
+                ge.TransposeOp, {"data": stacked}, {"perm": perm}, 1, f"{name}/scan_output{j}", where
+            )
+        results[state_count + j] = stacked
+    for out, value in zip(node.output, results):
         if out:
             importer.bind(out, value)
 

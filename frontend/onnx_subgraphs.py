@@ -1,6 +1,6 @@
 """Control flow whose path is known only at run time, imported as `ge.if` and `ge.loop`
 (ge_dialects/ge/control_flow.py): an If whose condition does not fold, a Loop whose trip count or
-condition does not.
+condition does not, a Scan over a sequence whose length is known only when it runs.
 
 Each subgraph (a branch, a body) becomes a function of the module, as GE keeps them as subgraphs.
 The enclosing values a subgraph reads by name (its nested subgraphs' too) become explicit
@@ -8,6 +8,11 @@ arguments after its own inputs, and operands of the op; an If's two branches tak
 An If's results have the types both branches return (a dim they disagree on is unknown). A Loop's
 carried values start with their initial types; where the body returns another dim (a sequence
 that grows), the body is imported again with that dim unknown, until its types hold.
+
+A Scan of runtime length is the Loop it means: the trip count is the first scan input's dim along
+its axis, the scan inputs are captures of a body that gathers element i (element length - 1 - i
+when reversed) of each before the Scan's own body runs, the states are carried, and each scan
+output is stacked along a new first axis, then reversed and moved to its axis as the Scan says.
 """
 
 from __future__ import annotations
@@ -194,3 +199,75 @@ def import_runtime_loop(importer: _Importer, node: onnx.NodeProto, name: str, wh
     importer.subgraphs.append(fn)
     values = [importer.values[n] for n in captures]
     _add(importer, ge.LoopOp(symbol, trip, cond, initial, values, [*carried, *scans]), node, name)
+
+
+def import_runtime_scan(
+    importer: _Importer,
+    node: onnx.NodeProto,
+    body: onnx.GraphProto,
+    states: Sequence[SSAValue],
+    scanned: Sequence[SSAValue],
+    axes: Sequence[int],
+    reverse: Sequence[int],
+    name: str,
+    where: str,
+) -> list[SSAValue]:
+    """The Scan (opset 9's form) as a `ge.loop` over a body that slices its scan inputs: the final
+    states, then each scan output stacked along a new first axis (the caller reverses and moves it)."""
+    (count,) = importer.emit(
+        ge.ShapeOp, {"data": scanned[0]}, {"start": axes[0], "end": axes[0] + 1}, 1, f"{name}/length", where
+    )
+    length = _scalar(importer, count, i64, "the sequence length", name, where)
+    cond = importer.constant(np.asarray(True), f"{name}/no_condition")
+    captures = captured(importer, [body], where)
+    symbol = _symbol(importer, f"{name}/body")
+    what = f"{where}: body"
+    from ge.frontend.onnx_control_flow import check_subgraph, inline_graph
+
+    check_subgraph(importer, body, what)
+    state_types = [v.type for v in states]
+    outside = [*scanned, length, *(importer.values[n] for n in captures)]
+    types = [scalar(i64), scalar(i1), *state_types, *(v.type for v in outside)]
+    block = Block(arg_types=types)
+    i, c, *args = block.args
+    own_states, xs, n, named = (
+        args[: len(states)],
+        args[len(states) : len(states) + len(scanned)],
+        args[len(states) + len(scanned)],
+        args[len(states) + len(scanned) + 1 :],
+    )
+    saved = importer.block, importer.values, importer.sequences
+    importer.block, importer.values, importer.sequences = block, dict(zip(captures, named)), {}
+    try:
+        last = None
+        slices = []
+        for j, (x, axis) in enumerate(zip(xs, axes)):
+            index: SSAValue = i
+            if reverse[j]:
+                if last is None:
+                    one = importer.constant(np.asarray(1, np.int64), f"{symbol}/one")
+                    (before,) = importer.emit(ge.SubOp, {"a": n, "b": one}, {}, 1, f"{symbol}/last", where)
+                    (last,) = importer.emit(ge.SubOp, {"a": before, "b": i}, {}, 1, f"{symbol}/reversed", where)
+                index = last
+            (cut,) = importer.emit(
+                ge.GatherOp, {"data": x, "indices": index}, {"axis": axis}, 1, f"{symbol}/x{j}", where
+            )
+            slices.append(cut)
+        bound = dict(zip((vi.name for vi in body.input), [*own_states, *slices]))
+        results = inline_graph(importer, body, bound, f"{symbol}/", what, checked=True)
+    finally:
+        importer.block, importer.values, importer.sequences = saved
+    tensors = [value for value in results if isinstance(value, SSAValue)]
+    if len(tensors) != len(results):
+        raise OnnxImportError(f"{what}: an output is a sequence; a Scan's body returns tensors")
+    returned = [t.type for t in tensors]
+    for k, (given, got) in enumerate(zip(state_types, returned)):
+        if not holds(given, got):
+            raise OnnxImportError(f"{what}: state #{k} is {given} but the body returns {got}")
+    block.add_op(func.ReturnOp(c, *tensors))
+    importer.subgraphs.append(func.FuncOp(symbol, (types, [scalar(i1), *returned]), Region(block)))
+    scans = [tensor(t.element_type, [None, *shape_of(t)]) for t in returned[len(states) :] if isinstance(t, TensorType)]
+    loop = ge.LoopOp(symbol, length, cond, list(states), outside, [*state_types, *scans])
+    loop.location = name_loc(name)
+    importer.block.add_op(loop)
+    return list(loop.results)

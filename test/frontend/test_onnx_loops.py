@@ -18,7 +18,12 @@ from ge.frontend import onnx_control_flow
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import run
+from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import make_context
+
+COMPILE = "partition-dynamic,sink-control-flow,lower-to-tasks,plan-memory,lower-to-streams"
 
 RNG = np.random.default_rng(5)
 F32 = onnx.TensorProto.FLOAT
@@ -479,10 +484,49 @@ def test_loop_and_scan_refusals_are_one_line_naming_the_node(model, parts):
     _refused(model, *parts)
 
 
-def test_a_scan_over_a_dynamic_length_is_refused():
-    model = _scan_model()
-    model.graph.input[1].type.tensor_type.shape.dim[0].dim_param = "steps"
-    _refused(model, "node 'scan'", "has a dynamic dim 0", "sequence length known at import")
+def _dynamic(model: onnx.ModelProto, dims: dict[str, int]) -> onnx.ModelProto:
+    """The model with input `name`'s dim `dims[name]` made a dim_param (a length known when it runs)."""
+    for vi in model.graph.input:
+        if vi.name in dims:
+            vi.type.tensor_type.shape.dim[dims[vi.name]].dim_param = f"{vi.name}_length"
+    return model
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [{}, {"scan_input_directions": [1]}, {"scan_output_directions": [1]}, {"scan_input_axes": [-2]}],
+    ids=["forward", "reverse input", "reverse output", "negative axis"],
+)
+@pytest.mark.parametrize("length", [1, 4])
+def test_a_scan_over_a_length_known_when_it_runs_is_a_loop(attrs, length):
+    model = _dynamic(_scan_model(**attrs), {"x": 0})
+    x = RNG.standard_normal((length, 2)).astype(np.float32)
+    module = _compare(model, {"s": S, "x": x})
+    assert sum(op.name == "ge.loop" for op in module.walk()) == 1
+
+
+def test_a_runtime_scan_at_o3_and_bound_at_the_stream_level():
+    """The same numbers optimized (O3 on the unknown length) and bound to the length, lowered."""
+    model = _dynamic(_scan_model(scan_output_directions=[1]), {"x": 0})
+    x = RNG.standard_normal((3, 2)).astype(np.float32)
+    feeds = {"s": S, "x": x}
+    import onnxruntime as ort
+
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for passes in ("ge-optimize{level=3}", 'ge-optimize{level=3},bind-dims{sizes="x_length=3"},' + COMPILE):
+        module, weights = import_model(model)
+        attach_weights(module, weights)
+        apply_all(make_context(), module, parse_passes(passes))
+        got = run(module, feeds)
+        for vi, expected in zip(model.graph.output, want):
+            assert_output_matches(vi.name, got[vi.name], expected, 1e-5, 1e-5)
+
+
+def test_a_runtime_scan_with_several_states_inputs_outputs_and_axes():
+    model = _dynamic(_multi_scan_model(), {"w": 1, "v": 1})
+    feeds = dict(MULTI, w=RNG.standard_normal((2, 6, 3)).astype(np.float32), v=MULTI["v"][:, :2].repeat(3, 1))
+    module = _compare(model, feeds)
+    assert any(op.name == "ge.loop" for op in module.walk())
 
 
 def test_opset_8s_batch_scan_is_refused_before_the_upgrade():
