@@ -139,19 +139,23 @@ class GraphCompiler:
         cache: bool | None = None,
         reuse: bool = True,
         single_stream: bool = False,
+        optimize: tuple[tuple[str, str], ...] = (),
     ) -> CompiledGraph:
         """`graph` compiled by `ge-opt -p '<pipeline>'` where pipeline = `compile_pipeline(level,
         target, precision_mode, streams, mode, reuse, single_stream)` (lowering/compile.py):
         ge-optimize, lower-to-tasks, plan-memory, relax-reuse (O3), lower-to-streams. `target` is a
         chip name or "npu" (the graph's chip, else the default); the graph itself is not changed. `cache` overrides the
-        compiler's setting for this call."""
+        compiler's setting for this call. `optimize` gives more of ge-optimize's options as (field,
+        text), GE's shape options among them (input_shape, dynamic_dims)."""
         if isinstance(graph, Graph):
             module = graph.module
         elif isinstance(graph, ModuleOp):
             module = graph
         else:
             raise GEError(f"compile: expected a ge.Graph, not {type(graph).__name__}")
-        options = CompileOptions(optimization_level, target, precision_mode, streams, mode, reuse, single_stream)
+        options = CompileOptions(
+            optimization_level, target, precision_mode, streams, mode, reuse, single_stream, optimize
+        )
         use_cache = self.cache if cache is None else cache
         with user_errors("compile"), PassProgress("compiling", wanted(not self.progress)) as progress:
             compiled = compile_graph(clone_with_weights(module), options, use_cache, self.cache_dir, progress=progress)

@@ -88,14 +88,22 @@ def lower_graph(
     check_graph(graph, where)
     chip = chip_name(target, where)
     switches: dict[str, Any] = {}
+    optimize: list[tuple[str, str]] = []
     for option in ge_options:
         name, _, value = option.partition("=")
-        if name not in _COMPILE_SWITCHES:
-            raise GEError(f"{where}: GE option {name!r} is not one of {', '.join(_COMPILE_SWITCHES)}")
+        if name not in _COMPILE_SWITCHES and name not in OPTIMIZE_OPTIONS:
+            known = ", ".join([*_COMPILE_SWITCHES, *OPTIMIZE_OPTIONS])
+            raise GEError(f"{where}: GE option {name!r} is not one of {known}")
         try:
-            switches[_COMPILE_SWITCHES[name]] = GE_OPTIONS[name][2](value)
+            read = GE_OPTIONS[name][2](value)
         except ValueError as e:
             raise GEError(f"{where}: {name}: {e}") from None
+        if name in OPTIMIZE_OPTIONS:
+            optimize.append((GE_OPTIONS[name][1], "true" if read is True else "false" if read is False else value))
+        else:
+            switches[_COMPILE_SWITCHES[name]] = read
+    if optimize:
+        switches["optimize"] = tuple(optimize)
     from ge.api.compiler import GraphCompiler
 
     try:
@@ -105,6 +113,14 @@ def lower_graph(
 
 
 _COMPILE_SWITCHES = {"ge.exec.disableReuseMemory": "reuse", "ge.enableSingleStream": "single_stream"}
+OPTIMIZE_OPTIONS = (
+    "ge.inputShape",
+    "ge.dynamicDims",
+    "ge.dynamicBatchSize",
+    "ge.dynamicImageSize",
+    "ge.compileHybridMode",
+)
+"""GE's shape options: read by their `--ge-option` readers, given to ge-optimize in the compile."""
 """The GE options a compile takes besides compile_pipeline's level/target/precision/streams/mode,
 each to the GraphCompiler argument its reader's value sets."""
 

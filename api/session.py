@@ -17,6 +17,11 @@ Options (GE's names; values as Python values or GE's strings):
   soc_version, ge.socVersion      the chip (a target name)
   ge.exec.disableReuseMemory      1: plan-memory without buffer reuse (plan-memory{reuse=false})
   ge.enableSingleStream           1: every task on stream 0 (lower-to-streams{single_stream=true})
+  ge.inputShape                   per input, each dim a size, -1 or MIN~MAX: "x:1~8,128;mask:1~8,128"
+                                  (ge-optimize{input_shape=...}: binds the sizes, bounds the ranges)
+  ge.dynamicDims, ge.dynamicBatchSize, ge.dynamicImageSize, ge.compileHybridMode
+                                  gears (ge-optimize's dynamic_dims, ...; hybrid: the dynamic graph
+                                  for inputs that fit no gear)
 The GE names are read by passes/ge_options.py's readers, as `ge-opt --ge-option NAME=VALUE` reads them.
 """
 
@@ -27,7 +32,7 @@ from typing import Any
 
 from ge.api.compiler import CompiledGraph
 from ge.api.errors import GEError
-from ge.api.executor import lower_graph, run_module
+from ge.api.executor import OPTIMIZE_OPTIONS, lower_graph, run_module
 from ge.api.graph import Graph
 from ge.passes.ge_optimize import PRECISION_MODES
 from ge.passes.ge_options import GE_OPTIONS, level_value
@@ -44,7 +49,7 @@ COMPILE_OPTIONS = {
     "ge.socVersion": "target",
 }
 #: GE options read by `ge-opt --ge-option`'s readers into the compile's reuse / single_stream switches.
-PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream")
+PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream", *OPTIMIZE_OPTIONS)
 OPTION_NAMES = (*COMPILE_OPTIONS, *PASS_THROUGH)
 
 

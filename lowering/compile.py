@@ -25,16 +25,19 @@ def compile_pipeline(
     mode: str = "graph",
     reuse: bool = True,
     single_stream: bool = False,
+    optimize: Sequence[tuple[str, str]] = (),
 ) -> str:
     """`ge-opt -p` text of the compile: ge-optimize at `level`, partition-dynamic (a graph with
     control flow decided at run time becomes host programs around sunk subgraphs; in whole-graph
     sink, sink-control-flow hands the device what it can decide), then tasks, memory, (O3:
     relax-reuse) and streams in launch `mode`. `streams=0` lets the lowering choose the count. `reuse=False` plans
     every buffer apart (GE's ge.exec.disableReuseMemory; relax-reuse then has nothing to give up);
-    `single_stream` puts every task on stream 0 (ge.enableSingleStream)."""
+    `single_stream` puts every task on stream 0 (ge.enableSingleStream). `optimize` gives more of
+    ge-optimize's options as (field, text): GE's shape options (input_shape, dynamic_dims, ...)."""
     on_target = f" target={target}" if target else ""
+    more = "".join(f' {field}="{text}"' for field, text in optimize)
     steps = [
-        f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}}}",
+        f"ge-optimize{{level={level} precision_mode={precision_mode}{on_target}{more}}}",
         "partition-dynamic",  # control flow decided at run time: host programs around sunk subgraphs
     ]
     if mode == "graph":
@@ -58,12 +61,15 @@ def compile_module(
     single_stream: bool = False,
     observers: Sequence[Observer] = (),
     progress: Progress | None = None,
+    optimize: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Compiles `module` in place to the stream level; returns the pipeline text it ran. Bad options
     (an unknown level, precision mode, target or launch mode) raise before any pass runs."""
     if mode not in stream.MODES:
         raise DiagnosticException(f"lower-to-streams: mode '{mode}' is not one of {', '.join(stream.MODES)}")
-    spec = compile_pipeline(level, target, precision_mode, streams, mode, reuse, single_stream)
+    if any('"' in text for _, text in optimize):
+        raise DiagnosticException("ge-optimize: an option's value may not hold a double quote (\")")
+    spec = compile_pipeline(level, target, precision_mode, streams, mode, reuse, single_stream, optimize)
     passes = parse_passes(spec)
     apply_all(make_context(), module, passes, observers, progress)
     return spec

@@ -53,6 +53,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "mixed-precision": ("ge.passes.mixed_precision", "MixedPrecisionPass"),
     "partition-dynamic": ("ge.passes.partition_dynamic", "PartitionDynamicPass"),
     "sink-control-flow": ("ge.passes.sink_control_flow", "SinkControlFlowPass"),
+    "input-shape": ("ge.passes.input_shape", "InputShapePass"),
     "plan-memory": ("ge.lowering.plan_memory", "PlanMemoryPass"),
     "recognize-attention": ("ge.passes.recognize_attention", "RecognizeAttentionPass"),
     "recognize-gelu": ("ge.passes.recognize_gelu", "RecognizeGeluPass"),

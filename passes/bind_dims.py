@@ -54,7 +54,7 @@ def make_static(fn: func.FuncOp, names: Sequence[Sequence[str | None]], sizes: M
     set_argument_shapes(fn, shapes)
 
 
-def set_argument_shapes(fn: func.FuncOp, shapes: Sequence[Sequence[int] | None]) -> None:
+def set_argument_shapes(fn: func.FuncOp, shapes: Sequence[Sequence[int | None] | None]) -> None:
     """Gives each tensor argument of `fn` its shape in `shapes` (None: left as it is), in its own
     element type and format, and `fn` the signature that follows."""
     block = fn.body.block

@@ -42,6 +42,7 @@ from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.inline_control_flow import InlineControlFlowPass
+from ge.passes.input_shape import InputShapePass
 from ge.passes.layout.adjust_hw_layout import AdjustHwLayoutPass
 from ge.passes.layout.assign_formats import CHOICES as LAYOUT_CHOICES
 from ge.passes.layout.assign_formats import AssignFormatsPass
@@ -187,6 +188,7 @@ class GeOptimizePass(CompositePass):
     dynamic_image_size: str = ""  # gears over dims 2 and 3 (NCHW): "224,224;448,448"
     compile_hybrid_mode: bool = False  # inputs that fit no gear run the dynamic graph
     dim_ranges: str = ""  # "batch=1:64,seq=1:512": the named dims' ranges (fold-symbolic-shapes)
+    input_shape: str = ""  # GE's ge.inputShape: "x:1~8,128;mask:-1,128" (input-shape)
 
     def options(self) -> LevelOptions:
         """The options, each checked against its closed set before any pass is built from it."""
@@ -229,6 +231,8 @@ class GeOptimizePass(CompositePass):
         gears = SpecializeGearsPass(
             self.dynamic_dims, self.dynamic_batch_size, self.dynamic_image_size, self.compile_hybrid_mode
         )
+        if self.input_shape:  # the inputs' sizes and ranges first: everything after sees them
+            first.append(InputShapePass(shape=self.input_shape))
         if gears.dims or gears.batch_sizes or gears.image_sizes:  # the gears first: the levels see static shapes
             first.append(gears)
         return [*first, *stage_passes(LEVELS[self.level], options)]

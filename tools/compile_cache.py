@@ -70,6 +70,8 @@ class CompileOptions:
     mode: str = "graph"
     reuse: bool = True
     single_stream: bool = False
+    optimize: tuple[tuple[str, str], ...] = ()
+    """More of ge-optimize's options, (field, text): GE's shape options (ge.inputShape, gears)."""
 
     def check(self) -> None:
         """Each option's one-line error, before any work."""
@@ -106,6 +108,7 @@ class CompileOptions:
             "mode": self.mode,
             "reuse": self.reuse,
             "single_stream": self.single_stream,
+            **({"ge_optimize": dict(self.optimize)} if self.optimize else {}),
         }
 
 
@@ -194,6 +197,7 @@ def compile_graph(
         options.mode,
         options.reuse,
         options.single_stream,
+        options.optimize,
     )
     try:
         compile_module(
@@ -205,6 +209,7 @@ def compile_graph(
             mode=options.mode,
             reuse=options.reuse,
             single_stream=options.single_stream,
+            optimize=options.optimize,
             observers=observers,
             progress=progress,
         )

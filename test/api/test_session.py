@@ -123,3 +123,35 @@ def test_run_input_errors_are_one_line(cnn):
     with pytest.raises(ge.GEError, match="Session.run: input 'x' has shape") as e:
         ge.Session().run(graph, np.zeros((1, 3, 16, 16), np.float32))
     assert_one_line(e.value)
+
+
+@pytest.fixture(scope="module")
+def dynamic_bert():
+    from ge.frontend import models
+
+    model = models.bert_base(batch="batch", seq="seq", layers=1, hidden=32, heads=2, intermediate=64, vocab=100)
+    return model, graph_of(model)
+
+
+def test_dynamic_shape_options_reach_the_compile(dynamic_bert):
+    """ge.inputShape binds the dims it sizes (and bounds those it ranges); ge.dynamicDims compiles
+    gears; both runs equal the graph's numbers."""
+    from ge.frontend import models
+    from ge.ge_dialects.ge.dims import ranges_of
+    from ge.ge_dialects.ge.types import shape_of
+
+    model, graph = dynamic_bert
+    feeds = models.random_inputs(model, 0, {"batch": 2, "seq": 4})
+    want = run(graph.module, feeds)
+    bound = ge.Session({"ge.inputShape": "input_ids:2,4;attention_mask:2,4"})
+    assert all(
+        list(shape_of(t)) == [2, 4] for t in main_function(bound.compile(graph).module).function_type.inputs.data
+    )
+    ranged = ge.Session({"ge.inputShape": "input_ids:1~8,-1;attention_mask:1~8,-1"}).compile(graph)
+    assert "input_shape=" in ranged.pipeline
+    assert ranges_of(main_function(ranged.module)) == {"batch": (1, 8)}
+    gears = ge.Session({"ge.dynamicDims": "1,8,1,8;2,4,2,4"})  # GE's form: a value per unknown dim
+    for session in (bound, gears):
+        got = session.run(graph, feeds)
+        (name,) = want
+        np.testing.assert_allclose(got, want[name], rtol=1e-5, atol=1e-6)

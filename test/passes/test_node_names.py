@@ -136,6 +136,7 @@ CASES = [
     ('bind-dims{sizes="batch=1,seq=8"}', "bert@dynamic", O3, True),
     ("partition-dynamic", "scripted_control", "", True),
     ("sink-control-flow", "scripted_control", 'bind-dims{sizes="batch=2"},partition-dynamic', True),
+    ('input-shape{shape="input_ids:1,8;attention_mask:1,8"}', "bert@dynamic", "", False),
     ("inline-control-flow", "resnet50@32", "infer-shapes", False),
     ("merge-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data", False),
     ("fold-trans-data", "resnet50@32", "infer-shapes,assign-formats,cancel-trans-data,merge-trans-data", True),
