@@ -150,7 +150,8 @@ def _symbolic_value(op: GeOp, known: SymbolicShapes, interpreter: Interpreter) -
     symbolic dims (`ge.shape` of a symbolic shape, or shape arithmetic on such values)."""
     if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
         return None
-    if numpy_dtype(op.results[0].type.element_type).kind not in "iu":
+    kind = numpy_dtype(op.results[0].type.element_type).kind
+    if kind not in "iub":
         return None
     if isinstance(op, ge.ShapeOp):
         return _dims_value(op, known)
@@ -159,6 +160,8 @@ def _symbolic_value(op: GeOp, known: SymbolicShapes, interpreter: Interpreter) -
     operands = [known.value(v) for v in op.operands]
     if any(v is None or v.size > VALUE_LIMIT for v in operands):
         return None
+    if isinstance(op, ge.CastOp) and kind in "iu" and operands[0].dtype == object:
+        return operands[0]  # sizes cast between integer types: the same sizes
     try:
         (result,) = interpreter.run_op(op, tuple(np.asarray(v) for v in operands))
     except Exception:
@@ -166,9 +169,7 @@ def _symbolic_value(op: GeOp, known: SymbolicShapes, interpreter: Interpreter) -
     result = np.asarray(result)
     if result.size > VALUE_LIMIT:
         return None
-    if result.dtype != object:
-        return None  # a value all ints: fold-constants folds it as such
-    return result
+    return result  # all ints or bools: decided on the symbols (fold-symbolic-shapes makes it a constant)
 
 
 def _dims_value(op: ge.ShapeOp, known: SymbolicShapes) -> np.ndarray | None:

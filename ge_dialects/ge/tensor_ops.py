@@ -46,6 +46,7 @@ from ge.ge_dialects.ge.facts import (
 )
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable, static_shape
 from ge.ge_dialects.ge.layout import FRACTAL_NZ, NC1HWC0, whole_channel_blocks
+from ge.ge_dialects.ge.symbolic import Dim
 from ge.ge_dialects.ge.types import (
     ELEMENT_TYPES,
     NUMERIC_TYPES,
@@ -1145,7 +1146,14 @@ class RangeOp(GeOp):
         return [None, None, None]
 
 
-def range_length(start, limit, delta) -> int:
+def range_length(start, limit, delta):
+    """The length of [start, limit) in steps of delta; on a symbolic start or limit (an integer
+    delta), the expression (Undecided where its sign is)."""
+    if isinstance(start, Dim) or isinstance(limit, Dim):
+        span = limit - start if delta > 0 else start - limit
+        step = abs(int(delta))
+        length = span if step == 1 else (span + step - 1) // step
+        return length if length >= 0 else 0
     return max(math.ceil((limit - start) / delta), 0)
 
 

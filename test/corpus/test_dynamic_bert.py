@@ -23,6 +23,7 @@ from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
 from ge.lowering.run_time import run_dynamic
 from ge.passes.fold_symbolic_shapes import FoldSymbolicShapesPass
+from ge.passes.fusion.census import census
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.tools.common import make_context
@@ -80,3 +81,23 @@ def test_at_three_shapes_it_equals_onnxruntime_at_every_level(model):
             for name, expected in zip(("last_hidden_state", "pooler_output"), want):
                 assert relative_error(expected, got[name]) <= 1e-5, (level, name, batch, seq)
     assert np.isfinite(want[0]).all()
+
+
+def test_on_symbols_o3_keeps_the_static_exports_kernels(model):
+    """The shape chains decided on the symbols (a cast of a size, a Range to a symbolic limit, an
+    Equal of sizes with -1) leave every layer's head splits and merges relative to their inputs
+    (constant targets) and the dynamic O3 graph at 92 kernels against the static graph's 54 (130
+    without those decisions): what remains is the attention mask's shape subgraph, which the
+    static graph folds. Bound to 2x8 when it runs, it is 59."""
+    dynamic = _optimized(model, level=3, dim_ranges=RANGES)
+    static, _ = import_model(model)
+    apply_all(make_context(), static, parse_passes('bind-dims{sizes="batch=2,seq=8"},ge-optimize{level=3}'))
+    bound = clone_with_weights(dynamic)
+    apply_all(make_context(), bound, parse_passes('bind-dims{sizes="batch=2,seq=8"}'))
+    kernels = {name: census(m).kernels for name, m in (("static", static), ("bound", bound), ("dynamic", dynamic))}
+    assert kernels["bound"] <= 1.15 * kernels["static"], kernels
+    assert kernels["dynamic"] <= 1.8 * kernels["static"], kernels
+    reshapes = [
+        op for op in dynamic.walk() if isinstance(op, ge.ReshapeOp) and "attention/self" in (location_name(op) or "")
+    ]
+    assert reshapes and all(constant_value(op.shape) is not None for op in reshapes)
