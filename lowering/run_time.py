@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects.context import make_context
 from ge.ge_dialects.ge.control_flow import UNKNOWN_SHAPE_ATTR
@@ -48,9 +49,12 @@ def bind(fn: func.FuncOp, shapes: tuple[tuple[int, ...], ...]) -> tuple[ModuleOp
         if fmt is not None and fmt.storage != fmt.origin:  # its array is stored, not logical
             raise BindError(f"@{fn.sym_name.data}: an argument stored in {fmt.storage.data} cannot be bound")
     set_argument_shapes(copy, [shape if bound else None for shape, bound in zip(shapes, unknown)])
-    settle(alone, [copy])
-    copy.attributes[BOUND_ATTR] = UnitAttr()
-    apply_all(make_context(), alone, parse_passes(LOWERING))
+    try:  # a constraint the sizes break (a reshape's element count, a broadcast): one line naming the op
+        settle(alone, [copy])
+        copy.attributes[BOUND_ATTR] = UnitAttr()
+        apply_all(make_context(), alone, parse_passes(LOWERING))
+    except DiagnosticException as e:
+        raise BindError(f"@{fn.sym_name.data} at {', '.join(map(str, map(list, shapes)))}: {e}") from None
     return alone, copy
 
 

@@ -157,8 +157,9 @@ def _symbolic_value(op: GeOp, known: SymbolicShapes, interpreter: Interpreter) -
         return _dims_value(op, known)
     if not any(v in known.values for v in op.operands) or not is_side_effect_free(op) or not can_evaluate(op):
         return None
-    operands = [known.value(v) for v in op.operands]
-    if any(v is None or v.size > VALUE_LIMIT for v in operands):
+    found = [known.value(v) for v in op.operands]
+    operands = [v for v in found if v is not None]
+    if len(operands) < len(found) or any(v.size > VALUE_LIMIT for v in operands):
         return None
     if isinstance(op, ge.CastOp) and kind in "iu" and operands[0].dtype == object:
         return operands[0]  # sizes cast between integer types: the same sizes

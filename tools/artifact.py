@@ -206,7 +206,7 @@ class Artifact:
         the artifact in errors)."""
         _check_op_libraries(self.manifest["op_libraries"], source)
         module = parse_module(self.ir.decode("utf-8"), f"{source}[{IR}]")
-        if not is_lowered(module):
+        if not runs_as_compiled(module):
             raise ArtifactError(source, f"{IR} is not lowered to streams (a ge artifact holds stream-level IR)")
         attach_weights(module, _open_weights(module, self.weights, source))
         _check_against_manifest(module, self.manifest, source)
@@ -290,10 +290,16 @@ def safetensors_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def runs_as_compiled(module: ModuleOp) -> bool:
+    """Whether `module` is compiled: lowered to streams, or holding functions lowering leaves to
+    the runner (host and control programs, functions bound when they run)."""
+    return is_lowered(module) or any(isinstance(f, func.FuncOp) and lowering_leaves(f) for f in module.ops)
+
+
 def build_artifact(module: ModuleOp, options: Mapping[str, Any], pipeline: str, cache_key: str) -> Artifact:
     """The artifact of `module`, compiled to streams by `pipeline` with `options`. The module's
     `ge.weights` attribute is set to the member name, so the IR names the weights it ships with."""
-    if not is_lowered(module) and not any(isinstance(f, func.FuncOp) and lowering_leaves(f) for f in module.ops):
+    if not runs_as_compiled(module):
         raise UserError("only a module lowered to streams can be saved as an artifact")
     module.attributes[SIDECAR_ATTR] = StringAttr(WEIGHTS)
     ir = print_module(module).encode()

@@ -61,7 +61,7 @@ from ge.interpreter.stream_executor import (
     simulate_module,
     stream_function,
 )
-from ge.lowering.run_time import bind
+from ge.lowering.run_time import BindError, bind
 from ge.lowering.streams.verify import verify_stream_function
 from ge.target import (
     DEFAULT_TARGET,
@@ -523,7 +523,7 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
         raise UserError(f"{args.inputs or 'inputs'}: {e}") from None
     except NotLowered as e:
         raise UserError(f"{args.program}: --schedule-seed: {first_line(e)}") from None
-    except (KernelError, InterpretationError) as e:
+    except (KernelError, InterpretationError, BindError) as e:
         raise UserError(f"{args.program}: {first_line(e)}") from None
     seconds = time.perf_counter() - start
     if args.output:

@@ -1,6 +1,7 @@
 """Bad input to a dynamic graph, one line and exit 1 each: sizes that break a symbolic constraint
 when the inputs bind them (two sizes for one name, a size outside the compiled range), an input
-that fits no gear without hybrid mode, more than 100 gears, and gears that contradict themselves.
+that fits no gear without hybrid mode, more than 100 gears, gears that contradict themselves, and a
+broadcast or a reshape the sizes break (at the ge level and in a compiled artifact bound when it runs).
 (A Loop past its maximum trip count: test/frontend/test_onnx_loops.py.)"""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from ge.tools import ge_opt, ge_run, ge_translate
+from ge.tools import ge_compile, ge_opt, ge_run, ge_translate
 
 F32 = onnx.TensorProto.FLOAT
 
@@ -86,3 +87,33 @@ def test_gears_that_contradict_themselves(program, run_main):
     """GE's positional form gives one size per unknown input dim: x's batch and mask's batch must agree."""
     code, _, err = run_main(ge_opt.main, [program / "m.mlir", "--ge-option", "ge.dynamicDims=1,4,2,4"])
     assert _one_line(code, err) == "ge-opt: error: specialize-gears: gear 0 ('1,4,2,4') gives batch both 1 and 2"
+
+
+@pytest.fixture(scope="module")
+def unrelated(tmp_path_factory):
+    """z = reshape(x + y, [-1, 8]) over x [a, 4] and y [b, 4]: the add needs a = b and the reshape an
+    element count divisible by 8, constraints that bind only when the inputs come; compiled whole
+    (ge-compile: an artifact of a graph bound when it runs) and as ge IR."""
+    nodes = [helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Reshape", ["s", "shape"], ["z"])]
+    shape = onnx.numpy_helper.from_array(np.array([-1, 8], np.int64), "shape")
+    inputs = [helper.make_tensor_value_info("x", F32, ["a", 4]), helper.make_tensor_value_info("y", F32, ["b", 4])]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("z", F32, None)], [shape])
+    folder = tmp_path_factory.mktemp("unrelated")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), folder / "m.onnx")
+    ge_translate.main(["--import-onnx", str(folder / "m.onnx"), "-o", str(folder / "m.mlir")])
+    ge_compile.main([str(folder / "m.onnx"), "-o", str(folder / "m.ge"), "--no-cache", "--quiet"])
+    for name, a, b in (("good", 4, 4), ("broadcast", 3, 2), ("count", 3, 3)):
+        np.savez(folder / f"{name}.npz", x=np.ones((a, 4), np.float32), y=np.ones((b, 4), np.float32))
+    return folder
+
+
+@pytest.mark.parametrize("program", ["m.mlir", "m.ge"])
+def test_a_constraint_the_sizes_break_is_one_line_naming_the_op(unrelated, program, run_main):
+    code, out, err = run_main(ge_run.main, [unrelated / program, "--inputs", unrelated / "good.npz", "--print"])
+    assert code == 0 and "z: float32[2, 8]" in out, err
+    code, _, err = run_main(ge_run.main, [unrelated / program, "--inputs", unrelated / "broadcast.npz"])
+    assert "ge.add 's'" in _one_line(code, err) and "(3, 4)" in err and "(2, 4)" in err
+    code, _, err = run_main(ge_run.main, [unrelated / program, "--inputs", unrelated / "count.npz"])
+    assert _one_line(code, err).endswith(
+        ("ge.reshape 'z': cannot reshape 12 elements into [-1, 8]", "(after refining its operand types)")
+    )
