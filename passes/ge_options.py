@@ -70,6 +70,7 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
     "dynamic_image_size": ("ge-optimize", "dynamic_image_size", str),
     "ge.compileHybridMode": ("ge-optimize", "compile_hybrid_mode", _flag),
     "ge.inputShape": ("ge-optimize", "input_shape", str),
+    "ge.exec.static_model_ops_lower_limit": ("partition-dynamic", "static_model_ops_lower_limit", _count),
     "input_shape": ("ge-optimize", "input_shape", str),
     "is_output_adjust_hw_layout": ("ge-optimize", "adjust_output_hw_layout", _flag),
 }

@@ -17,6 +17,16 @@ A constant a subgraph reads is cloned into it (weights are references: nothing i
 branches, bodies and gears are functions already: each is lowered as its own known subgraph, or
 partitioned in turn when it holds control flow.
 
+A function with dims known only when it runs is split as GE's DynamicShapePartition splits a
+graph: its ops (every operand and result static: known; else unknown) are put in a topological
+order that keeps each kind together (the current kind's ready ops first), cut into runs of one
+kind, and a known run of fewer than `static_model_ops_lower_limit` ops (GE's
+ge.exec.static_model_ops_lower_limit, 4) joins its unknown neighbours (a static op whose integer
+result an unknown op reads, a shape or a bound computed from a dynamic tensor, counts as unknown:
+the unknown op needs the value where it is bound); with a known run left, each
+run is outlined, `_know` or `_unknow`, and the function becomes a host program calling them. (GE
+merges clusters by the paths between them; runs of one grouped order are a simpler, safe cut.)
+
 A function (or subgraph) with dims known only when it runs is marked `ge.unknown_shape` and named
 `_unknow` where it is a subgraph made here (GE's unknown subgraph): lowering leaves it, and the
 host binds it to its inputs' sizes when it is called, lowers it then and launches its kernels one
@@ -29,10 +39,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import name_loc
@@ -111,14 +131,108 @@ def _outline(fn: func.FuncOp, ops: list[Operation], index: int, after: Operation
     return sub
 
 
+def _static_op(op: Operation) -> bool:
+    return all(is_static(v.type) for v in [*op.operands, *op.results])
+
+
+def _integer(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
+
+
+def known_ops(ops: list[Operation]) -> set[Operation]:
+    """GE's known-shape nodes among `ops`: every operand and result static, and no result read as
+    an integer by an unknown node, directly or through other nodes (a shape, a slice's bounds or a
+    range's limit computed from a dynamic tensor's shape: the unknown node needs the value when it
+    is bound, so it stays with it)."""
+    inside = set(ops)
+    known = {op for op in ops if _static_op(op)}
+    pending = [op for op in ops if op not in known]
+    while pending:
+        op = pending.pop()
+        for v in op.operands:
+            producer = v.owner
+            if isinstance(producer, Operation) and producer in known and _integer(v):
+                known.discard(producer)
+                pending.append(producer)
+    return known & inside
+
+
+def _grouped_order(ops: list[Operation], known: set[Operation]) -> list[Operation]:
+    """`ops` in a topological order that keeps ops of one kind (known, unknown) together: Kahn's
+    algorithm taking from the current kind's ready ops, in program order, until there are none."""
+    index = {op: i for i, op in enumerate(ops)}
+    waiting = {op: len({v.owner for v in op.operands if v.owner in index}) for op in ops}
+    readers: dict[Operation, set[Operation]] = {op: set() for op in ops}
+    for op in ops:
+        for v in op.operands:
+            if v.owner in index:
+                readers[v.owner].add(op)  # type: ignore[index]
+    ready: dict[bool, list[Operation]] = {True: [], False: []}
+    for op in ops:
+        if not waiting[op]:
+            ready[op in known].append(op)
+    order: list[Operation] = []
+    kind = ops[0] in known
+    while len(order) < len(ops):
+        if not ready[kind]:
+            kind = not kind
+        ready[kind].sort(key=index.__getitem__)
+        op = ready[kind].pop(0)
+        order.append(op)
+        for reader in readers[op]:
+            waiting[reader] -= 1
+            if not waiting[reader]:
+                ready[reader in known].append(reader)
+    return order
+
+
+def clusters(fn: func.FuncOp, limit: int) -> list[tuple[bool, list[Operation]]]:
+    """`fn`'s device ops as runs of one kind (known: all static) in a grouped order (the block is
+    reordered to it); a known run of fewer than `limit` ops joins its unknown neighbours (GE's
+    ge.exec.static_model_ops_lower_limit: sinking it would not pay for the extra launch)."""
+    ops = [o for o in fn.body.block.ops if not isinstance(o, (ge.ConstantOp, func.ReturnOp))]
+    if not ops:
+        return []
+    known_set = known_ops(ops)
+    order = _grouped_order(ops, known_set)
+    terminator = fn.body.block.last_op
+    assert terminator is not None
+    for op in order:  # a topological order: every op after what it reads
+        op.detach()
+        Rewriter.insert_op(op, InsertPoint.before(terminator))
+    runs: list[tuple[bool, list[Operation]]] = []
+    for op in order:
+        known = op in known_set
+        if runs and runs[-1][0] == known:
+            runs[-1][1].append(op)
+        else:
+            runs.append((known, [op]))
+    merged: list[tuple[bool, list[Operation]]] = []
+    for known, run in runs:
+        known = known and len(run) >= limit
+        if merged and merged[-1][0] == known:
+            merged[-1][1].extend(run)
+        else:
+            merged.append((known, list(run)))
+    return merged
+
+
 @dataclass(frozen=True)
 class PartitionDynamicPass(ModulePass):
-    """Functions with control flow split into a host program and known subgraphs (see the module
-    docstring)."""
+    """Functions with control flow split into a host program and known subgraphs, functions of
+    unknown shapes into their known and unknown clusters (see the module docstring)."""
 
     name = "partition-dynamic"
 
+    static_model_ops_lower_limit: int = 4
+    """GE's ge.exec.static_model_ops_lower_limit: a known cluster of fewer ops stays dynamic."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.static_model_ops_lower_limit < 1:
+            raise DiagnosticException(
+                f"{PASS}: static_model_ops_lower_limit must be at least 1, got {self.static_model_ops_lower_limit}"
+            )
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
             if not any(isinstance(o, tuple(CONTROL_FLOW_OPS)) for o in fn.body.block.ops):
                 continue
@@ -132,6 +246,24 @@ class PartitionDynamicPass(ModulePass):
                 [fn],
                 f"@{fn.sym_name.data}: {len(made)} known subgraphs ({', '.join('@' + m.sym_name.data for m in made)}) "
                 "around its control flow",
+            )
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+            if lowering_leaves(fn) or _static_function(fn):
+                continue
+            runs = clusters(fn, self.static_model_ops_lower_limit)
+            if len(runs) < 2:
+                continue
+            made = []
+            for k, (_, ops) in enumerate(runs):
+                made.append(_outline(fn, ops, k, made[-1] if made else fn))
+            known = [len(ops) for is_known, ops in runs if is_known]
+            remarks.emit(
+                PASS,
+                "applied",
+                "clusters",
+                [fn],
+                f"@{fn.sym_name.data}: {len(known)} known subgraphs sunk ({sum(known)} ops), "
+                f"{len(runs) - len(known)} unknown bound when they run",
             )
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
             if not lowering_leaves(fn) and not _static_function(fn):
