@@ -6,7 +6,8 @@
     python3 dev.py gates     # ruff (lint, format), mypy, import-linter (the layering contracts)
 
 Both create `.venv` beside this file on first use and install the project (with its test
-extras) into it, so nothing installed elsewhere on the machine is relied on.
+extras and PyTorch's CPU build, for the torch frontend's tests) into it, so nothing installed
+elsewhere on the machine is relied on.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+TORCH = "torch==2.13.0"
+"""The PyTorch the tests of the torch frontend run against (the optional extra, installed for them)."""
 
 
 def ensure_venv() -> None:
@@ -34,7 +37,9 @@ def ensure_venv() -> None:
         print(f"creating {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
     print("installing the project and its test dependencies", flush=True)
-    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test,dev]"], check=True)
+    # PyTorch's CPU build first, pinned: the torch extra's range would otherwise take a CUDA build
+    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q", TORCH], check=True)
+    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test,dev,torch]"], check=True)
     stamp.touch()
 
 

@@ -1,13 +1,12 @@
-"""`ge.GraphParser` and `ge.build_graph`: graphs from ONNX files, ONNX models in memory, ge IR files
-and PyTorch modules, through the same importer and checks as the tools (frontend/onnx_importer.py,
-tools/common.py): a model `ge-translate` refuses is refused here with the same one line, as GEError.
+"""`ge.GraphParser` and `ge.build_graph`: graphs from ONNX files, ONNX models in memory, ge IR files,
+torch.export programs and PyTorch modules, through the same importers and checks as the tools
+(frontend/onnx_importer.py, frontend/torch_fx.py, tools/common.py): a model `ge-translate` refuses
+is refused here with the same one line, as GEError.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,20 @@ class GraphParser:
         attach_weights(module, weights)
         return Graph.from_module(module, name or model.graph.name or "main")
 
+    def parse_torch(self, program: Any, name: str | None = None) -> Graph:
+        """A torch.export ExportedProgram (in memory, or a .pt2 file torch.export.save wrote) as a
+        ge-level graph: `ge-translate --import-torch`. Parameters and buffers become weights under
+        their state_dict names; a dim exported as a `torch.export.Dim` stays symbolic with its range."""
+        from ge.tools.common import import_torch_file
+
+        if isinstance(program, (str, Path)):
+            with user_errors():
+                module, weights = import_torch_file(str(program), self.max_tensor_bytes)
+            attach_weights(module, weights)
+            return Graph.from_module(module, Path(program).stem)
+        module, weights = _import_program(program, name or "program")
+        return Graph.from_module(module, name or "main")
+
     def parse_ir(self, path: str | Path) -> Graph:
         """A ge IR file with its weights sidecar, as `ge-opt model.mlir` reads it (a lowered module
         reads too; the graph-level calls then refuse it as `ge-opt -p ge-optimize` would)."""
@@ -74,39 +87,46 @@ class GraphParser:
         return f"GraphParser(max_tensor_bytes={limit})"
 
 
+def _import_program(program: Any, where: str, input_names=None, output_names=None):
+    """An ExportedProgram in memory imported, its weights attached; refusals as GEError."""
+    from ge.frontend.onnx_ops import OnnxImportError
+    from ge.frontend.torch_fx import TorchImportError, import_exported_program
+    from ge.tools.common import first_line
+
+    try:
+        module, weights = import_exported_program(program, input_names, output_names)
+    except (TorchImportError, OnnxImportError) as e:
+        raise GEError(f"{where}: {first_line(e)}") from None
+    attach_weights(module, weights)
+    return module, weights
+
+
 def build_graph(
     torch_module: Any,
     example_inputs: Any,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    opset: int = 17,
+    dynamic_shapes: Any = None,
 ) -> Graph:
-    """A PyTorch module as a ge-level graph: `torch.onnx.export` (TorchScript exporter, in memory) and
-    then `ge-translate --import-onnx`. Needs the optional extra: pip install ge-compiler[torch]."""
+    """A PyTorch module as a ge-level graph: `torch.export.export` (the module in eval mode; its
+    `dynamic_shapes` as torch.export takes them) and then `GraphParser().parse_torch`. Needs the
+    optional extra: pip install ge-compiler[torch]."""
     try:
         torch = importlib.import_module("torch")  # the optional extra; untyped here
     except ImportError:
         raise GEError(TORCH_MISSING) from None
     args = tuple(example_inputs) if isinstance(example_inputs, list | tuple) else (example_inputs,)
-    options: dict[str, Any] = {"opset_version": opset, "do_constant_folding": True}
-    if input_names is not None:
-        options["input_names"] = list(input_names)
-    if output_names is not None:
-        options["output_names"] = list(output_names)
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        options["dynamo"] = False  # the TorchScript exporter writes to a buffer and names nodes by module scope
-    buffer = io.BytesIO()
+    name = type(torch_module).__name__
     was_training = getattr(torch_module, "training", False)
     try:
         if was_training:
             torch_module.eval()
-        with torch.no_grad():
-            torch.onnx.export(torch_module, args, buffer, **options)
-    except Exception as e:  # the exporter's refusals (an unsupported op, a bad input) are the user's
+        program = torch.export.export(torch_module, args, dynamic_shapes=dynamic_shapes)
+    except Exception as e:  # the exporter's refusals (graph breaks, data-dependent control flow) are the user's
         text = str(e).strip().splitlines()
-        raise GEError(f"build_graph: torch.onnx.export failed: {text[0] if text else type(e).__name__}") from None
+        raise GEError(f"build_graph: torch.export failed: {text[0] if text else type(e).__name__}") from None
     finally:
         if was_training:
             torch_module.train()
-    model = onnx.load_model_from_string(buffer.getvalue())
-    return GraphParser().parse_onnx_model(model, type(torch_module).__name__)
+    module, _ = _import_program(program, f"build_graph({name})", input_names, output_names)
+    return Graph.from_module(module, name)

@@ -83,6 +83,39 @@ def import_onnx_file(
         raise UserError(f"{path}: {first_line(e)}") from None
 
 
+TORCH_NEEDED = "importing a torch.export program needs PyTorch (pip install ge-compiler[torch])"
+
+
+def import_torch_file(path: str, max_tensor_bytes: int | None = None):
+    """(module, weights) of a saved torch.export program (`torch.export.save`, a .pt2 archive),
+    read by `torch.export.load` and nothing else (docs/security.md); errors as user errors naming
+    the file."""
+    import importlib
+
+    from ge.frontend.onnx_ops import OnnxImportError
+    from ge.interpreter.kernels import DEFAULT_MAX_TENSOR_BYTES, tensor_byte_limit
+
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError:
+        raise UserError(f"{path}: {TORCH_NEEDED}") from None
+    from ge.frontend.torch_fx import TorchImportError, import_exported_program
+
+    try:
+        with doing(f"loading {path}"):
+            program = torch.export.load(path)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except Exception as e:  # not an archive torch.export.save wrote
+        raise UserError(f"{path}: not a saved torch.export program ({first_line(e)})") from None
+    limit = DEFAULT_MAX_TENSOR_BYTES if max_tensor_bytes is None else max_tensor_bytes
+    try:
+        with doing(f"importing {path}"), tensor_byte_limit(limit):
+            return import_exported_program(program)
+    except (TorchImportError, OnnxImportError) as e:
+        raise UserError(f"{path}: {first_line(e)}") from None
+
+
 def first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__

@@ -1,6 +1,7 @@
 """ge-translate: model formats in and out of the ge dialect.
 
     ge-translate --import-onnx model.onnx -o model.mlir     # weights go to model.safetensors beside it
+    ge-translate --import-torch model.pt2 -o model.mlir     # a torch.export program (torch.export.save)
     ge-translate model.mlir --export-onnx -o model.onnx      # ge-level or fused-level IR back to ONNX
     ge-translate model.mlir --export-dot [--remarks] -o g.dot   # Graphviz DOT (default: stdout)
 
@@ -23,6 +24,7 @@ from ge.tools.common import (
     add_op_library_argument,
     doing,
     import_onnx_file,
+    import_torch_file,
     op_libraries,
     print_module,
     reported_errors,
@@ -40,6 +42,18 @@ def translate_onnx(
     outputs = Outputs()
     sidecar = reserve_ir_output(outputs, output) if output is not None else None
     module, weights = import_onnx_file(model_path, inline_limit, max_tensor_bytes, training)
+    write_imported(module, weights, model_path, output, outputs, sidecar)
+
+
+def translate_torch(model_path: str, output: str | None, max_tensor_bytes: int | None = None) -> None:
+    outputs = Outputs()
+    sidecar = reserve_ir_output(outputs, output) if output is not None else None
+    module, weights = import_torch_file(model_path, max_tensor_bytes)
+    write_imported(module, weights, model_path, output, outputs, sidecar)
+
+
+def write_imported(module, weights, model_path: str, output: str | None, outputs: Outputs, sidecar) -> None:
+    """Prints an imported module to `output` (stdout without it) with its weights' sidecar."""
     if weights and output is None:
         raise UserError(
             f"{model_path}: the model has {len(weights)} weights above the inline limit; "
@@ -111,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("input", nargs="?", metavar="IR", help="IR file (.mlir, or .onnx) to export")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--import-onnx", metavar="MODEL", help="ONNX model to import")
+    mode.add_argument(
+        "--import-torch", metavar="MODEL", help="torch.export program to import (.pt2, torch.export.save)"
+    )
     mode.add_argument("--export-onnx", action="store_true", help="write the IR as an ONNX model (-o FILE.onnx)")
     mode.add_argument("--export-dot", action="store_true", help="write the IR as a Graphviz DOT graph")
     parser.add_argument(
@@ -134,9 +151,11 @@ def main(argv: list[str] | None = None) -> None:
     add_op_library_argument(parser)
     add_contract_arguments(parser, notes=True)
     args = parser.parse_args(argv)
-    if args.import_onnx is not None and args.input is not None:
-        parser.error(f"--import-onnx takes the model itself; unexpected argument '{args.input}'")
-    if args.import_onnx is None and args.input is None:
+    imported = args.import_onnx or args.import_torch
+    if imported is not None and args.input is not None:
+        flag = "--import-onnx" if args.import_onnx else "--import-torch"
+        parser.error(f"{flag} takes the model itself; unexpected argument '{args.input}'")
+    if imported is None and args.input is None:
         parser.error("--export-onnx and --export-dot need the IR file to read")
     if args.remarks and not args.export_dot:
         parser.error("--remarks goes with --export-dot")
@@ -145,6 +164,8 @@ def main(argv: list[str] | None = None) -> None:
             export_onnx(args.input, args.output)
         elif args.export_dot:
             export_dot(args.input, args.output, args.remarks)
+        elif args.import_torch:
+            translate_torch(args.import_torch, args.output, args.max_tensor_bytes)
         else:
             translate_onnx(args.import_onnx, args.output, args.inline_limit, args.max_tensor_bytes, args.training)
 

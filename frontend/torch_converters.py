@@ -1,0 +1,503 @@
+"""The converters of ATen overloads (the rule table of frontend/torch_fx.py): each writes its
+overload's meaning as ONNX nodes and declares the cases its tests run (a module whose exported
+graph holds the overload, and the shapes of its inputs). test/frontend/test_torch_converters.py
+runs every case against eager PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ge.frontend.torch_fx import Case, Graph, TorchImportError, converts, dtype_name, onnx_type
+
+
+class Call(nn.Module):
+    """A module that calls `fn` on its inputs (a converter case's module)."""
+
+    def __init__(self, fn, *modules: nn.Module):
+        super().__init__()
+        self.fn = fn
+        self.parts = nn.ModuleList(modules)
+
+    def forward(self, *xs):
+        return self.fn(self, *xs)
+
+
+def call(fn, *shapes: tuple[int, ...], dtype: str = "float32", dynamic=(), modules=()) -> Case:
+    return Case(lambda: Call(fn, *[m() for m in modules]), tuple(shapes), dtype, tuple(dynamic))
+
+
+def _args(g: Graph, node: Any, count: int) -> list[Any]:
+    """The node's first `count` arguments: positional, else by keyword, else the schema's default
+    (None where it has none)."""
+    schema = getattr(node.target, "_schema", None)
+    found: list[Any] = []
+    for i in range(count):
+        if i < len(node.args):
+            found.append(g.arg(node.args[i]))
+            continue
+        spec = schema.arguments[i] if schema is not None and i < len(schema.arguments) else None
+        if spec is not None and spec.name in node.kwargs:
+            found.append(g.arg(node.kwargs[spec.name]))
+        elif spec is not None and spec.has_default_value():
+            found.append(spec.default_value)
+        else:
+            found.append(None)
+    return found
+
+
+def _pair(value: Any, n: int = 2) -> list[int]:
+    """A pooling or convolution parameter as a list of `n` ints (one value: each of them)."""
+    values = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+    return values * n if len(values) == 1 else values
+
+
+def _val(node: Any):
+    return node.meta.get("val")
+
+
+def _rank(node: Any) -> int:
+    return len(_val(node).shape)
+
+
+def _dtype(node: Any) -> np.dtype:
+    return np.dtype(dtype_name(_val(node).dtype).replace("bfloat16", "float32"))
+
+
+# -- elementwise -------------------------------------------------------------------------------
+UNARY = {
+    "aten.relu.default": "Relu",
+    "aten.sigmoid.default": "Sigmoid",
+    "aten.tanh.default": "Tanh",
+    "aten.neg.default": "Neg",
+    "aten.exp.default": "Exp",
+    "aten.log.default": "Log",
+    "aten.sqrt.default": "Sqrt",
+    "aten.abs.default": "Abs",
+    "aten.erf.default": "Erf",
+    "aten.reciprocal.default": "Reciprocal",
+    "aten.sin.default": "Sin",
+    "aten.cos.default": "Cos",
+    "aten.floor.default": "Floor",
+    "aten.ceil.default": "Ceil",
+    "aten.logical_not.default": "Not",
+    "aten.bitwise_not.default": "Not",
+    "aten.clone.default": "Identity",
+}
+
+
+@converts(
+    *UNARY,
+    cases=[
+        call(lambda m, x: torch.relu(x), (2, 3)),
+        call(lambda m, x: torch.sigmoid(x) + torch.tanh(x) - torch.exp(-x.abs()), (2, 3)),
+        call(lambda m, x: torch.sqrt(x.abs() + 1) * torch.log(x.abs() + 1) + torch.erf(x), (4,)),
+        call(lambda m, x: torch.sin(x) + torch.cos(x) + torch.floor(x) + torch.ceil(x) + 1 / x, (3, 2)),
+        call(lambda m, x: torch.where(~(x > 0) | torch.logical_not(x < 1), x.clone(), -x), (3, 2)),
+    ],
+)
+def unary(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    return g.op(UNARY[_key(node)], [x])
+
+
+def _key(node: Any) -> str:
+    from ge.frontend.torch_fx import overload_name
+
+    return overload_name(node.target)
+
+
+@converts("aten.rsqrt.default", cases=[call(lambda m, x: torch.rsqrt(x.abs() + 1), (2, 3))])
+def rsqrt(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    return g.op("Reciprocal", [g.op("Sqrt", [x])])
+
+
+BINARY = {
+    "aten.add.Tensor": "Add",
+    "aten.sub.Tensor": "Sub",
+    "aten.mul.Tensor": "Mul",
+    "aten.mul.Scalar": "Mul",
+    "aten.div.Tensor": "Div",
+    "aten.pow.Tensor_Scalar": "Pow",
+    "aten.maximum.default": "Max",
+    "aten.minimum.default": "Min",
+    "aten.eq.Tensor": "Equal",
+    "aten.eq.Scalar": "Equal",
+    "aten.lt.Tensor": "Less",
+    "aten.lt.Scalar": "Less",
+    "aten.gt.Tensor": "Greater",
+    "aten.gt.Scalar": "Greater",
+    "aten.le.Scalar": "LessOrEqual",
+    "aten.le.Tensor": "LessOrEqual",
+    "aten.ge.Scalar": "GreaterOrEqual",
+    "aten.ge.Tensor": "GreaterOrEqual",
+    "aten.logical_and.default": "And",
+    "aten.logical_or.default": "Or",
+    "aten.bitwise_and.Tensor": "And",
+    "aten.bitwise_or.Tensor": "Or",
+}
+
+
+@converts(
+    *BINARY,
+    cases=[
+        call(lambda m, x, y: x + y * 2 - x / (y.abs() + 1), (2, 3), (3,)),
+        call(lambda m, x: (x + 1.5) * 3 - 2 / (x.abs() + 1), (4, 2)),
+        call(lambda m, x, y: torch.maximum(x, y) + torch.minimum(x, y) + x.abs() ** 2, (2, 3), (2, 3)),
+        call(lambda m, x, y: torch.where((x > y) & (x < 1) | (x == y), x, y), (3, 3), (3, 3)),
+        call(lambda m, x, y: torch.where((x >= y) | (x <= 0.5) & (x < y) | (x >= 1) & (x <= y), x, y), (3, 3), (3, 3)),
+        call(
+            lambda m, x, y: torch.where(torch.logical_and(x > 0, y > 0) | torch.logical_or(x > 1, y < -1), x, y),
+            (2, 2),
+            (2, 2),
+        ),
+    ],
+)
+def binary(g: Graph, node: Any) -> str:
+    a, b = _args(g, node, 2)
+    alpha = node.kwargs.get("alpha", 1)
+    dtype = _dtype(node.args[0]) if hasattr(node.args[0], "meta") else _dtype(node)
+    a, b = g.tensor(a, dtype=dtype), g.tensor(b, dtype=dtype)
+    if alpha != 1:
+        b = g.op("Mul", [b, g.const(alpha, dtype)])
+    return g.op(BINARY[_key(node)], [a, b])
+
+
+@converts("aten.where.self", cases=[call(lambda m, c, x: torch.where(c > 0, x, -x), (2, 3), (2, 3))])
+def where(g: Graph, node: Any) -> str:
+    c, x, y = _args(g, node, 3)
+    dtype = _dtype(node)
+    return g.op("Where", [c, g.tensor(x, dtype=dtype), g.tensor(y, dtype=dtype)])
+
+
+@converts(
+    "aten.gelu.default",
+    cases=[
+        call(lambda m, x: nn.functional.gelu(x), (2, 8)),
+        call(lambda m, x: nn.functional.gelu(x, approximate="tanh"), (2, 8)),
+    ],
+)
+def gelu(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    return g.op("Gelu", [x], approximate=node.kwargs.get("approximate", "none"))
+
+
+@converts(
+    "aten.clamp.default",
+    "aten.hardtanh.default",
+    cases=[call(lambda m, x: torch.clamp(x, -0.5, 0.5) + nn.functional.relu6(x), (2, 8))],
+)
+def clamp(g: Graph, node: Any) -> str:
+    x, low, high = _args(g, node, 3)
+    dtype = _dtype(node)
+    bounds = [g.const(v, dtype) if v is not None else "" for v in (low, high)]
+    return g.op("Clip", [x, *bounds])
+
+
+@converts("aten.leaky_relu.default", cases=[call(lambda m, x: nn.functional.leaky_relu(x, 0.2), (2, 8))])
+def leaky_relu(g: Graph, node: Any) -> str:
+    x, slope = _args(g, node, 2)
+    return g.op("LeakyRelu", [x], alpha=float(slope))
+
+
+@converts("aten._assert_tensor_metadata.default")
+def assert_metadata(g: Graph, node: Any) -> None:
+    """A check of a tensor's dtype and device the exporter recorded: ge's types are checked already."""
+    return None
+
+
+@converts("aten._to_copy.default", cases=[call(lambda m, x: x.to(torch.int64) + 1, (2, 3))])
+def to_copy(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    dtype = node.kwargs.get("dtype")
+    if dtype is None:
+        return g.op("Identity", [x])
+    return g.op("Cast", [x], to=onnx_type(dtype, "_to_copy"))
+
+
+# -- shapes ------------------------------------------------------------------------------------
+@converts(
+    "aten.sym_size.int",
+    cases=[call(lambda m, x: x.view(x.shape[0], -1) * 2, (3, 2, 4), dynamic=[(0, 0)])],
+)
+def sym_size(g: Graph, node: Any) -> str:
+    x, dim = _args(g, node, 2)
+    rank = len(_val(node.args[0]).shape)
+    dim %= rank
+    return g.op("Shape", [x], start=dim, end=dim + 1)
+
+
+@converts(
+    "aten.view.default",
+    cases=[call(lambda m, x: x.reshape(2, -1).view(-1, 3, 2), (2, 3, 2))],
+)
+def view(g: Graph, node: Any) -> str:
+    x, shape = _args(g, node, 2)
+    return g.op("Reshape", [x, g.ints(shape)])
+
+
+@converts("aten.permute.default", cases=[call(lambda m, x: x.permute(2, 0, 1), (2, 3, 4))])
+def permute(g: Graph, node: Any) -> str:
+    x, dims = _args(g, node, 2)
+    rank = _rank(node)
+    return g.op("Transpose", [x], perm=[d % rank for d in dims])
+
+
+@converts("aten.expand.default", cases=[call(lambda m, x: x.expand(3, -1, 4), (1, 2, 1))])
+def expand(g: Graph, node: Any) -> str:
+    x, sizes = _args(g, node, 2)
+    target = [1 if not isinstance(s, str) and s == -1 else s for s in sizes]  # -1 keeps the dim: 1 broadcasts to it
+    return g.op("Expand", [x, g.ints(target)])
+
+
+@converts("aten.cat.default", cases=[call(lambda m, x, y: torch.cat([x, y, x], 1), (2, 3), (2, 1))])
+def cat(g: Graph, node: Any) -> str:
+    tensors, dim = _args(g, node, 2)
+    return g.op("Concat", list(tensors), axis=int(dim))
+
+
+@converts(
+    "aten.unsqueeze.default",
+    "aten.squeeze.dims",
+    cases=[call(lambda m, x: x.unsqueeze(1).unsqueeze(-1).squeeze(0), (1, 3))],
+)
+def squeeze(g: Graph, node: Any) -> str:
+    x, dims = _args(g, node, 2)
+    dims = dims if isinstance(dims, list) else [dims]
+    op = "Unsqueeze" if _key(node) == "aten.unsqueeze.default" else "Squeeze"
+    return g.op(op, [x, g.const(dims, np.int64)])
+
+
+@converts(
+    "aten.slice.Tensor",
+    cases=[call(lambda m, x: x[:, 1:3] + x[:, ::2][:, :2], (2, 5))],
+)
+def slice_(g: Graph, node: Any) -> str:
+    x, dim, start, end, step = _args(g, node, 5)
+    start = 0 if start is None else start
+    last = np.iinfo(np.int64).max
+    end = last if end is None else end if isinstance(end, str) else min(int(end), last)
+    axes, steps = g.const([dim], np.int64), g.const([step], np.int64)
+    return g.op("Slice", [x, g.ints([start]), g.ints([end]), axes, steps])
+
+
+@converts("aten.select.int", cases=[call(lambda m, x: x[:, 1] + x[0, 2], (3, 4))])
+def select(g: Graph, node: Any) -> str:
+    x, dim, index = _args(g, node, 3)
+    return g.op("Gather", [x, g.tensor(index) if isinstance(index, str) else g.const(index, np.int64)], axis=int(dim))
+
+
+@converts(
+    "aten.embedding.default",
+    cases=[Case(lambda: Call(lambda m, i: m.parts[0](i), nn.Embedding(10, 4)), ((2, 5),), dtype="int64")],
+)
+def embedding(g: Graph, node: Any) -> str:
+    weight, indices = _args(g, node, 2)
+    return g.op("Gather", [weight, indices], axis=0)
+
+
+@converts("getitem")
+def getitem(g: Graph, node: Any) -> Any:
+    values, index = _args(g, node, 2)
+    return values[index]
+
+
+# -- reductions and normalizations ------------------------------------------------------------
+REDUCE = {
+    "aten.mean.dim": "ReduceMean",
+    "aten.sum.dim_IntList": "ReduceSum",
+    "aten.amax.default": "ReduceMax",
+    "aten.amin.default": "ReduceMin",
+}
+
+
+@converts(
+    *REDUCE,
+    cases=[
+        call(lambda m, x: x.mean(-1, keepdim=True) + x.sum(1, keepdim=True) + x.amax(-1, keepdim=True), (2, 3, 4)),
+        call(lambda m, x: x.mean((1, 2)) - x.amin(2).sum(1), (2, 3, 4)),
+    ],
+)
+def reduce(g: Graph, node: Any) -> str:
+    x, dims, keepdim = _args(g, node, 3)
+    if dims is None or dims == []:
+        dims = list(range(len(_val(node.args[0]).shape)))
+    dims = dims if isinstance(dims, list) else [dims]
+    return g.op(REDUCE[_key(node)], [x, g.const(dims, np.int64)], keepdims=int(bool(keepdim)))
+
+
+@converts(
+    "aten.any.dim",
+    cases=[
+        call(lambda m, x: torch.where((x > 0).any(-1, keepdim=True), x, -x), (2, 3)),
+        Case(  # PyTorch's own encoder layer: its attention mask checks (eq, any, logical_not, full_like)
+            lambda: Call(
+                lambda m, x: m.parts[0](x), nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+            ),
+            ((2, 5, 16),),
+        ),
+    ],
+)
+def any_(g: Graph, node: Any) -> str:
+    x, dim, keepdim = _args(g, node, 3)
+    as_int = g.op("Cast", [x], to=onnx_type(torch.int32, "any"))
+    reduced = g.op("ReduceMax", [as_int, g.const([dim], np.int64)], keepdims=int(bool(keepdim)))
+    return g.op("Cast", [reduced], to=onnx_type(torch.bool, "any"))
+
+
+@converts(
+    "aten._softmax.default",
+    "aten._log_softmax.default",
+    cases=[call(lambda m, x: torch.softmax(x, -1) + torch.log_softmax(x, 1), (2, 3, 4))],
+)
+def softmax(g: Graph, node: Any) -> str:
+    x, dim = _args(g, node, 2)
+    op = "Softmax" if _key(node) == "aten._softmax.default" else "LogSoftmax"
+    return g.op(op, [x], axis=int(dim))
+
+
+@converts(
+    "aten.native_layer_norm.default",
+    cases=[Case(lambda: Call(lambda m, x: m.parts[0](x), nn.LayerNorm(8)), ((2, 3, 8),))],
+)
+def layer_norm(g: Graph, node: Any) -> tuple:
+    x, shape, weight, bias, eps = _args(g, node, 5)
+    dtype = _dtype(node.args[0])
+    if weight is None:
+        weight = g.const(np.ones(shape, dtype))
+    if bias is None:
+        bias = g.const(np.zeros(shape, dtype))
+    y = g.op("LayerNormalization", [x, weight, bias], axis=-len(shape), epsilon=float(eps))
+    return (y, None, None)
+
+
+@converts(
+    "aten._native_batch_norm_legit_no_training.default",
+    cases=[Case(lambda: Call(lambda m, x: m.parts[0](x), _trained_batch_norm()).eval(), ((2, 4, 3, 3),))],
+)
+def batch_norm(g: Graph, node: Any) -> tuple:
+    x, weight, bias, mean, var, _momentum, eps = _args(g, node, 7)
+    y = g.op("BatchNormalization", [x, weight, bias, mean, var], epsilon=float(eps))
+    return (y, None, None)
+
+
+def _trained_batch_norm() -> nn.BatchNorm2d:
+    bn = nn.BatchNorm2d(4)
+    with torch.no_grad():
+        for buffer, (low, high) in ((bn.running_mean, (-1, 1)), (bn.running_var, (0.5, 2))):
+            assert buffer is not None, "a BatchNorm2d tracks its running statistics"
+            buffer.uniform_(low, high)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-0.5, 0.5)
+    return bn
+
+
+# -- linear algebra and convolution -----------------------------------------------------------
+@converts(
+    "aten.addmm.default",
+    "aten.mm.default",
+    "aten.bmm.default",
+    cases=[
+        Case(lambda: Call(lambda m, x: m.parts[0](x), nn.Linear(4, 3)), ((2, 4),)),
+        call(lambda m, x, y: x @ y + torch.bmm(x.unsqueeze(0), y.unsqueeze(0))[0], (2, 3), (3, 4)),
+    ],
+)
+def matmul(g: Graph, node: Any) -> str:
+    if _key(node) == "aten.addmm.default":
+        bias, a, b = _args(g, node, 3)
+        beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
+        return g.op("Gemm", [a, b, bias], alpha=float(alpha), beta=float(beta))
+    a, b = _args(g, node, 2)
+    return g.op("MatMul", [a, b])
+
+
+@converts(
+    "aten.convolution.default",
+    cases=[
+        Case(lambda: Call(lambda m, x: m.parts[0](x), nn.Conv2d(3, 4, 3, padding=1, stride=2)), ((1, 3, 8, 8),)),
+        Case(
+            lambda: Call(lambda m, x: m.parts[0](x), nn.Conv2d(4, 4, 3, groups=2, bias=False, dilation=2)),
+            ((1, 4, 9, 9),),
+        ),
+        Case(lambda: Call(lambda m, x: m.parts[0](x), nn.ConvTranspose2d(4, 2, 2, stride=2)), ((1, 4, 3, 3),)),
+    ],
+)
+def convolution(g: Graph, node: Any) -> str:
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = _args(g, node, 9)
+    n = len(_val(node.args[1]).shape) - 2  # spatial dims
+    attrs: dict[str, Any] = dict(
+        strides=_pair(stride, n), pads=_pair(padding, n) * 2, dilations=_pair(dilation, n), group=int(groups)
+    )
+    inputs = [x, w] + ([b] if b is not None else [])
+    if transposed:
+        return g.op("ConvTranspose", inputs, output_padding=_pair(output_padding, n), **attrs)
+    return g.op("Conv", inputs, **attrs)
+
+
+@converts(
+    "aten.max_pool2d_with_indices.default",
+    cases=[call(lambda m, x: nn.functional.max_pool2d(x, 3, 2, 1), (1, 2, 8, 8))],
+)
+def max_pool(g: Graph, node: Any) -> tuple:
+    x, kernel, stride, padding, dilation, ceil_mode = _args(g, node, 6)
+    y = g.op(
+        "MaxPool",
+        [x],
+        kernel_shape=_pair(kernel),
+        strides=_pair(stride or kernel),
+        pads=_pair(padding) * 2,
+        dilations=_pair(dilation),
+        ceil_mode=int(bool(ceil_mode)),
+    )
+    return (y, None)
+
+
+@converts(
+    "aten.avg_pool2d.default",
+    cases=[call(lambda m, x: nn.functional.avg_pool2d(x, 2, 2), (1, 2, 8, 8))],
+)
+def avg_pool(g: Graph, node: Any) -> str:
+    x, kernel, stride, padding, ceil_mode, include_pad, divisor = _args(g, node, 7)
+    if divisor is not None:
+        raise TorchImportError("avg_pool2d with divisor_override is not supported")
+    return g.op(
+        "AveragePool",
+        [x],
+        kernel_shape=_pair(kernel),
+        strides=_pair(stride or kernel),
+        pads=_pair(padding) * 2,
+        ceil_mode=int(bool(ceil_mode)),
+        count_include_pad=int(bool(include_pad)),
+    )
+
+
+# -- creation ----------------------------------------------------------------------------------
+@converts(
+    "aten.full.default",
+    "aten.full_like.default",
+    cases=[
+        call(lambda m, x: x + torch.full_like(x, 2.0) + torch.ones_like(x) - torch.zeros_like(x), (2, 3)),
+        call(lambda m, x: x + torch.full((2, 3), 0.5), (2, 3)),
+    ],
+)
+def full(g: Graph, node: Any) -> str:
+    dtype = _dtype(node)
+    if _key(node) == "aten.full.default":
+        sizes, fill = _args(g, node, 2)
+        shape = g.ints(sizes)
+    else:
+        like, fill = _args(g, node, 2)
+        shape = g.op("Shape", [like])
+    value = onnx_value(np.asarray(fill, dtype))
+    return g.op("ConstantOfShape", [shape], value=value)
+
+
+def onnx_value(array: np.ndarray):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(array.reshape(1))
