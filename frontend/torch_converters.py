@@ -501,3 +501,206 @@ def onnx_value(array: np.ndarray):
     from onnx import numpy_helper
 
     return numpy_helper.from_array(array.reshape(1))
+
+
+# -- more elementwise, indexing and shape ops ----------------------------------------------------
+MATH = {
+    "aten.tan.default": "Tan",
+    "aten.asin.default": "Asin",
+    "aten.acos.default": "Acos",
+    "aten.atan.default": "Atan",
+    "aten.sinh.default": "Sinh",
+    "aten.cosh.default": "Cosh",
+    "aten.asinh.default": "Asinh",
+    "aten.acosh.default": "Acosh",
+    "aten.atanh.default": "Atanh",
+    "aten.sign.default": "Sign",
+    "aten.round.default": "Round",
+    "aten.isnan.default": "IsNaN",
+}
+
+
+@converts(
+    *MATH,
+    cases=[
+        call(lambda m, x: torch.tan(x) + torch.asin(x / 4) + torch.acos(x / 4) + torch.atan(x), (2, 3)),
+        call(lambda m, x: torch.sinh(x) + torch.cosh(x) + torch.asinh(x) + torch.acosh(x.abs() + 1), (2, 3)),
+        call(lambda m, x: torch.atanh(x / 4) + torch.sign(x) + torch.round(x * 3) + torch.isnan(x).float(), (2, 3)),
+    ],
+)
+def math(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    return g.op(MATH[_key(node)], [x])
+
+
+@converts(
+    "aten.ne.Scalar",
+    "aten.ne.Tensor",
+    cases=[call(lambda m, x, y: torch.where((x != y) & (x != 0.5), x, y), (2, 3), (2, 3))],
+)
+def not_equal(g: Graph, node: Any) -> str:
+    a, b = _args(g, node, 2)
+    return g.op("Not", [g.op("Equal", [a, g.tensor(b, dtype=_dtype(node.args[0]))])])
+
+
+@converts(
+    "aten.remainder.Scalar",
+    "aten.remainder.Tensor",
+    "aten.fmod.Scalar",
+    "aten.fmod.Tensor",
+    cases=[
+        call(lambda m, x: torch.remainder(x, 1.5) + torch.fmod(x, 0.7), (3, 4)),
+        call(lambda m, x, y: torch.remainder(x, y.abs() + 0.5) + torch.fmod(x, y.abs() + 0.5), (3, 4), (3, 4)),
+    ],
+)
+def remainder(g: Graph, node: Any) -> str:
+    a, b = _args(g, node, 2)
+    fmod = int(_key(node).startswith("aten.fmod"))
+    return g.op("Mod", [a, g.tensor(b, dtype=_dtype(node.args[0]))], fmod=fmod)
+
+
+@converts(
+    "aten.constant_pad_nd.default",
+    cases=[call(lambda m, x: nn.functional.pad(x, (1, 2, 0, 1), value=0.5), (1, 2, 3, 3))],
+)
+def constant_pad(g: Graph, node: Any) -> str:
+    x, pad, value = _args(g, node, 3)
+    rank = _rank(node)
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):  # pairs from the last dim backwards
+        begins[rank - 1 - i], ends[rank - 1 - i] = int(pad[2 * i]), int(pad[2 * i + 1])
+    return g.op("Pad", [x, g.const(begins + ends, np.int64), g.const(value or 0, _dtype(node))], mode="constant")
+
+
+@converts("aten.cumsum.default", cases=[call(lambda m, x: torch.cumsum(x, 1), (2, 5))])
+def cumsum(g: Graph, node: Any) -> str:
+    x, dim = _args(g, node, 2)
+    return g.op("CumSum", [x, g.const(dim, np.int64)])
+
+
+@converts("aten.flip.default", cases=[call(lambda m, x: torch.flip(x, [0, 2]), (2, 3, 4))])
+def flip(g: Graph, node: Any) -> str:
+    x, dims = _args(g, node, 2)
+    count = len(dims)
+    starts, ends = g.const([-1] * count, np.int64), g.const([np.iinfo(np.int64).min] * count, np.int64)
+    return g.op("Slice", [x, starts, ends, g.const(list(dims), np.int64), g.const([-1] * count, np.int64)])
+
+
+@converts(
+    "aten.gather.default",
+    cases=[call(lambda m, x: torch.gather(x, 1, (x.abs() * 2).long().clamp(0, 3)), (3, 4))],
+)
+def gather(g: Graph, node: Any) -> str:
+    x, dim, index = _args(g, node, 3)
+    return g.op("GatherElements", [x, index], axis=int(dim))
+
+
+@converts(
+    "aten.index_select.default",
+    cases=[call(lambda m, x: torch.index_select(x, 1, torch.tensor([2, 0])), (3, 4))],
+)
+def index_select(g: Graph, node: Any) -> str:
+    x, dim, index = _args(g, node, 3)
+    return g.op("Gather", [x, index], axis=int(dim))
+
+
+@converts(
+    "aten.arange.start_step",
+    cases=[call(lambda m, x: x + torch.arange(1, 7, 2, dtype=torch.float32), (2, 3))],
+)
+def arange(g: Graph, node: Any) -> str:
+    start, end, step = _args(g, node, 3)
+    dtype = _dtype(node)
+    return g.op("Range", [g.tensor(start, dtype=dtype), g.tensor(end, dtype=dtype), g.tensor(step, dtype=dtype)])
+
+
+@converts(
+    "aten.split_with_sizes.default",
+    cases=[call(lambda m, x: torch.cat(list(torch.split(x, [1, 3], 1))[::-1], 1), (2, 4))],
+)
+def split(g: Graph, node: Any) -> list:
+    x, sizes, dim = _args(g, node, 3)
+    return list(g.op("Split", [x, g.const(list(sizes), np.int64)], outputs=len(sizes), axis=int(dim)))
+
+
+@converts(
+    "aten.max.dim",
+    "aten.min.dim",
+    cases=[call(lambda m, x: torch.max(x, 1).values + torch.min(x, 1)[0] + torch.max(x, 1)[1].float(), (3, 4))],
+)
+def max_dim(g: Graph, node: Any) -> tuple:
+    x, dim, keepdim = _args(g, node, 3)
+    keep = int(bool(keepdim))
+    is_max = _key(node) == "aten.max.dim"
+    values = g.op("ReduceMax" if is_max else "ReduceMin", [x, g.const([dim], np.int64)], keepdims=keep)
+    indices = g.op("ArgMax" if is_max else "ArgMin", [x], axis=int(dim), keepdims=keep, select_last_index=0)
+    return (values, indices)
+
+
+@converts(
+    "aten.argmax.default",
+    "aten.argmin.default",
+    cases=[call(lambda m, x: (torch.argmax(x, -1, keepdim=True) + torch.argmin(x, 1, keepdim=True)).float(), (3, 4))],
+)
+def argmax(g: Graph, node: Any) -> str:
+    x, dim, keepdim = _args(g, node, 3)
+    op = "ArgMax" if _key(node) == "aten.argmax.default" else "ArgMin"
+    if dim is None:
+        x, dim = g.op("Reshape", [x, g.const([-1], np.int64)]), 0
+    return g.op(op, [x], axis=int(dim), keepdims=int(bool(keepdim)))
+
+
+@converts(
+    "aten.var.correction",
+    cases=[call(lambda m, x: torch.var(x, 1, keepdim=True) + torch.var(x, (0, 1), unbiased=False), (3, 4))],
+)
+def variance(g: Graph, node: Any) -> str:
+    x, dims = _args(g, node, 2)
+    correction = node.kwargs.get("correction", 1)
+    keepdim = node.kwargs.get("keepdim", False)
+    shape = list(_val(node.args[0]).shape)
+    dims = list(range(len(shape))) if dims is None else list(dims)
+    axes = g.const(dims, np.int64)
+    mean = g.op("ReduceMean", [x, axes], keepdims=1)
+    centered = g.op("Sub", [x, mean])
+    squares = g.op("ReduceSum", [g.op("Mul", [centered, centered]), axes], keepdims=int(bool(keepdim)))
+    count = int(np.prod([shape[d] for d in dims]))
+    return g.op("Div", [squares, g.const(max(count - (correction or 0), 0), _dtype(node))])
+
+
+@converts(
+    "aten.native_group_norm.default",
+    cases=[Case(lambda: Call(lambda m, x: m.parts[0](x), nn.GroupNorm(2, 4)), ((2, 4, 3, 3),))],
+)
+def group_norm(g: Graph, node: Any) -> tuple:
+    x, weight, bias, _n, channels, _hw, groups, eps = _args(g, node, 8)
+    dtype = _dtype(node.args[0])
+    weight = weight if weight is not None else g.const(np.ones(channels, dtype))
+    bias = bias if bias is not None else g.const(np.zeros(channels, dtype))
+    rank = len(_val(node.args[0]).shape)
+    grouped = g.op("Reshape", [x, g.const([0, int(groups), -1], np.int64)])
+    normed = g.op(
+        "InstanceNormalization",
+        [grouped, g.const(np.ones(int(groups), dtype)), g.const(np.zeros(int(groups), dtype))],
+        epsilon=float(eps),
+    )
+    back = g.op("Reshape", [normed, g.op("Shape", [x])])
+    affine = [1, int(channels)] + [1] * (rank - 2)
+    scaled = g.op("Mul", [back, g.op("Reshape", [weight, g.const(affine, np.int64)])])
+    return (g.op("Add", [scaled, g.op("Reshape", [bias, g.const(affine, np.int64)])]), None, None)
+
+
+@converts(
+    "aten.upsample_nearest2d.vec",
+    cases=[call(lambda m, x: nn.functional.interpolate(x, scale_factor=2, mode="nearest"), (1, 2, 3, 3))],
+)
+def upsample_nearest(g: Graph, node: Any) -> str:
+    x, size, scales = _args(g, node, 3)
+    if size is not None:
+        shape = list(_val(node.args[0]).shape[:2]) + list(size)
+        sizes, scales_in = g.ints(shape), ""
+    else:
+        sizes, scales_in = "", g.const([1.0, 1.0, *(float(s) for s in scales)], np.float32)
+    inputs = [x, "", scales_in] + ([sizes] if sizes else [])
+    # PyTorch's nearest: source index floor(dst * in / out), ONNX's asymmetric transform with floor
+    return g.op("Resize", inputs, mode="nearest", nearest_mode="floor", coordinate_transformation_mode="asymmetric")

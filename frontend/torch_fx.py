@@ -53,6 +53,14 @@ class Converter:
 
 
 CONVERTERS: dict[str, Converter] = {}
+"""Filled by frontend/torch_converters.py as it is imported; read it through `converter_table()`."""
+
+
+def converter_table() -> dict[str, Converter]:
+    """Every registered converter by overload name (the rule table imported first)."""
+    from ge.frontend import torch_converters  # noqa: F401  (its decorators fill CONVERTERS)
+
+    return CONVERTERS
 
 
 def converts(*overloads: str, cases: Sequence[Case] = ()) -> Callable[[Callable], Callable]:
@@ -184,13 +192,12 @@ def to_onnx(
     """The ONNX model of an ATen FX graph: `inputs` the placeholders the graph takes at run time
     with their input names, `weights` the placeholders that are parameters, buffers or constants
     (node -> (state_dict name, value)), `outputs` the nodes it returns."""
-    from ge.frontend import torch_converters  # noqa: F401  (registers the converters)
-
+    table = converter_table()
     missing = sorted(
         {
             overload_name(n.target)
             for n in graph_module.graph.nodes
-            if n.op == "call_function" and overload_name(n.target) not in CONVERTERS
+            if n.op == "call_function" and overload_name(n.target) not in table
         }
     )
     if missing:
@@ -211,7 +218,7 @@ def to_onnx(
         g.prefix = f"{module_path(node)}{node.name}/"
         before = len(g.nodes)
         try:
-            g.values[node] = CONVERTERS[overload_name(node.target)].convert(g, node)
+            g.values[node] = table[overload_name(node.target)].convert(g, node)
         except TorchImportError:
             raise
         except Exception as e:  # a converter's refusal of its arguments
@@ -241,18 +248,21 @@ def _value_info(name: str, node: Any) -> onnx.ValueInfoProto:
 
 
 def import_exported_program(
-    program: Any, input_names: Sequence[str] | None = None, output_names: Sequence[str] | None = None
+    program: Any,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    decompose: bool = True,
 ):
     """A torch.export ExportedProgram as a ge module and its weights (decomposed to core ATen first).
     The graph's inputs take the forward's argument names (or `input_names`), its outputs `output`,
-    `output0`, ... (or `output_names`)."""
+    `output0`, ... (or `output_names`). `decompose=False`: the program is core ATen already."""
     from torch.export.graph_signature import InputKind
 
     from ge.frontend.onnx_importer import import_model
     from ge.ge_dialects.ge.dims import record_ranges
     from ge.interpreter.runner import main_function
 
-    ep = program.run_decompositions()
+    ep = program.run_decompositions() if decompose else program
     gm = ep.graph_module
     placeholders = {n.name: n for n in gm.graph.nodes if n.op == "placeholder"}
     inputs: list[tuple[Any, str]] = []
