@@ -10,11 +10,12 @@ the callable returned takes and gives torch tensors. Options, as `torch.compile(
     run ("stream" or "ge")
 
 Every graph input is an input of the ge graph (parameters too: they may change between calls), so
-weights are not folded into it. A graph with an operator ge has no converter for, or with an input
-that is not a tensor (a size dynamo passes for dynamic shapes), runs in eager PyTorch instead, after
-one warning naming what fell back. `ge_backend.last_report()` is the modeled device report of the
-last graph compiled. Inference only: a graph AOT autograd differentiates (an input that requires
-grad, grad mode on) falls back too.
+weights are not folded into it. An operator ge has no converter for runs in eager PyTorch, after
+one warning naming it: the graph's parts of converted operators are compiled (torch's
+capability-based partitioner) and the rest runs eagerly. A graph with an input that is not a
+tensor (a size Dynamo passes for dynamic shapes) runs eagerly whole, as does one that needs
+gradients: the backend compiles inference. `ge_backend.last_report()` is the modeled device report
+of the last graph compiled.
 
 Registered under the name "ge" by the package's `torch_dynamo_backends` entry point.
 """
@@ -42,6 +43,7 @@ class Compiled:
     input_names: list[str]
     output_names: list[str]
     run_level: str
+    single: bool = False  # the graph returns one tensor, not a tuple (a part of a partitioned graph)
 
     def __call__(self, *args: Any) -> list[Any]:
         import torch
@@ -51,6 +53,18 @@ class Compiled:
         feeds = {n: a.detach().cpu().numpy() for n, a in zip(self.input_names, args)}
         results = run(self.module, feeds)
         return [torch.from_numpy(np.ascontiguousarray(results[n])) for n in self.output_names]
+
+
+def CompiledPart(compiled: Compiled) -> Any:
+    """A compiled part of a partitioned graph as the submodule it replaces (one tensor or a tuple)."""
+    import torch
+
+    class Part(torch.nn.Module):
+        def forward(self, *args: Any) -> Any:
+            outputs = compiled(*args)
+            return outputs[0] if compiled.single else tuple(outputs)
+
+    return Part()
 
 
 @dataclass(eq=False)  # Dynamo keys its caches by the backend: hashed by identity
@@ -75,25 +89,75 @@ class GeBackend:
         return aot_autograd(fw_compiler=forward, decompositions=core_aten_decompositions())(gm, example_inputs)
 
     def compile_aten(self, fx: Any, inputs: Any, settings: dict[str, Any]) -> Any:
-        """The ATen graph `fx` compiled (or `fx` itself, after the warning, where ge cannot)."""
+        """The ATen graph `fx` compiled; with operators ge lacks, its parts that ge has compiled and
+        the rest left to eager PyTorch; `fx` itself where nothing can be compiled."""
+        from ge.frontend.torch_fx import converter_table, overload_name
+
+        table = converter_table()
+        missing = sorted({overload_name(n.target) for n in fx.graph.nodes if n.op == "call_function"} - set(table))
+        if missing:
+            return self._partitioned(fx, settings, missing)
+        compiled = self._compile_graph(fx, settings)
+        if isinstance(compiled, str):
+            return self._eager(fx, compiled)
+        return compiled
+
+    def _compile_graph(self, fx: Any, settings: dict[str, Any]) -> Compiled | str:
+        """`fx` (every operator converted) compiled, or why it cannot be."""
         from ge.frontend.onnx_ops import OnnxImportError
         from ge.frontend.torch_fx import TorchImportError, to_onnx
 
         placeholders = [n for n in fx.graph.nodes if n.op == "placeholder"]
         strange = [n.name for n in placeholders if not hasattr(n.meta.get("val"), "shape")]
         if strange:
-            return self._eager(fx, f"inputs that are not tensors ({', '.join(strange)})")
+            return f"inputs that are not tensors ({', '.join(strange)})"
         output = next(n for n in fx.graph.nodes if n.op == "output")
-        results = list(output.args[0])
+        single = not isinstance(output.args[0], (tuple, list))
+        results = [output.args[0]] if single else list(output.args[0])
         if not all(hasattr(r, "meta") for r in results):
-            return self._eager(fx, "outputs that are not tensors")
+            return "outputs that are not tensors"
         names = [f"output{i}" for i in range(len(results))]
         try:
             model = to_onnx(fx, [(n, n.name) for n in placeholders], {}, results, "torch_compile", names)
             module = self._compile(model, settings)
         except (TorchImportError, OnnxImportError) as e:
-            return self._eager(fx, str(e).splitlines()[0])
-        return Compiled(module, [n.name for n in placeholders], names, settings["run"])
+            return str(e).splitlines()[0]
+        return Compiled(module, [n.name for n in placeholders], names, settings["run"], single)
+
+    def _partitioned(self, fx: Any, settings: dict[str, Any], missing: list[str]) -> Any:
+        """`fx` with each maximal part of converted operators compiled (torch's capability-based
+        partitioner), the operators in `missing` left to eager PyTorch."""
+        from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+        from torch.fx.passes.operator_support import OperatorSupportBase
+
+        from ge.frontend.torch_fx import converter_table, overload_name
+
+        table = converter_table()
+
+        class Converted(OperatorSupportBase):
+            def is_node_supported(self, submodules: Any, node: Any) -> bool:
+                if node.op != "call_function" or overload_name(node.target) not in table:
+                    return False
+                source = node.args[0] if overload_name(node.target) == "getitem" else None
+                return source is None or (source.op == "call_function" and overload_name(source.target) in table)
+
+        partitioner = CapabilityBasedPartitioner(fx, Converted(), allows_single_node_partition=True)
+        fused = partitioner.fuse_partitions(partitioner.propose_partitions())
+        parts = [n for n in fused.graph.nodes if n.op == "call_module" and str(n.target).startswith("fused_")]
+        compiled = 0
+        for node in parts:
+            part = self._compile_graph(getattr(fused, str(node.target)), settings)
+            if isinstance(part, Compiled):
+                setattr(fused, str(node.target), CompiledPart(part))
+                compiled += 1
+        fused.recompile()
+        message = (
+            f"ge backend: {', '.join(missing)} run in eager PyTorch, without a ge converter; "
+            f"{compiled} of the graph's {len(parts)} other parts compiled"
+        )
+        self.fallbacks.append(message)
+        warnings.warn(message, stacklevel=3)
+        return fused
 
     def _compile(self, model: Any, settings: dict[str, Any]) -> Any:
         from ge.frontend.onnx_importer import import_model

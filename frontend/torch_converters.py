@@ -704,3 +704,195 @@ def upsample_nearest(g: Graph, node: Any) -> str:
     inputs = [x, "", scales_in] + ([sizes] if sizes else [])
     # PyTorch's nearest: source index floor(dst * in / out), ONNX's asymmetric transform with floor
     return g.op("Resize", inputs, mode="nearest", nearest_mode="floor", coordinate_transformation_mode="asymmetric")
+
+
+SCALAR = {
+    "aten.add.Scalar": "Add",
+    "aten.sub.Scalar": "Sub",
+    "aten.div.Scalar": "Div",
+    "aten.pow.Tensor_Tensor": "Pow",
+    "aten.logical_xor.default": "Xor",
+    "aten.bitwise_xor.Tensor": "Xor",
+}
+
+
+@converts(
+    *SCALAR,
+    cases=[
+        call(
+            lambda m, x: (
+                torch.ops.aten.add.Scalar(x, 2.0) * torch.ops.aten.sub.Scalar(x, 1.0)
+                + torch.ops.aten.div.Scalar(x, 4.0)
+            ),
+            (2, 3),
+        ),
+        call(lambda m, x, y: torch.pow(x.abs() + 1, y), (2, 3), (2, 3)),
+        call(lambda m, x, y: torch.where(torch.logical_xor(x > 0, y > 0) ^ (x > y), x, y), (2, 3), (2, 3)),
+    ],
+)
+def scalar_binary(g: Graph, node: Any) -> str:
+    a, b = _args(g, node, 2)
+    dtype = _dtype(node.args[0])
+    return g.op(SCALAR[_key(node)], [g.tensor(a, dtype=dtype), g.tensor(b, dtype=dtype)])
+
+
+@converts(
+    "aten.expm1.default",
+    "aten.log1p.default",
+    "aten.log2.default",
+    "aten.log10.default",
+    "aten.trunc.default",
+    "aten.isinf.default",
+    cases=[
+        call(
+            lambda m, x: torch.expm1(x) + torch.log1p(x.abs()) + torch.log2(x.abs() + 1) + torch.log10(x.abs() + 1),
+            (2, 3),
+        ),
+        call(lambda m, x: torch.trunc(x * 3) + torch.isinf(x / 0.0).float(), (2, 3)),
+    ],
+)
+def more_math(g: Graph, node: Any) -> str:
+    (x,) = _args(g, node, 1)
+    key, dtype = _key(node), _dtype(node.args[0])
+    one = g.const(1, dtype)
+    if key == "aten.expm1.default":
+        return g.op("Sub", [g.op("Exp", [x]), one])
+    if key == "aten.log1p.default":
+        return g.op("Log", [g.op("Add", [x, one])])
+    if key == "aten.isinf.default":
+        return g.op("IsInf", [x])
+    if key == "aten.trunc.default":
+        negative = g.op("Less", [x, g.const(0, dtype)])
+        return g.op("Where", [negative, g.op("Ceil", [x]), g.op("Floor", [x])])
+    base = 2.0 if key == "aten.log2.default" else 10.0
+    return g.op("Div", [g.op("Log", [x]), g.const(np.log(base), dtype)])
+
+
+@converts(
+    "aten.mean.default",
+    "aten.prod.default",
+    "aten.prod.dim_int",
+    "aten.any.default",
+    "aten.any.dims",
+    cases=[
+        call(lambda m, x: x.mean() + x.prod() + x.prod(1, keepdim=True), (2, 3)),
+        call(lambda m, x: torch.where((x > 1).any() | (x > 0).any((0, 1)), x, -x), (2, 3)),
+    ],
+)
+def reduce_all(g: Graph, node: Any) -> str:
+    key = _key(node)
+    rank = len(_val(node.args[0]).shape)
+    if key in ("aten.prod.dim_int",):
+        x, dim, keepdim = _args(g, node, 3)
+        dims, keep = [int(dim)], int(bool(keepdim))
+    elif key == "aten.any.dims":
+        x, dims, keepdim = _args(g, node, 3)
+        dims, keep = list(dims) if dims else list(range(rank)), int(bool(keepdim))
+    else:
+        (x,) = _args(g, node, 1)
+        dims, keep = list(range(rank)), 0
+    axes = g.const(dims, np.int64)
+    if key.startswith("aten.any"):
+        as_int = g.op("Cast", [x], to=onnx_type(torch.int32, "any"))
+        return g.op("Cast", [g.op("ReduceMax", [as_int, axes], keepdims=keep)], to=onnx_type(torch.bool, "any"))
+    op = "ReduceMean" if key == "aten.mean.default" else "ReduceProd"
+    return g.op(op, [x, axes], keepdims=keep)
+
+
+@converts("aten.elu.default", cases=[call(lambda m, x: nn.functional.elu(x, 0.7), (2, 5))])
+def elu(g: Graph, node: Any) -> str:
+    x, alpha, scale, input_scale = _args(g, node, 4)
+    if scale != 1 or input_scale != 1:
+        raise TorchImportError("elu with scale or input_scale other than 1 (selu, celu) is not supported")
+    return g.op("Elu", [x], alpha=float(alpha))
+
+
+@converts(
+    "aten.clamp.Tensor",
+    cases=[call(lambda m, x, lo: torch.clamp(x, min=lo, max=lo + 1), (2, 3), (2, 3))],
+)
+def clamp_tensor(g: Graph, node: Any) -> str:
+    x, low, high = _args(g, node, 3)
+    if low is not None:
+        x = g.op("Max", [x, g.tensor(low, dtype=_dtype(node))])
+    if high is not None:
+        x = g.op("Min", [x, g.tensor(high, dtype=_dtype(node))])
+    return x
+
+
+@converts("aten.repeat.default", cases=[call(lambda m, x: x.repeat(2, 1, 3), (2, 3))])
+def repeat(g: Graph, node: Any) -> str:
+    x, repeats = _args(g, node, 2)
+    rank = len(_val(node.args[0]).shape)
+    if len(repeats) > rank:  # new leading dims of 1 first
+        x = g.op("Unsqueeze", [x, g.const(list(range(len(repeats) - rank)), np.int64)])
+    return g.op("Tile", [x, g.ints(repeats)])
+
+
+@converts(
+    "aten.topk.default",
+    "aten.sort.default",
+    cases=[call(lambda m, x: torch.topk(x, 2, 1).values + torch.sort(x, 1, descending=True).values[:, :2], (3, 5))],
+)
+def topk(g: Graph, node: Any) -> tuple:
+    if _key(node) == "aten.topk.default":
+        x, k, dim, largest, is_sorted = _args(g, node, 5)
+    else:
+        x, dim, descending = _args(g, node, 3)
+        rank = len(_val(node.args[0]).shape)
+        k, largest, is_sorted = g.op("Shape", [x], start=int(dim) % rank, end=int(dim) % rank + 1), descending, True
+    values, indices = g.op(
+        "TopK", [x, g.ints([k])], outputs=2, axis=int(dim), largest=int(bool(largest)), sorted=int(bool(is_sorted))
+    )
+    return (values, indices)
+
+
+@converts(
+    "aten._adaptive_avg_pool2d.default",
+    cases=[call(lambda m, x: nn.functional.adaptive_avg_pool2d(x, (2, 3)), (1, 2, 4, 6))],
+)
+def adaptive_avg_pool(g: Graph, node: Any) -> str:
+    x, size = _args(g, node, 2)
+    spatial = list(_val(node.args[0]).shape[2:])
+    if any(not isinstance(d, int) or d % int(o) for d, o in zip(spatial, size)):
+        raise TorchImportError(
+            f"adaptive average pooling of {spatial} to {list(size)}: only whole windows are supported"
+        )
+    kernel = [d // int(o) for d, o in zip(spatial, size)]
+    return g.op("AveragePool", [x], kernel_shape=kernel, strides=kernel)
+
+
+@converts(
+    "aten.upsample_bilinear2d.vec",
+    cases=[
+        call(
+            lambda m, x: nn.functional.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False), (1, 2, 3, 4)
+        ),
+        call(
+            lambda m, x: nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True), (1, 2, 3, 4)
+        ),
+    ],
+)
+def upsample_bilinear(g: Graph, node: Any) -> str:
+    x, size, align, scales = _args(g, node, 4)
+    mode = "align_corners" if align else "pytorch_half_pixel"
+    if size is not None:
+        shape = g.ints(list(_val(node.args[0]).shape[:2]) + list(size))
+        return g.op("Resize", [x, "", "", shape], mode="linear", coordinate_transformation_mode=mode)
+    factors = g.const([1.0, 1.0, *(float(s) for s in scales)], np.float32)
+    return g.op("Resize", [x, "", factors], mode="linear", coordinate_transformation_mode=mode)
+
+
+@converts(
+    "aten.index.Tensor",
+    cases=[
+        call(lambda m, x: x[torch.tensor([2, 0, 2])] + x[:, torch.tensor([1, 1, 0, 2])].sum(1, keepdim=True), (3, 3))
+    ],
+)
+def index(g: Graph, node: Any) -> str:
+    x, indices = _args(g, node, 2)
+    given = [(k, i) for k, i in enumerate(indices) if i is not None]
+    if len(given) != 1:
+        raise TorchImportError("indexing with tensors on several dims is not supported (one index tensor only)")
+    ((dim, index_tensor),) = given
+    return g.op("Gather", [x, index_tensor], axis=dim)
