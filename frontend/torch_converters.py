@@ -896,3 +896,25 @@ def index(g: Graph, node: Any) -> str:
         raise TorchImportError("indexing with tensors on several dims is not supported (one index tensor only)")
     ((dim, index_tensor),) = given
     return g.op("Gather", [x, index_tensor], axis=dim)
+
+
+SIZE_ARITHMETIC = {"mul": "Mul", "sub": "Sub"}
+"""Python arithmetic on symbolic sizes (operator.mul, operator.sub in a graph exported with dynamic
+dims, as an attention's head split writes them); sizes are one-element int64 tensors here."""
+
+
+@converts(
+    *SIZE_ARITHMETIC,
+    cases=[
+        call(
+            lambda m, x: x.reshape(x.shape[0] * x.shape[1], -1)[: x.shape[0] * x.shape[1] - 1].sum(0),
+            (3, 4, 2),
+            dynamic=[(0, 0), (0, 1)],
+        )
+    ],
+)
+def size_arithmetic(g: Graph, node: Any) -> Any:
+    a, b = _args(g, node, 2)
+    if not isinstance(a, str) and not isinstance(b, str):
+        return a * b if _key(node) == "mul" else a - b
+    return g.op(SIZE_ARITHMETIC[_key(node)], [g.ints([a]), g.ints([b])])

@@ -90,3 +90,24 @@ def test_a_file_that_is_no_program_is_one_line(tmp_path, run_main):
     (tmp_path / "bad.pt2").write_bytes(b"not a zip")
     code, _, err = run_main(ge_translate.main, ["--import-torch", tmp_path / "bad.pt2"])
     assert code == 1 and err.count("\n") == 1 and "not a saved torch.export program" in err, err
+
+
+def test_pytorchs_encoder_layer_with_dynamic_batch_and_sequence():
+    """nn.TransformerEncoderLayer exported with batch and sequence as Dims (its head split computes
+    batch * heads from the sizes): equal to eager PyTorch at the ge level and at O3 on symbols."""
+    from ge.passes.ge_optimize import GeOptimizePass
+
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
+    dims = {0: torch.export.Dim("batch", min=1, max=16), 1: torch.export.Dim("seq", min=2, max=64)}
+    ep = torch.export.export(layer, (torch.randn(2, 5, 16),), dynamic_shapes={"src": dims})
+    graph = ge.GraphParser().parse_torch(ep)
+    optimized = clone_with_weights(graph.module)
+    GeOptimizePass(level=3).apply(make_context(), optimized)
+    (name,) = graph.inputs
+    for batch, seq in ((1, 3), (3, 7)):
+        x = torch.randn(batch, seq, 16)
+        with torch.no_grad():
+            want = layer(x).numpy()
+        for module in (graph.module, optimized):
+            np.testing.assert_allclose(run(module, {name: x.numpy()})["output"], want, rtol=1e-4, atol=1e-5)
