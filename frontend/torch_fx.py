@@ -1,11 +1,11 @@
 """PyTorch 2 to ge: an ATen FX graph (torch.export's ExportedProgram after `run_decompositions()`,
 or the graph AOT autograd hands a torch.compile backend) imported through ge's ONNX importer.
 
-Each ATen overload has one converter (`converters.py` beside this file: the rule table, apart from
-this engine), which writes the overload's meaning as ONNX nodes; the graph they make, with the
-program's parameters and buffers as initializers under their `state_dict` names, is imported by
-`import_model` as any model is, so shape and dtype inference, folding, names and errors are the
-ONNX importer's. No torch.onnx: the graph is built here, node by node, from the FX graph.
+Each ATen overload has one converter (`torch_converters.py` beside this file: the rule table,
+apart from this engine), which writes the overload's meaning as ONNX nodes; the graph they make,
+with the program's parameters and buffers as initializers under their `state_dict` names, is
+imported by `import_model` as any model is, so shape and dtype inference, folding, names and
+errors are the ONNX importer's. No torch.onnx: the graph is built here, node by node, from the FX graph.
 
 - Names: each node is named `<module path>/<fx name>` (from `nn_module_stack`), as the ONNX
   importer keeps an exporter's node names.
@@ -152,7 +152,7 @@ class Graph:
             parts.append(self.const(run, np.int64))
         return parts[0] if len(parts) == 1 else self.op("Concat", parts, axis=0)
 
-    def tensor(self, value: Any, like: str | None = None, dtype: Any = None) -> str:
+    def tensor(self, value: Any, dtype: Any = None) -> str:
         """An operand as a tensor name: a name stays, a number becomes a scalar constant."""
         if isinstance(value, str):
             return value
