@@ -99,7 +99,9 @@ def main() -> int:
         return gate_status
     lit_status = timed("lit", str(BIN / "lit"), "-sv", "test")
     # on every core; the slowest tests are listed at the end: the suite's time is watched at every stop
-    pytest_status = timed("pytest", python, "-m", "pytest", "test", "-n", "auto", "--durations=20", *sys.argv[2:])
+    pytest_status = timed(
+        "pytest", python, "-m", "pytest", "test", "-n", "auto", "--dist", "loadgroup", "--durations=20", *sys.argv[2:]
+    )
     print("time: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()) + f", total {sum(times.values()):.0f} s")
     return gate_status or lit_status or pytest_status
 

@@ -161,11 +161,32 @@ BINARY = {
 def binary(g: Graph, node: Any) -> str:
     a, b = _args(g, node, 2)
     alpha = node.kwargs.get("alpha", 1)
-    dtype = _dtype(node.args[0]) if hasattr(node.args[0], "meta") else _dtype(node)
-    a, b = g.tensor(a, dtype=dtype), g.tensor(b, dtype=dtype)
+    common = _promoted(node)
+    dtype = np.dtype(dtype_name(common).replace("bfloat16", "float32"))
+    a, b = (
+        _cast_to(g, v, arg, common) if isinstance(v, str) else g.tensor(v, dtype=dtype)
+        for v, arg in zip((a, b), node.args)
+    )
     if alpha != 1:
         b = g.op("Mul", [b, g.const(alpha, dtype)])
     return g.op(BINARY[_key(node)], [a, b])
+
+
+def _promoted(node: Any) -> Any:
+    """The dtype PyTorch computes a binary op in: its tensor operands' promoted type (a Python
+    number takes the tensor's)."""
+    tensors = [_val(a).dtype for a in node.args[:2] if hasattr(a, "meta")]
+    common = tensors[0]
+    for other in tensors[1:]:
+        common = torch.promote_types(common, other)
+    return common
+
+
+def _cast_to(g: Graph, value: str, arg: Any, dtype: Any) -> str:
+    """`value` (the FX argument `arg`) in `dtype`, cast where it has another."""
+    if _val(arg).dtype == dtype:
+        return value
+    return g.op("Cast", [value], to=onnx_type(dtype, "type promotion"))
 
 
 @converts("aten.where.self", cases=[call(lambda m, c, x: torch.where(c > 0, x, -x), (2, 3), (2, 3))])
@@ -572,9 +593,14 @@ def constant_pad(g: Graph, node: Any) -> str:
     return g.op("Pad", [x, g.const(begins + ends, np.int64), g.const(value or 0, _dtype(node))], mode="constant")
 
 
-@converts("aten.cumsum.default", cases=[call(lambda m, x: torch.cumsum(x, 1), (2, 5))])
+@converts(
+    "aten.cumsum.default",
+    cases=[call(lambda m, x: torch.cumsum(x, 1) + torch.cumsum(x > 0, 1), (2, 5))],
+)
 def cumsum(g: Graph, node: Any) -> str:
     x, dim = _args(g, node, 2)
+    if _val(node.args[0]).dtype != _val(node).dtype:  # a bool or narrow integer sums as int64
+        x = g.op("Cast", [x], to=onnx_type(_val(node).dtype, "cumsum"))
     return g.op("CumSum", [x, g.const(dim, np.int64)])
 
 
@@ -606,12 +632,24 @@ def index_select(g: Graph, node: Any) -> str:
 
 @converts(
     "aten.arange.start_step",
-    cases=[call(lambda m, x: x + torch.arange(1, 7, 2, dtype=torch.float32), (2, 3))],
+    cases=[
+        call(lambda m, x: x + torch.arange(1, 7, 2, dtype=torch.float32), (2, 3)),
+        call(lambda m, x: x * torch.arange(x.shape[0]).unsqueeze(1), (3, 2), dynamic=[(0, 0)]),
+    ],
 )
 def arange(g: Graph, node: Any) -> str:
     start, end, step = _args(g, node, 3)
     dtype = _dtype(node)
-    return g.op("Range", [g.tensor(start, dtype=dtype), g.tensor(end, dtype=dtype), g.tensor(step, dtype=dtype)])
+    bounds = []
+    for v in (start, end, step):  # a size is a one-element tensor: Range takes scalars
+        v = g.op("Squeeze", [v, g.const([0], np.int64)]) if isinstance(v, str) else v
+        v = (
+            g.op("Cast", [v], to=onnx_type(_val(node).dtype, "arange"))
+            if isinstance(v, str) and dtype != np.int64
+            else v
+        )
+        bounds.append(g.tensor(v, dtype=dtype))
+    return g.op("Range", bounds)
 
 
 @converts(
@@ -886,16 +924,26 @@ def upsample_bilinear(g: Graph, node: Any) -> str:
 @converts(
     "aten.index.Tensor",
     cases=[
-        call(lambda m, x: x[torch.tensor([2, 0, 2])] + x[:, torch.tensor([1, 1, 0, 2])].sum(1, keepdim=True), (3, 3))
+        call(lambda m, x: x[torch.tensor([2, 0, 2])] + x[:, torch.tensor([1, 1, 0, 2])].sum(1, keepdim=True), (3, 3)),
+        call(lambda m, x: x[torch.tensor([[0], [2]]), torch.tensor([1, 0, 1])], (3, 4, 2)),
     ],
 )
 def index(g: Graph, node: Any) -> str:
     x, indices = _args(g, node, 2)
     given = [(k, i) for k, i in enumerate(indices) if i is not None]
-    if len(given) != 1:
-        raise TorchImportError("indexing with tensors on several dims is not supported (one index tensor only)")
-    ((dim, index_tensor),) = given
-    return g.op("Gather", [x, index_tensor], axis=dim)
+    if len(given) == 1:
+        ((dim, index_tensor),) = given
+        return g.op("Gather", [x, index_tensor], axis=dim)
+    if [k for k, _ in given] != list(range(len(given))):
+        raise TorchImportError("index tensors must be on the leading dims, one after another")
+    tensors = [i for _, i in given]  # broadcast together: each plus the others times zero
+    zero = g.const(0, np.int64)
+    spread = [g.op("Add", [t, *[g.op("Mul", [o, zero]) for o in tensors if o is not t][:1]]) for t in tensors]
+    for t in tensors[2:]:  # more than two: each result broadcast against the rest as well
+        spread = [g.op("Add", [s, g.op("Mul", [t, zero])]) for s in spread]
+    last = g.const([-1], np.int64)
+    stacked = g.op("Concat", [g.op("Unsqueeze", [s, last]) for s in spread], axis=-1)
+    return g.op("GatherND", [x, stacked])
 
 
 SIZE_ARITHMETIC = {"mul": "Mul", "sub": "Sub"}
@@ -918,3 +966,12 @@ def size_arithmetic(g: Graph, node: Any) -> Any:
     if not isinstance(a, str) and not isinstance(b, str):
         return a * b if _key(node) == "mul" else a - b
     return g.op(SIZE_ARITHMETIC[_key(node)], [g.ints([a]), g.ints([b])])
+
+
+@converts(
+    "aten.scalar_tensor.default",
+    cases=[call(lambda m, x: x * torch.ops.aten.scalar_tensor.default(2.5), (2, 3))],
+)
+def scalar_tensor(g: Graph, node: Any) -> str:
+    (value,) = _args(g, node, 1)
+    return g.const(value, _dtype(node))

@@ -148,7 +148,7 @@ class Graph:
                 parts.append(v)
             else:
                 run.append(int(v))
-        if run:
+        if run or not parts:  # (an empty list: a scalar's shape)
             parts.append(self.const(run, np.int64))
         return parts[0] if len(parts) == 1 else self.op("Concat", parts, axis=0)
 

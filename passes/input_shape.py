@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects.ge.dims import DIMS_ATTR, dims_attr, input_dims, record_ranges
 from ge.ge_dialects.ge.types import shape_of
+from ge.interpreter.runner import input_names
 from ge.passes import remarks
 from ge.passes.bind_dims import BOUND_ATTR, main_of, set_argument_shapes, settle
 
@@ -77,11 +78,7 @@ class InputShapePass(ModulePass):
         main = main_of(op, PASS)
         args = list(main.body.block.args)
         names = input_dims(main.arg_attrs, len(args))
-        by_name = {}
-        for k in range(len(args)):
-            attrs = main.arg_attrs.data[k] if main.arg_attrs is not None else None
-            label = attrs.data.get("ge.name") if isinstance(attrs, DictionaryAttr) else None
-            by_name[label.data if isinstance(label, StringAttr) else f"arg{k}"] = k
+        by_name = {name: k for k, name in enumerate(input_names(main))}
         unknown = [n for n in given if n not in by_name]
         if unknown:
             raise _fail(f"the graph has no input {', '.join(map(repr, unknown))} (its inputs: {', '.join(by_name)})")

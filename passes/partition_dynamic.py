@@ -188,19 +188,14 @@ def _grouped_order(ops: list[Operation], known: set[Operation]) -> list[Operatio
 
 
 def clusters(fn: func.FuncOp, limit: int) -> list[tuple[bool, list[Operation]]]:
-    """`fn`'s device ops as runs of one kind (known: all static) in a grouped order (the block is
-    reordered to it); a known run of fewer than `limit` ops joins its unknown neighbours (GE's
-    ge.exec.static_model_ops_lower_limit: sinking it would not pay for the extra launch)."""
+    """`fn`'s device ops as runs of one kind (known: all static) in a grouped order; a known run of
+    fewer than `limit` ops joins its unknown neighbours (GE's ge.exec.static_model_ops_lower_limit:
+    sinking it would not pay for the extra launch). The block is left as it is."""
     ops = [o for o in fn.body.block.ops if not isinstance(o, (ge.ConstantOp, func.ReturnOp))]
     if not ops:
         return []
     known_set = known_ops(ops)
     order = _grouped_order(ops, known_set)
-    terminator = fn.body.block.last_op
-    assert terminator is not None
-    for op in order:  # a topological order: every op after what it reads
-        op.detach()
-        Rewriter.insert_op(op, InsertPoint.before(terminator))
     runs: list[tuple[bool, list[Operation]]] = []
     for op in order:
         known = op in known_set
@@ -253,6 +248,11 @@ class PartitionDynamicPass(ModulePass):
             runs = clusters(fn, self.static_model_ops_lower_limit)
             if len(runs) < 2:
                 continue
+            terminator = fn.body.block.last_op
+            assert terminator is not None
+            for inner in (o for _, run in runs for o in run):  # the grouped order, topological
+                inner.detach()
+                Rewriter.insert_op(inner, InsertPoint.before(terminator))
             made = []
             for k, (_, ops) in enumerate(runs):
                 made.append(_outline(fn, ops, k, made[-1] if made else fn))

@@ -12,6 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# one worker runs the module: each case is exported once there (`exported`), for its own test and
+# for the check that every overload is held by some case
+pytestmark = pytest.mark.xdist_group("torch_converters")
+
 from ge.frontend.torch_fx import Case, TorchImportError, converter_table, import_exported_program, overload_name  # noqa: E402
 from ge.interpreter.runner import run  # noqa: E402
 
