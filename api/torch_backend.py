@@ -13,9 +13,14 @@ Every graph input is an input of the ge graph (parameters too: they may change b
 weights are not folded into it. An operator ge has no converter for runs in eager PyTorch, after
 one warning naming it: the graph's parts of converted operators are compiled (torch's
 capability-based partitioner) and the rest runs eagerly. A graph with an input that is not a
-tensor (a size Dynamo passes for dynamic shapes) runs eagerly whole, as does one that needs
-gradients: the backend compiles inference. `ge_backend.last_report()` is the modeled device report
-of the last graph compiled.
+tensor (a size Dynamo passes for dynamic shapes) runs eagerly whole.
+
+Training: where gradients are needed, AOT autograd hands over a forward graph (its outputs the
+model's, the updated BatchNorm statistics and the tensors saved for the backward) and, at the
+first backward, the backward graph (inputs `tangents_*` and the saved tensors); each is compiled
+as above. The pair's workspace is one pool, used by the forward and then the backward, beside the
+saved tensors (`TrainingMemory`, added to the backward's report). `ge_backend.last_report()` is
+the modeled device report of the last graph compiled.
 
 Registered under the name "ge" by the package's `torch_dynamo_backends` entry point.
 """
@@ -41,7 +46,7 @@ class Compiled:
 
     module: Any
     input_names: list[str]
-    output_names: list[str]
+    output_names: list[str | None]  # None: an output the graph gives as None (a backward's missing gradient)
     run_level: str
     single: bool = False  # the graph returns one tensor, not a tuple (a part of a partitioned graph)
 
@@ -52,7 +57,9 @@ class Compiled:
 
         feeds = {n: a.detach().cpu().numpy() for n, a in zip(self.input_names, args)}
         results = run(self.module, feeds)
-        return [torch.from_numpy(np.ascontiguousarray(results[n])) for n in self.output_names]
+        return [
+            None if n is None else torch.from_numpy(np.require(results[n], requirements="C")) for n in self.output_names
+        ]
 
 
 def CompiledPart(compiled: Compiled) -> Any:
@@ -67,32 +74,57 @@ def CompiledPart(compiled: Compiled) -> Any:
     return Part()
 
 
+@dataclass(frozen=True)
+class TrainingMemory:
+    """A training step's memory (bytes): each graph's workspace pool, and the tensors the forward
+    saves for the backward (its outputs, the backward's inputs)."""
+
+    forward_pool: int
+    backward_pool: int
+    saved: int
+
+    @property
+    def shared(self) -> int:
+        """The pair's pools as one workspace, used by the forward, then the backward."""
+        return self.saved + max(self.forward_pool, self.backward_pool)
+
+    @property
+    def apart(self) -> int:
+        return self.saved + self.forward_pool + self.backward_pool
+
+
 @dataclass(eq=False)  # Dynamo keys its caches by the backend: hashed by identity
 class GeBackend:
     """The backend (a callable Dynamo calls once per graph), with what it compiled last."""
 
     reports: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
+    last_pool: int | None = None  # the last forward's pool, paired with the backward compiled next
+    training_memory: TrainingMemory | None = None
 
     def __call__(self, gm: Any, example_inputs: Any, options: dict[str, Any] | None = None) -> Any:
-        import torch
         from torch._decomp import core_aten_decompositions
         from torch._dynamo.backends.common import aot_autograd
 
         settings = _settings(options or {})
-        if torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in example_inputs):
-            return self._eager(gm, "a graph that needs gradients (ge's backend compiles inference)")
 
-        def forward(fx: Any, inputs: Any) -> Any:
+        def compile_graph(fx: Any, inputs: Any) -> Any:
             return self.compile_aten(fx, inputs, settings)
 
-        return aot_autograd(fw_compiler=forward, decompositions=core_aten_decompositions())(gm, example_inputs)
+        return aot_autograd(
+            fw_compiler=compile_graph, bw_compiler=compile_graph, decompositions=core_aten_decompositions()
+        )(gm, example_inputs)
 
     def compile_aten(self, fx: Any, inputs: Any, settings: dict[str, Any]) -> Any:
         """The ATen graph `fx` compiled; with operators ge lacks, its parts that ge has compiled and
         the rest left to eager PyTorch; `fx` itself where nothing can be compiled."""
+        import torch
+
         from ge.frontend.torch_fx import converter_table, overload_name
 
+        for node in fx.graph.nodes:  # a constant tensor made in the forward (`torch.tensor(...)`): a copy
+            if node.target is torch.ops.aten.lift_fresh_copy.default:
+                node.target = torch.ops.aten.clone.default
         table = converter_table()
         missing = sorted({overload_name(n.target) for n in fx.graph.nodes if n.op == "call_function"} - set(table))
         if missing:
@@ -114,14 +146,24 @@ class GeBackend:
         output = next(n for n in fx.graph.nodes if n.op == "output")
         single = not isinstance(output.args[0], (tuple, list))
         results = [output.args[0]] if single else list(output.args[0])
-        if not all(hasattr(r, "meta") for r in results):
+        if not all(r is None or hasattr(r.meta.get("val"), "shape") for r in results):
             return "outputs that are not tensors"
-        names = [f"output{i}" for i in range(len(results))]
+        names = [None if r is None else f"output{i}" for i, r in enumerate(results)]
+        given = [(r, n) for r, n in zip(results, names) if r is not None and n is not None]  # None: no gradient
         try:
-            model = to_onnx(fx, [(n, n.name) for n in placeholders], {}, results, "torch_compile", names)
+            constants = _held_tensors(fx)
+            model = to_onnx(
+                fx,
+                [(n, n.name) for n in placeholders],
+                constants,
+                [r for r, _ in given],
+                "torch_compile",
+                [n for _, n in given],
+            )
             module = self._compile(model, settings)
         except (TorchImportError, OnnxImportError) as e:
             return str(e).splitlines()[0]
+        self._pair_memory(fx, module)
         return Compiled(module, [n.name for n in placeholders], names, settings["run"], single)
 
     def _partitioned(self, fx: Any, settings: dict[str, Any], missing: list[str]) -> Any:
@@ -158,6 +200,31 @@ class GeBackend:
         self.fallbacks.append(message)
         warnings.warn(message, stacklevel=3)
         return fused
+
+    def _pair_memory(self, fx: Any, module: Any) -> None:
+        """A training step's memory when `fx` is AOT autograd's backward (its inputs `tangents_*`
+        beside the forward's saved tensors): the forward's and the backward's pools are one
+        workspace, used by each graph in turn (GE's reuse across the pair), beside the saved tensors."""
+        from ge.interpreter.stream_executor import memory_figures
+
+        figures = memory_figures(module)
+        names = [n.name for n in fx.graph.nodes if n.op == "placeholder"]
+        if figures is None or not any(n.startswith("tangents_") for n in names):
+            self.last_pool = figures.pool if figures is not None else None
+            return
+        forward = self.last_pool
+        if forward is None or not self.reports:
+            return
+        saved = sum(
+            n.meta["val"].numel() * n.meta["val"].element_size()
+            for n in fx.graph.nodes
+            if n.op == "placeholder" and not n.name.startswith("tangents_")
+        )
+        pair = self.training_memory = TrainingMemory(forward, figures.pool, saved)
+        self.reports[-1] += (
+            f"\ntraining step: forward pool {forward} B, backward pool {figures.pool} B, saved for the backward"
+            f" {saved} B; one pool for the pair {pair.shared} B (apart {pair.apart} B)"
+        )
 
     def _compile(self, model: Any, settings: dict[str, Any]) -> Any:
         from ge.frontend.onnx_importer import import_model
@@ -206,6 +273,18 @@ class GeBackend:
     def last_report(self) -> str | None:
         """The modeled device report of the last graph compiled (None before any)."""
         return self.reports[-1] if self.reports else None
+
+
+def _held_tensors(fx: Any) -> dict[Any, tuple[str, np.ndarray]]:
+    """The tensors the graph holds (`torch.tensor(...)` in the forward), by their get_attr nodes."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():  # AOT autograd compiles under its fake tensor mode
+        return {
+            n: (str(n.target), getattr(fx, str(n.target)).detach().cpu().numpy())
+            for n in fx.graph.nodes
+            if n.op == "get_attr"
+        }
 
 
 def _settings(options: dict[str, Any]) -> dict[str, Any]:

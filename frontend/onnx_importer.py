@@ -33,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.frontend.onnx_control_flow import CONTROL_FLOW_OPS, refuse_batch_scan
 from ge.frontend.onnx_functions import MAX_EXPANDED_NODES, FunctionBodies
+from ge.frontend.onnx_ge_domain import ge_domain_op
 from ge.frontend.onnx_ops import (
     DEFAULT_DOMAINS,
     ONNX_DTYPES,
@@ -297,6 +298,13 @@ class _Importer:
         for i, input_name in enumerate(node.input):
             if input_name in self.sequences:
                 raise OnnxImportError(f"{where}: input #{i} '{input_name}' is a sequence; the operator takes tensors")
+        ge_op = ge_domain_op(node)
+        if ge_op is not None:
+            inputs = [self.values[n] if n else None for n in node.input]
+            attrs = {a.name: self.attribute_value(a, where) for a in node.attribute}
+            produced = self.emit(ge_op, self.map_operands(ge_op, inputs, where), attrs, len(node.output), name, where)
+            self.values.update(zip(node.output, produced))
+            return
         custom = custom_op_for(node, self.domain_versions)
         if custom is not None:
             self.custom(node, custom, name)
@@ -619,7 +627,10 @@ def _refuse_unsupported(model: onnx.ModelProto, opset: int) -> None:
         model.graph.node,
         opset,
         lambda n: (
-            n.domain == TRAINING_DOMAIN or custom_op_for(n, versions) is not None or functions.is_supported(n, opset)
+            n.domain == TRAINING_DOMAIN
+            or ge_domain_op(n) is not None
+            or custom_op_for(n, versions) is not None
+            or functions.is_supported(n, opset)
         ),
     )
     if message is not None:

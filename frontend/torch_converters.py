@@ -148,6 +148,7 @@ BINARY = {
     cases=[
         call(lambda m, x, y: x + y * 2 - x / (y.abs() + 1), (2, 3), (3,)),
         call(lambda m, x: (x + 1.5) * 3 - 2 / (x.abs() + 1), (4, 2)),
+        call(lambda m, x: (x > 2.5).float() + (x + 0.5), (2, 3), dtype="int64"),
         call(lambda m, x, y: torch.maximum(x, y) + torch.minimum(x, y) + x.abs() ** 2, (2, 3), (2, 3)),
         call(lambda m, x, y: torch.where((x > y) & (x < 1) | (x == y), x, y), (3, 3), (3, 3)),
         call(lambda m, x, y: torch.where((x >= y) | (x <= 0.5) & (x < y) | (x >= 1) & (x <= y), x, y), (3, 3), (3, 3)),
@@ -173,12 +174,18 @@ def binary(g: Graph, node: Any) -> str:
 
 
 def _promoted(node: Any) -> Any:
-    """The dtype PyTorch computes a binary op in: its tensor operands' promoted type (a Python
-    number takes the tensor's)."""
+    """The dtype PyTorch computes a binary op in: its tensor operands' promoted type; a Python
+    number takes the tensors' type unless it is of a higher kind (a float with integer tensors:
+    the default float type; an int with booleans: int64)."""
     tensors = [_val(a).dtype for a in node.args[:2] if hasattr(a, "meta")]
     common = tensors[0]
     for other in tensors[1:]:
         common = torch.promote_types(common, other)
+    for a in node.args[:2]:
+        if isinstance(a, float) and not common.is_floating_point:
+            common = torch.get_default_dtype()
+        elif isinstance(a, int) and not isinstance(a, bool) and common == torch.bool:
+            common = torch.int64
     return common
 
 
@@ -276,10 +283,18 @@ def expand(g: Graph, node: Any) -> str:
     return g.op("Expand", [x, g.ints(target)])
 
 
-@converts("aten.cat.default", cases=[call(lambda m, x, y: torch.cat([x, y, x], 1), (2, 3), (2, 1))])
+@converts(
+    "aten.cat.default",
+    cases=[
+        call(lambda m, x, y: torch.cat([x, y, x], 1), (2, 3), (2, 1)),
+        call(lambda m, x: torch.cat([torch.tensor([]), x], -2), (2, 1, 3)),  # a cache's empty start
+    ],
+)
 def cat(g: Graph, node: Any) -> str:
+    """Concat; a 1-D empty tensor among the inputs is left out (torch.cat takes it with any rank)."""
     tensors, dim = _args(g, node, 2)
-    return g.op("Concat", list(tensors), axis=int(dim))
+    kept = [t for t, n in zip(tensors, node.args[0]) if tuple(_val(n).shape) != (0,)]
+    return g.op("Concat", kept or list(tensors), axis=int(dim))
 
 
 @converts(
@@ -325,7 +340,14 @@ def embedding(g: Graph, node: Any) -> str:
 @converts("getitem")
 def getitem(g: Graph, node: Any) -> Any:
     values, index = _args(g, node, 2)
+    if values[index] is None:
+        raise TorchImportError(f"result #{index} of '{node.args[0].name}' is read, and its converter does not give it")
     return values[index]
+
+
+def reads_result(node: Any, index: int) -> bool:
+    """Whether the graph reads result `index` of `node` (a node of several results)."""
+    return any(user.args[1] == index for user in node.users)
 
 
 # -- reductions and normalizations ------------------------------------------------------------
@@ -384,7 +406,12 @@ def softmax(g: Graph, node: Any) -> str:
 
 @converts(
     "aten.native_layer_norm.default",
-    cases=[Case(lambda: Call(lambda m, x: m.parts[0](x), nn.LayerNorm(8)), ((2, 3, 8),))],
+    cases=[
+        Case(lambda: Call(lambda m, x: m.parts[0](x), nn.LayerNorm(8)), ((2, 3, 8),)),
+        call(
+            lambda m, x: sum(t.sum((-2, -1)) for t in torch.native_layer_norm(x, [2, 4], None, None, 1e-5)), (3, 2, 4)
+        ),
+    ],
 )
 def layer_norm(g: Graph, node: Any) -> tuple:
     x, shape, weight, bias, eps = _args(g, node, 5)
@@ -393,8 +420,10 @@ def layer_norm(g: Graph, node: Any) -> tuple:
         weight = g.const(np.ones(shape, dtype))
     if bias is None:
         bias = g.const(np.zeros(shape, dtype))
-    y = g.op("LayerNormalization", [x, weight, bias], axis=-len(shape), epsilon=float(eps))
-    return (y, None, None)
+    norm: dict[str, Any] = dict(axis=-len(shape), epsilon=float(eps))
+    if not (reads_result(node, 1) or reads_result(node, 2)):
+        return (g.op("LayerNormalization", [x, weight, bias], **norm), None, None)
+    return tuple(g.op("LayerNormalization", [x, weight, bias], outputs=3, **norm))  # the mean and 1/std saved
 
 
 @converts(
@@ -462,36 +491,49 @@ def convolution(g: Graph, node: Any) -> str:
 
 @converts(
     "aten.max_pool2d_with_indices.default",
-    cases=[call(lambda m, x: nn.functional.max_pool2d(x, 3, 2, 1), (1, 2, 8, 8))],
+    cases=[
+        call(lambda m, x: nn.functional.max_pool2d(x, 3, 2, 1), (1, 2, 8, 8)),
+        call(lambda m, x: nn.functional.max_pool2d(x, 2, return_indices=True)[1].float(), (2, 3, 6, 4)),
+    ],
 )
 def max_pool(g: Graph, node: Any) -> tuple:
+    """The pooled values, and the indices (each maximum's place in its plane, h * W + w) when the
+    graph reads them (a training graph saves them for the backward)."""
     x, kernel, stride, padding, dilation, ceil_mode = _args(g, node, 6)
-    y = g.op(
-        "MaxPool",
-        [x],
+    window: dict[str, Any] = dict(
         kernel_shape=_pair(kernel),
         strides=_pair(stride or kernel),
         pads=_pair(padding) * 2,
         dilations=_pair(dilation),
         ceil_mode=int(bool(ceil_mode)),
     )
-    return (y, None)
+    if not reads_result(node, 1):
+        return (g.op("MaxPool", [x], **window), None)
+    y, flat = g.op("MaxPool", [x], outputs=2, **window)  # ONNX's indices count across N and C too
+    plane = g.op("ReduceProd", [g.op("Shape", [x], start=2)], keepdims=1)
+    return (y, g.op("Mod", [flat, plane]))
 
 
 @converts(
     "aten.avg_pool2d.default",
-    cases=[call(lambda m, x: nn.functional.avg_pool2d(x, 2, 2), (1, 2, 8, 8))],
+    "aten.avg_pool3d.default",
+    cases=[
+        call(lambda m, x: nn.functional.avg_pool2d(x, 2, 2), (1, 2, 8, 8)),
+        call(lambda m, x: nn.functional.avg_pool3d(x, 2), (1, 2, 4, 4, 4)),
+        call(lambda m, x: nn.functional.avg_pool3d(x, 3, 2, 1, count_include_pad=False), (2, 1, 5, 6, 5)),
+    ],
 )
 def avg_pool(g: Graph, node: Any) -> str:
     x, kernel, stride, padding, ceil_mode, include_pad, divisor = _args(g, node, 7)
     if divisor is not None:
-        raise TorchImportError("avg_pool2d with divisor_override is not supported")
+        raise TorchImportError("average pooling with divisor_override is not supported")
+    n = _rank(node.args[0]) - 2  # spatial dims
     return g.op(
         "AveragePool",
         [x],
-        kernel_shape=_pair(kernel),
-        strides=_pair(stride or kernel),
-        pads=_pair(padding) * 2,
+        kernel_shape=_pair(kernel, n),
+        strides=_pair(stride or kernel, n),
+        pads=_pair(padding, n) * 2,
         ceil_mode=int(bool(ceil_mode)),
         count_include_pad=int(bool(include_pad)),
     )
@@ -926,24 +968,98 @@ def upsample_bilinear(g: Graph, node: Any) -> str:
     cases=[
         call(lambda m, x: x[torch.tensor([2, 0, 2])] + x[:, torch.tensor([1, 1, 0, 2])].sum(1, keepdim=True), (3, 3)),
         call(lambda m, x: x[torch.tensor([[0], [2]]), torch.tensor([1, 0, 1])], (3, 4, 2)),
+        call(lambda m, x: x[:, torch.tensor([[0], [2]]), torch.tensor([1, 0, 1])], (2, 3, 4, 2)),
+        call(lambda m, x: x[torch.tensor([1, 0]), :, torch.tensor([3, 1])], (2, 3, 4, 2)),
     ],
 )
 def index(g: Graph, node: Any) -> str:
+    """Advanced indexing: the indexed dims moved to the front, GatherND on the stacked index
+    tensors, and the broadcast index dims put back where PyTorch puts them (in place of the
+    indexed dims when those are adjacent, else in front)."""
     x, indices = _args(g, node, 2)
-    given = [(k, i) for k, i in enumerate(indices) if i is not None]
+    given = [k for k, i in enumerate(indices) if i is not None]
+    if any(_val(node.args[1][k]).dtype == torch.bool for k in given):
+        raise TorchImportError("indexing by a boolean mask gives a shape known only at run time")
     if len(given) == 1:
-        ((dim, index_tensor),) = given
-        return g.op("Gather", [x, index_tensor], axis=dim)
-    if [k for k, _ in given] != list(range(len(given))):
-        raise TorchImportError("index tensors must be on the leading dims, one after another")
-    tensors = [i for _, i in given]  # broadcast together: each plus the others times zero
+        return g.op("Gather", [x, indices[given[0]]], axis=given[0])
+    rank = _rank(node.args[0])
+    others = [d for d in range(rank) if d not in given]
+    moved = g.op("Transpose", [x], perm=given + others) if given != list(range(len(given))) else x
+    gathered = g.op("GatherND", [moved, stacked_indices(g, [indices[k] for k in given])])
+    first = given[0]
+    if first == 0 or given != list(range(first, first + len(given))):
+        return gathered
+    spread = len(torch.broadcast_shapes(*(_val(node.args[1][k]).shape for k in given)))
+    back = [*range(spread, spread + first), *range(spread), *range(spread + first, spread + len(others))]
+    return g.op("Transpose", [gathered], perm=back)
+
+
+def stacked_indices(g: Graph, tensors: list[str]) -> str:
+    """Index tensors broadcast together and stacked on a last axis (GatherND's and ScatterND's
+    indices into the dims they index, in order)."""
     zero = g.const(0, np.int64)
-    spread = [g.op("Add", [t, *[g.op("Mul", [o, zero]) for o in tensors if o is not t][:1]]) for t in tensors]
+    spread = tensors
+    if len(tensors) > 1:  # broadcast together: each plus another times zero
+        spread = [g.op("Add", [t, g.op("Mul", [next(o for o in tensors if o is not t), zero])]) for t in tensors]
     for t in tensors[2:]:  # more than two: each result broadcast against the rest as well
         spread = [g.op("Add", [s, g.op("Mul", [t, zero])]) for s in spread]
     last = g.const([-1], np.int64)
-    stacked = g.op("Concat", [g.op("Unsqueeze", [s, last]) for s in spread], axis=-1)
-    return g.op("GatherND", [x, stacked])
+    return g.op("Concat", [g.op("Unsqueeze", [s, last]) for s in spread], axis=-1)
+
+
+@converts(
+    "aten.linalg_vector_norm.default",
+    cases=[
+        call(lambda m, x: torch.linalg.vector_norm(x, dim=-1, keepdim=True) + torch.linalg.vector_norm(x), (2, 3)),
+        call(
+            lambda m, x: torch.linalg.vector_norm(x, 1, (0, 2)) + torch.linalg.vector_norm(x, float("inf")), (2, 3, 4)
+        ),
+        call(lambda m, x: torch.linalg.vector_norm(x, 3, 1), (2, 5)),
+    ],
+)
+def vector_norm(g: Graph, node: Any) -> str:
+    x, order, dim, keepdim, dtype = _args(g, node, 5)
+    if dtype is not None:
+        x = g.op("Cast", [x], to=onnx_type(dtype, "vector_norm's dtype"))
+    axes = list(range(_rank(node.args[0]))) if dim in (None, []) else [int(d) for d in _listed(dim)]
+    reduce = dict(keepdims=int(bool(keepdim)))
+    order = float(order)
+    if order == 2:
+        return g.op("ReduceL2", [x, g.ints(axes)], **reduce)
+    if order == 1:
+        return g.op("ReduceL1", [x, g.ints(axes)], **reduce)
+    if order in (float("inf"), float("-inf")):
+        return g.op("ReduceMax" if order > 0 else "ReduceMin", [g.op("Abs", [x]), g.ints(axes)], **reduce)
+    if order == 0:
+        nonzero = g.op("Cast", [g.op("Not", [g.op("Equal", [x, g.const(0.0, _dtype(node.args[0]))])])], to=1)
+        return g.op("ReduceSum", [nonzero, g.ints(axes)], **reduce)
+    p = g.const(order, np.float32)
+    summed = g.op("ReduceSum", [g.op("Pow", [g.op("Abs", [x]), p]), g.ints(axes)], **reduce)
+    return g.op("Pow", [summed, g.const(1.0 / order, np.float32)])
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+@converts(
+    "aten.unfold.default",
+    cases=[call(lambda m, x: x.unfold(1, 3, 2), (2, 8, 3)), call(lambda m, x: x.unfold(-1, 4, 4), (2, 8))],
+)
+def unfold(g: Graph, node: Any) -> str:
+    """Windows of `size` every `step` along `dim`: a Gather by the windows' positions (n x size)
+    there, the window axis moved last."""
+    x, dim, size, step = _args(g, node, 4)
+    shape = list(_val(node.args[0]).shape)
+    rank = len(shape)
+    dim = int(dim) % max(rank, 1)
+    if not isinstance(shape[dim], int):
+        raise TorchImportError(f"unfold along a symbolic dim ({shape[dim]}) is not supported")
+    count = (shape[dim] - int(size)) // int(step) + 1
+    positions = np.arange(count)[:, None] * int(step) + np.arange(int(size))[None, :]
+    gathered = g.op("Gather", [x, g.const(positions, np.int64)], axis=dim)
+    perm = [*range(dim + 1), *range(dim + 2, rank + 1), dim + 1]
+    return g.op("Transpose", [gathered], perm=perm)
 
 
 SIZE_ARITHMETIC = {"mul": "Mul", "sub": "Sub"}

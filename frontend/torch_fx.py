@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ge.frontend.onnx_ge_domain import GE_DOMAIN, GE_DOMAIN_VERSION
+
 OPSET = 21
 
 
@@ -53,14 +55,41 @@ class Converter:
 
 
 CONVERTERS: dict[str, Converter] = {}
-"""Filled by frontend/torch_converters.py as it is imported; read it through `converter_table()`."""
+"""Filled by the converter modules as they are imported; read it through `converter_table()`."""
+
+REFUSALS: dict[str, str] = {}
+"""Core overloads ge refuses on purpose, with the reason (`refuses`); read through `refusal_table()`."""
 
 
 def converter_table() -> dict[str, Converter]:
-    """Every registered converter by overload name (the rule table imported first)."""
-    from ge.frontend import torch_converters  # noqa: F401  (its decorators fill CONVERTERS)
+    """Every registered converter by overload name (the rule tables imported first)."""
+    from ge.frontend import (  # noqa: F401  (their decorators fill CONVERTERS and REFUSALS)
+        torch_converters,
+        torch_more_converters,
+        torch_training_converters,
+    )
 
     return CONVERTERS
+
+
+def refusal_table() -> dict[str, str]:
+    """The overloads refused on purpose, each with its reason."""
+    converter_table()
+    return REFUSALS
+
+
+def refuses(reason: str, *overloads: str) -> None:
+    """Records that ge refuses `overloads` on purpose, and why (named when one is met)."""
+    for overload in overloads:
+        REFUSALS[overload] = reason
+
+
+def missing_operators(overloads: Iterable[str]) -> str:
+    """One line naming each overload without a converter, with the reason where ge refuses it."""
+    missing = sorted(set(overloads) - set(converter_table()))
+    reasons = refusal_table()
+    named = [f"{o} ({reasons[o]})" if o in reasons else o for o in missing]
+    return f"{len(missing)} operator{'s' if len(missing) > 1 else ''} without a ge converter: {', '.join(named)}"
 
 
 def converts(*overloads: str, cases: Sequence[Case] = ()) -> Callable[[Callable], Callable]:
@@ -131,9 +160,10 @@ class Graph:
         return names[0] if outputs == 1 else names
 
     def const(self, value: Any, dtype: Any = None) -> str:
+        """A literal (a Constant node: never a trained parameter, as the program's weights are)."""
         array = np.asarray(value, dtype=dtype)
         name = self.fresh("const")
-        self.initializers.append(numpy_helper.from_array(array, name))
+        self.nodes.append(helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(array)))
         return name
 
     def ints(self, values: Iterable[Any]) -> str:
@@ -193,17 +223,9 @@ def to_onnx(
     with their input names, `weights` the placeholders that are parameters, buffers or constants
     (node -> (state_dict name, value)), `outputs` the nodes it returns."""
     table = converter_table()
-    missing = sorted(
-        {
-            overload_name(n.target)
-            for n in graph_module.graph.nodes
-            if n.op == "call_function" and overload_name(n.target) not in table
-        }
-    )
-    if missing:
-        raise TorchImportError(
-            f"{len(missing)} operator{'s' if len(missing) > 1 else ''} without a ge converter: {', '.join(missing)}"
-        )
+    held = {overload_name(n.target) for n in graph_module.graph.nodes if n.op == "call_function"}
+    if not held <= set(table):
+        raise TorchImportError(missing_operators(held))
     g = Graph()
     value_infos = []
     for node, input_name in inputs:
@@ -234,7 +256,8 @@ def to_onnx(
         g.nodes.append(helper.make_node("Identity", [value], [name_out], name=f"{name_out}/Identity"))
         out_infos.append(onnx.ValueInfoProto(name=name_out))
     model_graph = helper.make_graph(g.nodes, name, value_infos, out_infos, g.initializers)
-    return helper.make_model(model_graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid(GE_DOMAIN, GE_DOMAIN_VERSION)]
+    return helper.make_model(model_graph, opset_imports=opsets)
 
 
 def _value_info(name: str, node: Any) -> onnx.ValueInfoProto:
@@ -283,9 +306,12 @@ def import_exported_program(
             raise TorchImportError(f"{len(input_names)} input names for {len(inputs)} inputs")
         inputs = [(node, name) for (node, _), name in zip(inputs, input_names)]
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
-    user = [s.arg.name for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+    user = [s.arg for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+    strange = [f"#{i} ({getattr(a, 'value', a)!r})" for i, a in enumerate(user) if type(a).__name__ != "TensorArgument"]
+    if strange:
+        raise TorchImportError(f"the program returns values that are not tensors: output {', '.join(strange)}")
     returned = {getattr(v, "name", None): v for v in output_node.args[0]}
-    outputs = [returned[n] for n in user]
+    outputs = [returned[a.name] for a in user]
     if output_names is not None and len(output_names) != len(outputs):
         raise TorchImportError(f"{len(output_names)} output names for {len(outputs)} outputs")
     model = to_onnx(gm, inputs, weights, outputs, output_names=output_names)

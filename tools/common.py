@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
@@ -101,8 +102,9 @@ def import_torch_file(path: str, max_tensor_bytes: int | None = None):
         raise UserError(f"{path}: {TORCH_NEEDED}") from None
     from ge.frontend.torch_fx import TorchImportError, import_exported_program
 
+    _refuse_newer_schema(path, torch)
     try:
-        with doing(f"loading {path}"):
+        with doing(f"loading {path}"), _quiet("torch.export"):
             program = torch.export.load(path)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
@@ -114,6 +116,41 @@ def import_torch_file(path: str, max_tensor_bytes: int | None = None):
             return import_exported_program(program)
     except (TorchImportError, OnnxImportError) as e:
         raise UserError(f"{path}: {first_line(e)}") from None
+
+
+def _refuse_newer_schema(path: str, torch: Any) -> None:
+    """A program saved by a newer PyTorch, whose export schema this one cannot read: one line
+    (torch.export.load would log its traceback and fail)."""
+    import json
+    import zipfile
+
+    from torch._export.serde.schema import SCHEMA_VERSION
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            models = [n for n in archive.namelist() if "/models/" in n and n.endswith(".json")]
+            versions = [json.loads(archive.read(n)).get("schema_version") for n in models]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return  # not an archive: torch.export.load says so
+    for version in versions:
+        major, minor = (version.get("major"), version.get("minor")) if isinstance(version, dict) else (None, None)
+        if isinstance(major, int) and major > SCHEMA_VERSION[0]:
+            raise UserError(
+                f"{path}: saved by a newer PyTorch (export schema {major}.{minor}); torch {torch.__version__} "
+                f"reads schema {SCHEMA_VERSION[0]}.x"
+            )
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """`logger`'s warnings held back (the error that follows them is the one line reported)."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def first_line(e: BaseException) -> str:

@@ -92,6 +92,36 @@ def test_a_file_that_is_no_program_is_one_line(tmp_path, run_main):
     assert code == 1 and err.count("\n") == 1 and "not a saved torch.export program" in err, err
 
 
+def test_a_program_saved_by_a_newer_pytorch_is_one_line(program, tmp_path, run_main):
+    """An archive whose export schema is newer than this torch reads: named before torch.export.load
+    (which would log a traceback)."""
+    import json
+    import zipfile
+
+    torch.export.save(program[1], tmp_path / "net.pt2")
+    with zipfile.ZipFile(tmp_path / "net.pt2") as src, zipfile.ZipFile(tmp_path / "newer.pt2", "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("models/model.json"):
+                model = json.loads(data)
+                model["schema_version"] = {"major": model["schema_version"]["major"] + 1, "minor": 0}
+                data = json.dumps(model).encode()
+            out.writestr(name, data)
+    code, _, err = run_main(ge_translate.main, ["--import-torch", tmp_path / "newer.pt2"])
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "newer.pt2: saved by a newer PyTorch (export schema" in err
+
+
+def test_a_program_returning_what_is_not_a_tensor_is_one_line():
+    class Odd(nn.Module):
+        def forward(self, x):
+            return x + 1, 3
+
+    program = torch.export.export(Odd(), (torch.ones(2),))
+    with pytest.raises(ge.GEError, match=r"program: the program returns values that are not tensors: output #1 \(3\)"):
+        ge.GraphParser().parse_torch(program)
+
+
 def test_pytorchs_encoder_layer_with_dynamic_batch_and_sequence():
     """nn.TransformerEncoderLayer exported with batch and sequence as Dims (its head split computes
     batch * heads from the sizes): equal to eager PyTorch at the ge level and at O3 on symbols."""

@@ -1,0 +1,155 @@
+"""`torch.compile(model, backend="ge")` on the corpus's transformers architectures, against eager
+PyTorch; and the first call's compile time against `backend="inductor"`.
+
+    python -m bench.torch_compile [--models bert,gpt2] [--timing bert,gpt2,segformer] [--repeats 3]
+
+The architectures are the corpus's (test/corpus/export.py: small configurations, seeded random
+weights, nothing downloaded); its torchvision and timm entries need a torchvision built for the
+installed torch, which the project's PyTorch pin lacks, so they are listed as skipped. Each model
+runs in eval mode under `torch.no_grad()`, compiled with `dynamic=False`, on the corpus's inputs. A
+model passes when max|ge - eager| / max|eager| <= 1e-4 on its output. The table gives the error,
+the graphs Dynamo handed over, the operators that ran in eager PyTorch (the backend's warnings),
+and the compile time (the first call, which compiles, less an eager call).
+
+The second table times the first call of `torch.compile` with each backend, side by side in one
+process, `--repeats` times each (Dynamo reset between), and gives the medians and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+CORPUS = Path(__file__).resolve().parent.parent / "test" / "corpus"
+TOLERANCE = 1e-4
+TIMED = ("bert", "gpt2", "segformer")
+
+
+def corpus_specs() -> list:
+    """The corpus's architecture entries (test/corpus/export.py)."""
+    sys.path.insert(0, str(CORPUS))  # export.py imports weights.py beside it
+    spec = importlib.util.spec_from_file_location("corpus_export", CORPUS / "export.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return list(module.SPECS)
+
+
+def build(spec):
+    """The model (eval mode) and its inputs, seeded as the corpus's export seeds them."""
+    import torch
+
+    torch.manual_seed(0)
+    model = spec.build().eval()
+    generator = torch.Generator().manual_seed(1)
+    return model, tuple(i.tensor(generator) for i in spec.inputs)
+
+
+def relative_error(got, want) -> float:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    return float(np.max(np.abs(got - want))) / (scale or 1.0) if want.size else 0.0
+
+
+def run_one(spec) -> dict:
+    """One architecture through torch.compile(backend="ge"): error, graphs, fallbacks, compile time."""
+    import torch
+
+    from ge.api.torch_backend import ge_backend
+
+    torch._dynamo.reset()
+    model, args = build(spec)
+    with torch.no_grad():
+        start = time.perf_counter()
+        want = model(*args)
+        eager = time.perf_counter() - start
+        before_reports, before_fallbacks = len(ge_backend.reports), len(ge_backend.fallbacks)
+        compiled = torch.compile(model, backend="ge", dynamic=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            got = compiled(*args)
+            first = time.perf_counter() - start
+    fallbacks = ge_backend.fallbacks[before_fallbacks:]
+    ops = sorted({op for f in fallbacks for op in re.findall(r"aten\.[\w.]+", f.split(" run in eager")[0])})
+    whole = [f.split(": ", 2)[-1] for f in fallbacks if "the graph runs in eager PyTorch" in f]
+    return {
+        "error": relative_error(got.numpy(), want.numpy()),
+        "graphs": len(ge_backend.reports) - before_reports + len(whole),
+        "fallback_ops": ops,
+        "whole_graphs_eager": whole,
+        "compile_s": first - eager,
+    }
+
+
+def first_call_seconds(spec, backend: str) -> float:
+    import torch
+
+    torch._dynamo.reset()
+    model, args = build(spec)
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        compiled(*args)
+        return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", help="comma-separated corpus names (default: every transformers one)")
+    parser.add_argument("--timing", default=",".join(TIMED), help="models timed against inductor ('' for none)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.backends.mha.set_fastpath_enabled(False)
+    specs = corpus_specs()
+    wanted = set(args.models.split(",")) if args.models else None
+    chosen = [s for s in specs if (wanted is None and s.library == "transformers") or (wanted and s.name in wanted)]
+    skipped = [s for s in specs if wanted is None and s.library != "transformers"]
+    print(f"{'model':14} {'family':13} {'error':>9} {'graphs':>6} {'compile s':>9}  eager fallback")
+    passed = fell_back = 0
+    for spec in chosen:
+        try:
+            r = run_one(spec)
+        except Exception as e:  # one line per architecture that fails
+            print(f"{spec.name:14} {spec.family:13} failed: {str(e).strip().splitlines()[0][:100]}", flush=True)
+            continue
+        ok = r["error"] <= TOLERANCE
+        passed += ok
+        fell_back += bool(r["fallback_ops"] or r["whole_graphs_eager"])
+        eager = ", ".join(r["fallback_ops"] + [f"whole graph: {w}" for w in r["whole_graphs_eager"]]) or "-"
+        print(
+            f"{spec.name:14} {spec.family:13} {r['error']:9.2e} {r['graphs']:6d} {r['compile_s']:9.2f}  "
+            f"{eager[:120]}{'' if ok else '  OVER TOLERANCE'}",
+            flush=True,
+        )
+    print(f"\n{passed} of {len(chosen)} within {TOLERANCE:g} of eager; {fell_back} needed an eager fallback")
+    if skipped:
+        print(f"skipped ({len(skipped)}, no torchvision for this torch): {', '.join(s.name for s in skipped)}")
+    timed = [s for s in specs if s.name in set(filter(None, args.timing.split(",")))]
+    if timed:
+        print(f"\nfirst call of torch.compile, median of {args.repeats}, same process")
+        print(f"{'model':14} {'ge s':>8} {'inductor s':>11} {'ge / inductor':>14}")
+        for spec in timed:
+            times: dict[str, list[float]] = {"ge": [], "inductor": []}
+            for _ in range(args.repeats):
+                for backend in times:  # side by side, alternating
+                    times[backend].append(first_call_seconds(spec, backend))
+            ge_s, ind_s = statistics.median(times["ge"]), statistics.median(times["inductor"])
+            print(f"{spec.name:14} {ge_s:8.2f} {ind_s:11.2f} {ge_s / ind_s:14.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
