@@ -1,7 +1,7 @@
 """`torch.compile(model, backend="ge")` on the corpus's transformers architectures, against eager
 PyTorch; and the first call's compile time against `backend="inductor"`.
 
-    python -m bench.torch_compile [--models bert,gpt2] [--timing bert,gpt2,segformer] [--repeats 3]
+    python -m bench.torch_compile [--models bert,gpt2] [--timing bert,gpt2,segformer] [--repeats 3] [--export]
 
 The architectures are the corpus's (test/corpus/export.py: small configurations, seeded random
 weights, nothing downloaded); its torchvision and timm entries need a torchvision built for the
@@ -11,8 +11,14 @@ model passes when max|ge - eager| / max|eager| <= 1e-4 on its output. The table 
 the graphs Dynamo handed over, the operators that ran in eager PyTorch (the backend's warnings),
 and the compile time (the first call, which compiles, less an eager call).
 
-The second table times the first call of `torch.compile` with each backend, side by side in one
-process, `--repeats` times each (Dynamo reset between), and gives the medians and their ratio.
+With `--export`, each architecture is also exported by `torch.export` (non-strict), imported
+(`import_exported_program`) and run at O0, O3 (ge-optimize, the reference interpreter at the ge
+level) and at the stream level (the O3 module lowered by ge-compile's pipeline and run), each
+against eager PyTorch with the same tolerance.
+
+The last table times the first call of `torch.compile` with each backend (inductor's caches off:
+ge keeps none), side by side in one process, `--repeats` times each (Dynamo reset between), and
+gives the medians and their ratio.
 """
 
 from __future__ import annotations
@@ -91,9 +97,50 @@ def run_one(spec) -> dict:
     }
 
 
-def first_call_seconds(spec, backend: str) -> float:
+LEVELS = ("O0", "O3", "stream")
+
+
+def export_one(spec) -> dict[str, float | str]:
+    """One architecture through torch.export and the import: each level's error against eager
+    PyTorch, or the first line of why it could not run."""
     import torch
 
+    from ge.frontend.torch_fx import import_exported_program
+    from ge.ge_dialects.context import make_context
+    from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
+    from ge.interpreter.runner import run
+    from ge.lowering.compile import compile_module
+    from ge.passes.ge_optimize import GeOptimizePass
+
+    model, args = build(spec)
+    names = [i.name for i in spec.inputs]
+    with torch.no_grad():
+        want = model(*args).numpy()
+        program = torch.export.export(model, args, strict=False)
+    module, weights = import_exported_program(program, input_names=names, output_names=["output"])
+    attach_weights(module, weights)
+    feeds = {n: a.numpy() for n, a in zip(names, args)}
+    found: dict[str, float | str] = {}
+    for level in LEVELS:
+        try:
+            copy = clone_with_weights(module)
+            if level == "stream":
+                compile_module(copy, level=3)
+            else:
+                GeOptimizePass(level=int(level[1])).apply(make_context(), copy)
+            found[level] = relative_error(run(copy, feeds)["output"], want)
+        except Exception as e:  # the level's failure, in one line
+            found[level] = str(e).strip().splitlines()[0][:80] if str(e).strip() else type(e).__name__
+    return found
+
+
+def first_call_seconds(spec, backend: str) -> float:
+    """The first call of the compiled model (it compiles); inductor without its on-disk caches,
+    as ge has none."""
+    import torch
+    import torch._inductor.config
+
+    torch._inductor.config.force_disable_caches = True
     torch._dynamo.reset()
     model, args = build(spec)
     compiled = torch.compile(model, backend=backend, dynamic=False)
@@ -109,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", help="comma-separated corpus names (default: every transformers one)")
     parser.add_argument("--timing", default=",".join(TIMED), help="models timed against inductor ('' for none)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--export", action="store_true", help="also torch.export each model: O0, O3, stream")
     args = parser.parse_args(argv)
     import torch
 
@@ -137,6 +185,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{passed} of {len(chosen)} within {TOLERANCE:g} of eager; {fell_back} needed an eager fallback")
     if skipped:
         print(f"skipped ({len(skipped)}, no torchvision for this torch): {', '.join(s.name for s in skipped)}")
+    if args.export:
+        print(f"\ntorch.export, imported: error against eager per level (ok: <= {TOLERANCE:g})")
+        print(f"{'model':14} " + " ".join(f"{level:>10}" for level in LEVELS))
+        level_passes = dict.fromkeys(LEVELS, 0)
+        for spec in chosen:
+            try:
+                found = export_one(spec)
+            except Exception as e:  # the export or the import: one line
+                print(f"{spec.name:14} failed: {str(e).strip().splitlines()[0][:100]}", flush=True)
+                continue
+            cells = []
+            for level in LEVELS:
+                value = found[level]
+                ok = isinstance(value, float) and value <= TOLERANCE
+                level_passes[level] += ok
+                cells.append(f"{value:10.2e}" if isinstance(value, float) else f"  {value}")
+            print(f"{spec.name:14} " + " ".join(cells), flush=True)
+        print(", ".join(f"{level}: {n} of {len(chosen)}" for level, n in level_passes.items()))
     timed = [s for s in specs if s.name in set(filter(None, args.timing.split(",")))]
     if timed:
         print(f"\nfirst call of torch.compile, median of {args.repeats}, same process")
