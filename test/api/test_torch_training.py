@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from torch import nn  # noqa: E402
 
+from ge.api.torch_backend import ge_backend  # noqa: E402
 from ge.frontend.torch_fx import import_exported_program  # noqa: E402
 from ge.ge_dialects.context import make_context  # noqa: E402
 from ge.interpreter.runner import run  # noqa: E402
@@ -101,6 +102,9 @@ def test_twenty_steps_give_eager_losses_and_parameters(name):
         opt_eager.step()
         opt_eager.zero_grad()
         assert loss.item() == pytest.approx(want.item(), rel=1e-5), f"step {step}"
+    memory = ge_backend.training_memory  # the pair's pools as one: less than apart, the saved tensors beside
+    assert memory is not None and memory.saved > 0 and memory.shared < memory.apart
+    assert "training step: forward pool" in ge_backend.last_report()
     for (key, got), want_p in zip(ours.named_parameters(), eager.parameters()):
         np.testing.assert_allclose(got.detach().numpy(), want_p.detach().numpy(), rtol=1e-4, atol=1e-5, err_msg=key)
     for (key, got), want_b in zip(ours.named_buffers(), eager.buffers()):  # BatchNorm's running statistics
