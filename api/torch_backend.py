@@ -75,6 +75,16 @@ def CompiledPart(compiled: Compiled) -> Any:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """What ran in eager PyTorch (the warning given): the operators without a converter, between
+    compiled parts, or a whole graph and why."""
+
+    message: str
+    operators: tuple[str, ...] = ()
+    whole_graph: str | None = None
+
+
+@dataclass(frozen=True)
 class TrainingMemory:
     """A training step's memory (bytes): each graph's workspace pool, and the tensors the forward
     saves for the backward (its outputs, the backward's inputs)."""
@@ -98,7 +108,7 @@ class GeBackend:
     """The backend (a callable Dynamo calls once per graph), with what it compiled last."""
 
     reports: list[str] = field(default_factory=list)
-    fallbacks: list[str] = field(default_factory=list)
+    fallbacks: list[Fallback] = field(default_factory=list)
     last_pool: int | None = None  # the last forward's pool, paired with the backward compiled next
     training_memory: TrainingMemory | None = None
 
@@ -197,7 +207,7 @@ class GeBackend:
             f"ge backend: {', '.join(missing)} run in eager PyTorch, without a ge converter; "
             f"{compiled} of the graph's {len(parts)} other parts compiled"
         )
-        self.fallbacks.append(message)
+        self.fallbacks.append(Fallback(message, tuple(missing)))
         warnings.warn(message, stacklevel=3)
         return fused
 
@@ -266,7 +276,7 @@ class GeBackend:
 
     def _eager(self, graph: Any, why: str) -> Any:
         message = f"ge backend: the graph runs in eager PyTorch: {why}"
-        self.fallbacks.append(message)
+        self.fallbacks.append(Fallback(message, whole_graph=why))
         warnings.warn(message, stacklevel=3)
         return graph.forward
 

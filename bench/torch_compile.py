@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import re
 import statistics
 import sys
 import time
@@ -86,8 +85,8 @@ def run_one(spec) -> dict:
             got = compiled(*args)
             first = time.perf_counter() - start
     fallbacks = ge_backend.fallbacks[before_fallbacks:]
-    ops = sorted({op for f in fallbacks for op in re.findall(r"aten\.[\w.]+", f.split(" run in eager")[0])})
-    whole = [f.split(": ", 2)[-1] for f in fallbacks if "the graph runs in eager PyTorch" in f]
+    ops = sorted({op for f in fallbacks for op in f.operators})
+    whole = [f.whole_graph for f in fallbacks if f.whole_graph is not None]
     return {
         "error": relative_error(got.numpy(), want.numpy()),
         "graphs": len(ge_backend.reports) - before_reports + len(whole),
