@@ -158,5 +158,6 @@ REFUSED: dict[str, str] = {
     **{op.name: _TRAINING for op in ge.LOSS_OPS if op.name not in RULES},
     **{op.name: _TRAINING for op in ge.ELEMENTWISE_OPS if op.name.endswith("_grad")},
     **{op.name: _TRAINING for op in ge.NN_OPS if op.name.endswith("_grad")},
+    **{op.name: "a collective between data-parallel replicas, with no ONNX form" for op in ge.COLLECTIVE_OPS},
 }
 """ge op name -> why it is not exported (the one-line error says so)."""

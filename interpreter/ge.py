@@ -29,6 +29,7 @@ from ge.interpreter.kernels import vouch_for
 from ge.interpreter.kernels.attention import AttentionFunctions
 from ge.interpreter.kernels.checked import KernelError, TensorTooLarge  # noqa: F401 (re-exported: what a run raises)
 from ge.interpreter.kernels.col2im import Col2ImFunctions
+from ge.interpreter.kernels.collective import CollectiveFunctions
 from ge.interpreter.kernels.conv_grad import ConvGradFunctions
 from ge.interpreter.kernels.conv_transpose import ConvTransposeFunctions
 from ge.interpreter.kernels.custom import CustomFunctions
@@ -74,6 +75,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     GridSampleFunctions,
     LossFunctions,
     OptimizerFunctions,
+    CollectiveFunctions,
     CustomFunctions,
 )
 

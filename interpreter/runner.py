@@ -28,6 +28,7 @@ from ge.interpreter.fused import FusedFunctions
 from ge.interpreter.ge import ConstantCache, GeFunctions
 from ge.interpreter.kernels.parallel import kernel_threads
 from ge.interpreter.layouts import to_logical, to_physical
+from ge.interpreter.replicas import current_replica, replica_count, run_replicas, whole_batch_types
 from ge.interpreter.stream_program import pool_bytes
 from ge.interpreter.task import TaskFunctions
 
@@ -93,12 +94,18 @@ def tensor_types(types: Sequence[Attribute]) -> list[TensorType]:
 
 
 def input_signature(module: ModuleOp) -> dict[str, TensorType]:
-    """`main`'s inputs by name, after checking its whole signature (arguments and results) is tensors."""
+    """`main`'s inputs by name, after checking its whole signature (arguments and results) is tensors.
+
+    The inputs a caller gives: for a data-parallel program, the whole batch (each split input
+    `ge.replicas` times its rows); inside one replica's run, the replica's own slice."""
     fn = main_function(module)
     problem = signature_problem(fn)
     if problem is not None:
         raise InputError(problem)
-    return dict(zip(input_names(fn), tensor_types(fn.function_type.inputs.data)))
+    types = tensor_types(fn.function_type.inputs.data)
+    if current_replica() is None:
+        types = whole_batch_types(fn, types)
+    return dict(zip(input_names(fn), types))
 
 
 def check_input(name: str, t: TensorType, dtype: np.dtype, shape: tuple[int, ...]) -> None:
@@ -267,8 +274,11 @@ def run(
     streams with a memory plan runs on the arena executor, in program order: its tasks over one
     arena of the planned pool, as the device stores them (interpreter/arena_executor.py); a host
     program (partition-dynamic) runs its control flow here and its lowered subgraphs on the arena
-    (interpreter/host_program.py)."""
+    (interpreter/host_program.py). A data-parallel program runs every replica, each on its slice of
+    the batch, and returns replica 0's outputs (`run_each_replica` returns them all)."""
     fn = main_function(module)
+    if replica_count(fn) > 1 and current_replica() is None:
+        return run_each_replica(module, inputs, weights, threads)[0]
     if stream.MODE_ATTR in fn.attributes and pool_bytes(module) is not None:
         from ge.interpreter.arena_executor import run_in_arena  # it builds on this module
 
@@ -284,3 +294,16 @@ def run(
         results = interpreter.call_op(fn, tuple(args))
     outputs = (to_logical(np.asarray(r), t) for r, t in zip(results, tensor_types(fn.function_type.outputs.data)))
     return dict(zip(output_names(fn), outputs))
+
+
+def run_each_replica(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray],
+    weights: Mapping[str, np.ndarray] | Sequence[Mapping[str, np.ndarray]] | None = None,
+    threads: int | None = None,
+) -> list[dict[str, np.ndarray]]:
+    """Runs every replica of a data-parallel `main` (`ge.replicas`) on its slice of the batch and
+    returns each one's outputs, by rank; `weights` is one table for all or one per replica."""
+    fn = main_function(module)
+    with run_threads(threads):  # entered once here: the replicas' own entries nest inside it
+        return run_replicas(module, fn, input_names(fn), inputs, weights, lambda m, i, w: run(m, i, w, threads))

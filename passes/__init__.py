@@ -24,6 +24,7 @@ refuse_bare_import(__name__)
 #: Pass name -> (module, class), for the passes this project defines.
 PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "accumulate-gradients": ("ge.passes.accumulate_gradients", "AccumulateGradientsPass"),
+    "data-parallel": ("ge.passes.data_parallel", "DataParallelPass"),
     "add-loss": ("ge.passes.add_loss", "AddLossPass"),
     "adjust-hw-layout": ("ge.passes.layout.adjust_hw_layout", "AdjustHwLayoutPass"),
     "apply-optimizer": ("ge.passes.apply_optimizer", "ApplyOptimizerPass"),

@@ -24,18 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import describe
 from ge.ge_dialects.ge.grad import GradBuilder, value_shape
 from ge.ge_dialects.ge.types import shape_of
 from ge.interpreter.runner import output_names
 from ge.passes.autodiff import GradientRequest, add_outputs, build_backward
+from ge.passes.batch_split import batch_size, rebuilt_for_rows
 from ge.passes.pipeline import require_graph_level
 
 PASS = "accumulate-gradients"
@@ -68,20 +67,10 @@ class AccumulateGradientsPass(ModulePass):
         request = GradientRequest.of(op, self.loss, self.wrt, PASS, self.frozen)
         if any(n.endswith("_grad") for n in output_names(request.fn)):
             raise _error("the graph already has gradient outputs; accumulate-gradients runs instead of autodiff")
-        batch = _batch_size(request.fn)
+        batch = batch_size(request.fn, PASS)
         if batch % self.micro_batches:
             raise _error(f"the batch size {batch} is not a multiple of micro_batches={self.micro_batches}")
         _Unroller(request, batch, self).run()
-
-
-def _batch_size(fn: func.FuncOp) -> int:
-    inputs = [a.type for a in fn.body.block.args if isinstance(a.type, TensorType) and a.type.get_shape()]
-    if not inputs:
-        raise _error("the graph has no input with a batch dimension")
-    batch = shape_of(inputs[0])[0]
-    if batch is None:
-        raise _error("the batch dimension of the first input is dynamic; micro-batches need a static one")
-    return batch
 
 
 class _Unroller:
@@ -149,14 +138,8 @@ class _Unroller:
         )
 
     def _rebuild(self, op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
-        if not isinstance(op, ge.GeOp):
-            raise _error(f"{op.name} is not a ge op; the body cannot be split into micro-batches")
-        try:
-            new = op.rebuilt(mapping)
-        except VerifyException as e:
-            raise _error(f"{describe(op)} does not fit a micro-batch of {self.batch // self.k}: {e}") from None
+        new = rebuilt_for_rows(op, mapping, self.k, PASS)
         self.g.insert(new)
-        mapping.update(zip(op.results, new.results))
         return new
 
     def _concat(self, name: str, parts: list[SSAValue]) -> SSAValue:

@@ -111,6 +111,34 @@ class Dma:
 
 
 @dataclass(frozen=True)
+class Cluster:
+    """The modeled training cluster: servers of chips, the links between chips and what a
+    collective costs on them (the alpha-beta-gamma model: a message of n bytes over a link costs
+    latency + n / bandwidth, reducing it n / reduce_bandwidth)."""
+
+    servers: int
+    """Servers in the modeled cluster."""
+    chips_per_server: int
+    hccs_group: int
+    """Chips fully meshed by HCCS inside a server (the 910's two groups of 4, the 910B's one of 8)."""
+    hccs_bandwidth: float
+    """Bytes/s one way over one HCCS link between two chips of a group."""
+    hccs_latency_s: float
+    inter_group_bandwidth: float
+    """Bytes/s one way between the HCCS groups of one server, per chip."""
+    inter_group_latency_s: float
+    roce_bandwidth: float
+    """Bytes/s one way of a chip's RoCE port to the other servers."""
+    roce_latency_s: float
+    reduce_bandwidth: float
+    """Bytes/s at which a chip adds a received buffer into its own (gamma: the reduction's compute)."""
+
+    @property
+    def chips(self) -> int:
+        return self.servers * self.chips_per_server
+
+
+@dataclass(frozen=True)
 class Target:
     """One chip: `load_target("ascend910b").buffers.ub` is the 910B's Unified Buffer in bytes."""
 
@@ -127,3 +155,4 @@ class Target:
     events: Events
     aicpu: Aicpu
     dma: Dma
+    cluster: Cluster

@@ -44,6 +44,7 @@ from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
 from ge.interpreter.host_program import HostRecord, host_time, run_host
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, tensor_byte_limit
+from ge.interpreter.replicas import replica_count
 from ge.interpreter.runner import (
     InputError,
     check_input,
@@ -52,6 +53,7 @@ from ge.interpreter.runner import (
     keep_freed_memory,
     main_function,
     run,
+    run_each_replica,
 )
 from ge.interpreter.stream_executor import (
     NotLowered,
@@ -500,7 +502,15 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
 
     host_runs: list[HostRecord] = []
 
+    replicas = replica_count(main_function(module))
+
     def run_step(step_weights):
+        if replicas > 1 and args.schedule_seed is None:
+            each = run_each_replica(module, inputs, step_weights)
+            if args.print:
+                for rank, results in enumerate(each):
+                    print(scalar_line(f"replica {rank}", results))
+            return each[0]
         if has_host_main(module):
             results, record = run_host(module, inputs, step_weights, bind=bind)
             host_runs.append(record)
@@ -513,7 +523,7 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
 
     def on_step(step: int, results) -> None:
         if args.print and args.steps > 1:
-            print(scalar_line(step, results))
+            print(scalar_line(f"step {step}", results))
 
     start = time.perf_counter()
     try:

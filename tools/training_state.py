@@ -115,7 +115,7 @@ class _Overlay(Mapping[str, np.ndarray]):
         return key in self.state or key in self.base
 
 
-def scalar_line(step: int, outputs: Mapping[str, np.ndarray]) -> str:
-    """`step 3: loss 0.4127` — the step's scalar outputs (the loss curve)."""
+def scalar_line(label: str, outputs: Mapping[str, np.ndarray]) -> str:
+    """`step 3: loss 0.4127` — the scalar outputs of a step (the loss curve) or of a replica."""
     values = [f"{name} {float(v.reshape(-1)[0]):.6g}" for name, v in outputs.items() if v.size == 1]
-    return f"step {step}: " + ("  ".join(values) if values else "(no scalar outputs)")
+    return f"{label}: " + ("  ".join(values) if values else "(no scalar outputs)")

@@ -14,6 +14,8 @@ from ge.ge_dialects.ge.bitwise import *  # noqa: F403
 from ge.ge_dialects.ge.bitwise import BITWISE_OPS
 from ge.ge_dialects.ge.col2im import *  # noqa: F403
 from ge.ge_dialects.ge.col2im import COL2IM_OPS
+from ge.ge_dialects.ge.collective import *  # noqa: F403
+from ge.ge_dialects.ge.collective import COLLECTIVE_OPS
 from ge.ge_dialects.ge.constant import ConstantOp as ConstantOp
 from ge.ge_dialects.ge.control_flow import CONTROL_FLOW_OPS
 from ge.ge_dialects.ge.control_flow import GearsOp as GearsOp
@@ -93,6 +95,7 @@ ALL_OPS: list[type[GeOp]] = [
     *LAYOUT_OPS,
     *LOSS_OPS,
     *OPTIMIZER_OPS,
+    *COLLECTIVE_OPS,
     *CUSTOM_OPS,
 ]
 

@@ -44,6 +44,9 @@ class Engine(StrEnum):
     """The vector unit of the AI Core (float data; integer-only instances go to the AI CPU)."""
     AICPU = "aicpu"
     """The AI CPU, as GE places shape arithmetic (`ge.shape`, `ge.range`, fills)."""
+    HCCL = "hccl"
+    """The communication engine: a collective between the replicas (GE's HCCL ops kernel store),
+    carried over the chips' links on its own streams, not by an AI Core unit."""
     NONE = "none"
     """No engine: the op stays outside tasks (constants are device memory the loader fills)."""
 

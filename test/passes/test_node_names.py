@@ -156,6 +156,7 @@ CASES = [
     ("loss-scale{kind=static}", "cnn_f32", TRAINED, True),
     ("loss-scale{kind=dynamic}", "cnn_f32", TRAINED, True),
     ("accumulate-gradients{micro_batches=2}", "mlp", "", True),
+    ("data-parallel{devices=2}", "mlp", "autodiff{loss=loss}", True),
     ("infer-shapes", "bert", "", False),
     ("require-graph-level", "bert", "", False),
     ("set-target{target=ascend910}", "bert", "", False),
