@@ -17,6 +17,8 @@ Options (GE's names; values as Python values or GE's strings):
   soc_version, ge.socVersion      the chip (a target name)
   ge.exec.disableReuseMemory      1: plan-memory without buffer reuse (plan-memory{reuse=false})
   ge.enableSingleStream           1: every task on stream 0 (lower-to-streams{single_stream=true})
+  ge.hcomParallel                 1: the tasks reading a collective's results on a stream of their own
+                                  (lower-to-streams{hcom_parallel=true}; a data-parallel step's updates)
   ge.inputShape                   per input, each dim a size, -1 or MIN~MAX: "x:1~8,128;mask:1~8,128"
                                   (ge-optimize{input_shape=...}: binds the sizes, bounds the ranges)
   ge.dynamicDims, ge.dynamicBatchSize, ge.dynamicImageSize, ge.compileHybridMode
@@ -49,7 +51,7 @@ COMPILE_OPTIONS = {
     "ge.socVersion": "target",
 }
 #: GE options read by `ge-opt --ge-option`'s readers into the compile's reuse / single_stream switches.
-PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream", *OPTIMIZE_OPTIONS)
+PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream", "ge.hcomParallel", *OPTIMIZE_OPTIONS)
 OPTION_NAMES = (*COMPILE_OPTIONS, *PASS_THROUGH)
 
 

@@ -10,8 +10,9 @@
 
 `lower-to-tasks` makes one task per fused group or remaining op. The engine is where GE would run
 it: `cube`, `vector`, `cube+vector` (a Cube op with a Vector epilogue), `aicpu` (what the AI Core
-cannot run), `dma`. `offsets` are the byte offsets of the results in the planned memory pool;
-`lower-to-streams` adds `stream` and `launch` (which host launch dispatches the task).
+cannot run), `dma`, `hccl` (a collective between replicas, on the chips' links). `offsets` are the
+byte offsets of the results in the planned memory pool; `lower-to-streams` adds `stream` and
+`launch` (which host launch dispatches the task).
 `state_alias` names, per result, the variable a training step's update writes in place ("" for none).
 """
 
@@ -39,7 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 from ge.ge_dialects.outlined import OutlinedYield, parse_signature, print_signature, verify_body
 from ge.ge_dialects.stream import DeviceEffects, check_stream_id
 
-ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")
+ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma", "hccl")
 MAX_BLOCK_DIM = 65535
 """The most blocks one launch may ask for (the runtime's blockDim is a 16-bit count)."""
 

@@ -142,6 +142,12 @@ def report(result, memory: MemoryFigures | None) -> str:
         f"utilization: cube {result.cube_util:.1%}, vector {result.vector_util:.1%}, "
         f"HBM bandwidth {result.hbm_util:.1%}",
     ]
+    collectives = [t for t in result.tasks if t.work.engine == "hccl"]
+    if collectives:
+        lines.append(
+            f"communication: {len(collectives)} collectives over {collectives[0].work.replicas} replicas, "
+            f"{result.communication_s * 1e6:.1f} us, {result.communication_hidden:.0%} hidden behind computation"
+        )
     if memory is not None:
         lines.append(
             f"memory: planned peak {memory.pool / 2**20:.2f} MiB (lower bound {memory.lower_bound / 2**20:.2f} "

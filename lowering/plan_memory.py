@@ -224,5 +224,8 @@ def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
             inplace: tuple[str, ...] = ()
             if k.pattern.data in INPLACE_PATTERNS:
                 inplace = tuple(names[v] for v in k.inputs if v in names and same_storage(v, r))
+            elif k.engine.data == "hccl" and len(k.inputs) == len(k.outputs):  # HCCL reduces in place
+                given = k.inputs[r.index]
+                inplace = (names[given],) if given in names and same_storage(given, r) else ()
             buffers.append(Buffer(names[r], device_bytes(r), i, last, inplace_of=inplace))
     return PoolBuffers(kernels, names, buffers)

@@ -8,6 +8,10 @@ transitive reduction of data dependencies plus stream order, with ids reused onc
 (whole-graph sink, one launch), `subgraph` (a new launch at each AI CPU task and each task
 with a dynamic shape, where the host must step in) or `dynamic` (one launch per task after the
 host inferred its shapes and tiling: a graph bound to its sizes only when it runs, `bind-dims`).
+The collectives of a data-parallel step (`hccl` tasks) run on a stream of their own, HCCL's, after
+the compute streams' ids and outside the `streams` budget; with `hcom_parallel` (GE's
+`ge.hcomParallel`) the tasks that read their results get one more, so the updates after a bucket
+overlap the rest of the backward instead of waiting in a compute stream's program order.
 
 Memory reuse is ordered too: when `plan-memory` gave a later result bytes of an earlier one,
 every access of the earlier result must finish before the later one is written. Those *reuse
@@ -76,6 +80,8 @@ class LowerToStreamsPass(ModulePass):
     streams: int = 0
     single_stream: bool = False
     mode: str = "graph"
+    hcom_parallel: bool = False
+    """GE's `ge.hcomParallel`: the tasks reading a collective's results get a stream of their own."""
     target: str | None = None  # None: the module's ge.target, else the default
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -107,7 +113,7 @@ class LowerToStreamsPass(ModulePass):
             raise DiagnosticException(f"{where} has '{stray.name}' outside a task.kernel (run lower-to-tasks first)")
         data_dag, kernels = dag_from_ops(list(block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         try:
-            planned = schedule(kernels, data_dag, limit, task_costs(kernels, cost))
+            planned = schedule(kernels, data_dag, limit, task_costs(kernels, cost), self.hcom_parallel)
         except (ReuseError, StateError) as e:
             raise DiagnosticException(f"{where}: the memory plan is wrong: {e}") from None
         plan = planned.plan

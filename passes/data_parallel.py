@@ -269,6 +269,7 @@ def _all_reduce(block: Block, grads: list[SSAValue], keys: list[str], number: in
         num_results=len(grads),
     )
     g.name = f"{BUCKET_NAME}.{number}/mean"
-    g.anchor = block.last_op  # the means at the end, where the update reads them: a stream running
-    assert g.anchor is not None  # the backward does not wait there for the collective
-    return {k: g.scale(r, 1.0 / devices) for k, r in zip(keys, reduce.results)}
+    end = block.last_op
+    assert end is not None
+    g.anchor = end  # the means at the end, where the updates read them: a stream running the
+    return {k: g.scale(r, 1.0 / devices) for k, r in zip(keys, reduce.results)}  # backward never waits there

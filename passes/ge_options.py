@@ -61,6 +61,8 @@ GE_OPTIONS: dict[str, tuple[str, str, Callable[[str], object]]] = {
     "ge.exec.disableReuseMemory": ("plan-memory", "reuse", lambda v: not _flag(v)),
     "ge.enableSingleStream": ("lower-to-streams", "single_stream", _flag),
     "ge.streamNum": ("lower-to-streams", "streams", _count),
+    "ge.hcomParallel": ("lower-to-streams", "hcom_parallel", _flag),
+    "ge.fusionTensorSize": ("data-parallel", "fusion_tensor_size", _count),
     "is_input_adjust_hw_layout": ("ge-optimize", "adjust_input_hw_layout", _flag),
     "ge.dynamicDims": ("ge-optimize", "dynamic_dims", str),
     "dynamic_dims": ("ge-optimize", "dynamic_dims", str),

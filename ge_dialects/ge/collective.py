@@ -70,6 +70,11 @@ class HcomAllReduceOp(GeOp):
 
     traits = traits_def(Communicates(), RunsOn(Engine.HCCL))
 
+    def vector_elements(self) -> int:
+        """None on the AI Cores: the links carry the collective, and its reduction is the gamma
+        term of its cost (the device model's cluster)."""
+        return 0
+
     @classmethod
     def infer(cls, a: InferArgs) -> list[TensorType]:
         reduction = a.prop("reduction")

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TypedDict
 
+from ge.interpreter.device.cluster import all_reduce_plan, bandwidth_bound
 from ge.interpreter.device.work import TaskWork, dtype_bytes
 from ge.target import Target, load_target
 
@@ -68,6 +69,7 @@ class Hardware:
         )
         pools["aicpu"] = cores.ai_cpu
         pools["dma"] = self.spec.dma.engines
+        pools["hccl"] = 1  # the chip's links: one collective at a time (HCCL runs them in order)
         return pools
 
     # -- per-core transfer rates, bytes/s (the file gives bytes per cycle) -------------------------
@@ -136,6 +138,8 @@ class Hardware:
             return {"aicpu": 1}
         if engine == "dma":
             return {"dma": 1}
+        if engine == "hccl":
+            return {"hccl": 1}
         if not self.spec.cores.separated_cube_vector:
             return {"aicore": 1}
         if engine == "cube":
@@ -211,6 +215,8 @@ class BlockCost:
             return st["compute"] + st["mte2"] + st["mte3"]
         if self.engine == "dma":  # a copy streams: the slowest of read, write and the HBM pipe
             return max(st["mte2"] + st["mte3"], st["hbm"])
+        if self.engine == "hccl":  # the links' steps, or the buffer's HBM traffic when it is slower
+            return max(st["compute"], st["hbm"])
         pipe = (st["mte2"], st["cube"], self.c2v_write_s, self.c2v_read_s, st["vector"], st["mte3"])
         # the slowest resource (a stage, or the shared HBM pipe, which never exceeds sum(pipe)) plus
         # the rest of one tile: n = 1 gives the sum (no overlap), n -> inf the slowest
@@ -220,7 +226,7 @@ class BlockCost:
     def fill(self, b: float) -> float:
         """The fill/drain part of `body(b)`."""
         st = self.stages(b)
-        if self.engine in ("aicpu", "dma"):
+        if self.engine in ("aicpu", "dma", "hccl"):
             return 0.0
         pipe = (st["mte2"], st["cube"], self.c2v_write_s, self.c2v_read_s, st["vector"], st["mte3"])
         return max(0.0, sum(pipe) - max(max(pipe), st["hbm"])) / self.tiles
@@ -260,6 +266,8 @@ def block_cost(work: TaskWork, target, l2_hits: frozenset[str] | set[str] = froz
         return _aicpu_block_cost(work, hw, common)
     if work.engine == "dma":
         return _dma_block_cost(hw, common)
+    if work.engine == "hccl":
+        return _hccl_block_cost(work, hw, common)
     return _core_block_cost(work, hw, common)
 
 
@@ -313,6 +321,26 @@ def _dma_block_cost(hw: Hardware, common: _SharedFields) -> BlockCost:
         read_rate=hw.spec.dma.bandwidth,
         l2_rate=hw.spec.dma.bandwidth,
         store_rate=hw.spec.dma.bandwidth,
+        **common,
+    )
+
+
+def _hccl_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> BlockCost:
+    """A collective: its algorithm's steps on the cluster's links (`compute_s`, the alpha-beta-gamma
+    time), while it reads its buffer from HBM and writes the result back, competing with the
+    kernels for HBM bandwidth."""
+    plan = all_reduce_plan(hw.spec.cluster, work.replicas, sum(_unique(work.inputs).values()))
+    return BlockCost(
+        overhead_s=0.0,  # the steps' latencies (alpha) are its overhead
+        tiles=1.0,
+        cube_s=0.0,
+        vector_s=0.0,
+        c2v_write_s=0.0,
+        c2v_read_s=0.0,
+        compute_s=plan.seconds,
+        read_rate=INF,
+        l2_rate=INF,
+        store_rate=INF,
         **common,
     )
 
@@ -437,6 +465,8 @@ def task_bound(work: TaskWork, target, hbm_bytes: float | None = None) -> float:
     if work.engine == "dma":
         moved = sum(_unique(work.inputs).values()) + sum(_unique(work.outputs).values())
         return max(mem, moved / (hw.spec.dma.bandwidth * hw.spec.dma.engines))
+    if work.engine == "hccl":
+        return max(mem, bandwidth_bound(hw.spec.cluster, work.replicas, sum(_unique(work.inputs).values())))
     cube = hw.cube_cycles(work) / hw.spec.cores.clock_hz / hw.cube_cores
     vector = hw.vector_cycles(work) / hw.spec.cores.clock_hz / hw.vector_cores
     return max(cube, vector, mem)

@@ -98,6 +98,8 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
     out = outputs[0] if outputs else None
     if engine == "aicpu":
         return 1, f"elements={elements(out) if out else 0}"
+    if engine == "hccl":  # one collective on the links, whatever its size
+        return 1, f"bytes={sum(nbytes(r) for r in outputs)}"
     anchor = cube_member(members)
     if engine in ("cube", "cube+vector") and anchor is not None:
         shape = shape_of(tensor_type_of(anchor.results[0]))

@@ -75,6 +75,7 @@ def ops_work(
         if dtype_value is not None and isinstance(dtype_value.type, TensorType)
         else "f32"
     )
+    collective = engine == "hccl"
     return TaskWork(
         name=name,
         op_type=op_type,
@@ -88,6 +89,7 @@ def ops_work(
         cube_to_vector_bytes=sum(nbytes(m.results[0]) for m in cube) if engine == "cube+vector" else 0,
         block_dim=block_dim,
         moved_layout_elems=sum(m.vector_elements() for m in moved if not (m.is_view() or heads_as_fractals)),
+        replicas=max((m.p("rank_size") for m in computing), default=0) if collective else 0,
     )
 
 

@@ -54,6 +54,8 @@ def task_type(engine: str, hw: Hardware) -> str:
         return "AI_CPU"
     if engine == "dma":
         return "DMA"
+    if engine == "hccl":
+        return "HCCL"
     if not hw.spec.cores.separated_cube_vector or engine == "cube":
         return "AI_CORE"
     return "AI_VECTOR_CORE" if engine == "vector" else "MIX_AIC"
@@ -177,6 +179,33 @@ class SimResult:
     launch_s: float = 0.0  # host cost of one launch
     wait_s: float = 0.0  # cost of one event wait
     hbm_bandwidth: float = 0.0
+
+    @property
+    def communication_s(self) -> float:
+        """Seconds the collectives (hccl tasks) ran."""
+        return sum(t.end - t.start for t in self.tasks if t.work.engine == "hccl")
+
+    @property
+    def communication_hidden(self) -> float:
+        """The share of the collectives' time during which some other task ran (communication the
+        computation hides); 1.0 without collectives."""
+        total = self.communication_s
+        if total <= 0:
+            return 1.0
+        busy = sorted((t.start, t.end) for t in self.tasks if t.work.engine != "hccl" and t.end > t.start)
+        merged: list[list[float]] = []
+        for start, end in busy:
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        hidden = 0.0
+        for t in self.tasks:
+            if t.work.engine != "hccl":
+                continue
+            for start, end in merged:
+                hidden += max(0.0, min(end, t.end) - max(start, t.start))
+        return hidden / total
 
     @property
     def latency_over_bound(self) -> float:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import csv
 import io
 
+from ge.interpreter.device.cluster import all_reduce_plan
 from ge.interpreter.device.simulator import EventWait, SimResult, TaskResult
+from ge.target import load_target
 
 _US = 1e6
 
 #: Trace processes: (pid, name) per track group; core pools get one thread (lane) per core.
-_PIDS = {"host": 0, "streams": 1, "aicore": 2, "aic": 2, "aiv": 3, "aicpu": 4, "dma": 5, "memory": 6}
+_PIDS = {"host": 0, "streams": 1, "aicore": 2, "aic": 2, "aiv": 3, "aicpu": 4, "dma": 5, "memory": 6, "links": 7}
+_LINKS = ("hccs", "inter_group", "roce")
+_LINK_NAMES = {"hccs": "HCCS", "inter_group": "between HCCS groups", "roce": "RoCE"}
 _POOL_NAMES = {
     "aicore": "AI Core",
     "aic": "AI Cube cores (AIC)",
@@ -29,8 +33,16 @@ def _meta(name: str, pid: int, tid: int, value) -> dict:
 def chrome_trace(result: SimResult) -> dict:
     """Trace-event JSON (load in chrome://tracing or ui.perfetto.dev). Times in microseconds.
     Tracks: the host's launches, one per stream (tasks, event waits and records, flow arrows from
-    each record to its waits), one per core of each pool used, and an HBM bandwidth counter."""
-    ev = _host_events(result) + _stream_events(result) + _core_events(result) + _memory_events(result)
+    each record to its waits), one per core of each pool used, an HBM bandwidth counter and, for a
+    data-parallel step, one per kind of link with the collectives' phases. The replicas run in lock
+    step, so replica 0's tracks are every replica's."""
+    ev = (
+        _host_events(result)
+        + _stream_events(result)
+        + _core_events(result)
+        + _memory_events(result)
+        + _link_events(result)
+    )
     return {
         "traceEvents": ev,
         "displayTimeUnit": "ns",
@@ -44,6 +56,8 @@ def chrome_trace(result: SimResult) -> dict:
             "cube_util": result.cube_util,
             "vector_util": result.vector_util,
             "hbm_util": result.hbm_util,
+            "communication_us": result.communication_s * _US,
+            "communication_hidden": result.communication_hidden,
         },
     }
 
@@ -174,6 +188,38 @@ def _task_args(t: TaskResult) -> dict:
     }
 
 
+def _link_events(result: SimResult) -> list[dict]:
+    """One track per kind of link the collectives use: each collective's phases in order, scaled to
+    the time it took (longer than its plan when kernels held the HBM it reads and writes)."""
+    collectives = [t for t in result.tasks if t.work.engine == "hccl"]
+    if not collectives:
+        return []
+    pid = _PIDS["links"]
+    cluster = load_target(result.target).cluster
+    ev = [_meta("process_name", pid, 0, "Links"), _meta("process_sort_index", pid, 0, pid)]
+    for tid, link in enumerate(_LINKS):
+        ev += [_meta("thread_name", pid, tid, _LINK_NAMES[link]), _meta("thread_sort_index", pid, tid, tid)]
+    for t in collectives:
+        plan = all_reduce_plan(cluster, t.work.replicas, sum(x.nbytes for x in t.work.inputs))
+        scale = (t.end - t.start) / plan.seconds if plan.seconds > 0 else 0.0
+        at = t.start
+        for phase in plan.phases:
+            ev.append(
+                {
+                    "ph": "X",
+                    "name": f"{t.name}: {phase.what}",
+                    "cat": "HCCL",
+                    "pid": pid,
+                    "tid": _LINKS.index(phase.link),
+                    "ts": at * _US,
+                    "dur": phase.seconds * scale * _US,
+                    "args": {"bytes per link": phase.bytes_per_link, "algorithm": plan.algorithm},
+                }
+            )
+            at += phase.seconds * scale
+    return ev
+
+
 def _core_events(result: SimResult) -> list[dict]:
     """One track per core used, per pool: the groups of blocks it ran."""
     ev: list[dict] = []
@@ -181,7 +227,8 @@ def _core_events(result: SimResult) -> list[dict]:
     for t in result.tasks:
         for _, _, _, cores in t.groups:
             for p, ids in cores.items():
-                used.setdefault(p, set()).update(ids)
+                if p in _POOL_NAMES:  # the links have tracks of their own
+                    used.setdefault(p, set()).update(ids)
     for p in sorted(used, key=lambda q: _PIDS[q]):
         pid = _PIDS[p]
         ev += [_meta("process_name", pid, 0, _POOL_NAMES[p]), _meta("process_sort_index", pid, 0, pid)]
@@ -190,6 +237,8 @@ def _core_events(result: SimResult) -> list[dict]:
     for t in result.tasks:
         for g_start, g_end, _, cores in t.groups:
             for p, ids in cores.items():
+                if p not in _POOL_NAMES:
+                    continue
                 for c in ids:
                     ev.append(
                         {

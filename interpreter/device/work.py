@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: Engines a task may name.
-ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma")
+ENGINES = ("cube", "vector", "cube+vector", "aicpu", "dma", "hccl")
 
 #: Bytes per element of the IR's element-type spellings (ge_dialects/ge/types.py) and common aliases.
 DTYPE_BYTES: dict[str, float] = {
@@ -76,7 +76,7 @@ class TaskWork:
 
     name: str  # task name (ONNX node name of its main op)
     op_type: str  # e.g. "Conv", "MatMul", "fused:cube_epilogue", "TransData"
-    engine: str  # "cube", "vector", "cube+vector", "aicpu", "dma"
+    engine: str  # "cube", "vector", "cube+vector", "aicpu", "dma", "hccl"
     dtype: str  # compute dtype: "f16", "bf16", "f32", "i8", ...
     cube_macs: int  # multiply-accumulates on the Cube unit
     vector_elems: int  # simple vector element-operations (elements x ops)
@@ -89,6 +89,8 @@ class TaskWork:
     """Elements the kernel converts between ND and FRACTAL_NZ as it loads an input or stores an
     output (a TransData member at its boundary): free on a target whose MTE converts on the move
     (`mte.nd_nz_on_the_move`), Vector work elsewhere."""
+    replicas: int = 0
+    """The chips an `hccl` task's collective spans (its `rank_size`); 0 for every other engine."""
 
     def check(self) -> None:
         """ValueError naming the task if the record is inconsistent."""
@@ -113,6 +115,10 @@ class TaskWork:
             raise ValueError(f"{where}: a vector task has cube_macs (use engine cube or cube+vector)")
         if self.engine == "dma" and (self.cube_macs or self.vector_elems or self.transcendental_elems):
             raise ValueError(f"{where}: a dma task does no arithmetic")
+        if (self.engine == "hccl") != (self.replicas > 1):
+            raise ValueError(f"{where}: an hccl task, and only one, spans replicas > 1 (got {self.replicas})")
+        if self.engine == "hccl" and (self.cube_macs or self.vector_elems or self.transcendental_elems):
+            raise ValueError(f"{where}: an hccl task's arithmetic is its reduction, not core work")
         if self.cube_to_vector_bytes and self.engine != "cube+vector":
             raise ValueError(f"{where}: cube_to_vector_bytes only applies to engine cube+vector")
         dtype_bytes(self.dtype)

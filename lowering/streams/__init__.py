@@ -66,8 +66,14 @@ class StreamPlan:
         return max(self.event_ids.values(), default=-1) + 1
 
 
-def plan_streams(dag: Dag, max_streams: int | None = None, costs: Sequence[float] | None = None) -> StreamPlan:
-    """Assigns streams, inserts the events and gives them ids (program order = issue order)."""
-    streams = assign_streams(dag, max_streams, costs)
+def plan_streams(
+    dag: Dag,
+    max_streams: int | None = None,
+    costs: Sequence[float] | None = None,
+    dedicated: Sequence[Sequence[int]] = (),
+) -> StreamPlan:
+    """Assigns streams (each `dedicated` group on one of its own), inserts the events and gives
+    them ids (program order = issue order)."""
+    streams = assign_streams(dag, max_streams, costs, dedicated=dedicated)
     events = insert_events(dag, streams)
     return StreamPlan(streams, events, assign_safe_event_ids(events, streams))

@@ -182,12 +182,14 @@ def assign_streams(
     costs: Sequence[float] | None = None,
     merge: str = "best",
     fewest_events: bool = True,
+    dedicated: Sequence[Sequence[int]] = (),
 ) -> list[int]:
     """The stream id (``0..k-1``) of every node; ``k <= max_streams`` when a budget is given.
 
     ``costs`` (per node) override the DAG's costs for the merge decisions. See the module
     docstring for the algorithm and ``merge`` strategies, and ``path_cover`` for
-    ``fewest_events``.
+    ``fewest_events``. Each group of ``dedicated`` nodes runs on a stream of its own, numbered
+    after the others' (the collectives on HCCL's stream); the budget counts the other streams.
     """
     if max_streams is not None and max_streams < 1:
         raise ValueError(f"max_streams must be >= 1, got {max_streams}")
@@ -203,6 +205,8 @@ def assign_streams(
         return []
     if max_streams == 1:
         return [0] * dag.n
+    if dedicated:
+        return _with_dedicated(dag, max_streams, costs, merge, fewest_events, dedicated)
     paths = path_cover(dag, fewest_events)
     if max_streams is None or len(paths) <= max_streams:
         return _stream_ids(dag.n, [[p] for p in paths])
@@ -216,6 +220,54 @@ def assign_streams(
         return candidates[0]
     spans = [estimate_makespan(dag, ids, costs) for ids in candidates]
     return candidates[spans.index(min(spans))]
+
+
+def _with_dedicated(
+    dag: Dag,
+    max_streams: int | None,
+    costs: list[float],
+    merge: str,
+    fewest_events: bool,
+    dedicated: Sequence[Sequence[int]],
+) -> list[int]:
+    """The other nodes assigned as a DAG of their own (a dedicated node's predecessors joined to its
+    successors, so the estimates keep the order it imposes), then each group on its own stream."""
+    group_of = {v: g for g, nodes in enumerate(dedicated) for v in nodes}
+    rest = [v for v in range(dag.n) if v not in group_of]
+    index = {v: i for i, v in enumerate(rest)}
+    edges = {(index[u], index[v]) for u, v in dag.edges if u in index and v in index}
+    for c in group_of:  # u -> c -> w becomes u -> w
+        for u in _outside_preds(dag, c, group_of):
+            for w in _outside_succs(dag, c, group_of):
+                edges.add((index[u], index[w]))
+    ids_rest = assign_streams(Dag(len(rest), edges), max_streams, [costs[v] for v in rest], merge, fewest_events)
+    first = max(ids_rest, default=-1) + 1
+    ids = [first + group_of[v] if v in group_of else -1 for v in range(dag.n)]
+    for v, sid in zip(rest, ids_rest):
+        ids[v] = sid
+    return ids
+
+
+def _outside_preds(dag: Dag, v: int, inside: dict[int, int]) -> set[int]:
+    found, todo = set(), list(dag.pred[v])
+    while todo:
+        u = todo.pop()
+        if u in inside:
+            todo.extend(dag.pred[u])
+        else:
+            found.add(u)
+    return found
+
+
+def _outside_succs(dag: Dag, v: int, inside: dict[int, int]) -> set[int]:
+    found, todo = set(), list(dag.succ[v])
+    while todo:
+        w = todo.pop()
+        if w in inside:
+            todo.extend(dag.succ[w])
+        else:
+            found.add(w)
+    return found
 
 
 def _pack_by_interval(paths: list[list[int]], k: int, start: list[float], finish: list[float]) -> list[list[list[int]]]:

@@ -63,13 +63,31 @@ class Schedule:
     """Estimated finish of the last task (seconds, from the task costs; events free)."""
 
 
-def schedule(kernels: Sequence, data_dag: Dag, limit: int | None, costs: Sequence[float]) -> Schedule:
+def dedicated_streams(kernels: Sequence, hcom_parallel: bool = False) -> list[list[int]]:
+    """The task groups that run on streams of their own: the collectives (HCCL's stream) and, with
+    `hcom_parallel` (GE's `ge.hcomParallel`), the tasks that read their results (one more stream),
+    so neither waits behind the compute streams' program order."""
+    collectives = [i for i, k in enumerate(kernels) if k.engine.data == "hccl"]
+    if not collectives:
+        return []
+    groups = [collectives]
+    if hcom_parallel:
+        produced = {r for i in collectives for r in kernels[i].outputs}
+        readers = [i for i, k in enumerate(kernels) if i not in collectives and any(v in produced for v in k.inputs)]
+        if readers:
+            groups.append(readers)
+    return groups
+
+
+def schedule(
+    kernels: Sequence, data_dag: Dag, limit: int | None, costs: Sequence[float], hcom_parallel: bool = False
+) -> Schedule:
     """Streams and events for the kernels' current offsets and in-place state writes (raises
     ReuseError on a wrong plan, StateError on a wrong `state_alias`). The write-after-read edges of
     the in-place writes (lowering/memory/state.py) are as necessary as the data edges."""
     needed = Dag(data_dag.n, [*data_dag.edges, *((e.src, e.dst) for e in war_edges(kernels))])
     dag = Dag(data_dag.n, [*needed.edges, *((e.src, e.dst) for e in reuse_edges(kernels, history=REUSE_HISTORY))])
-    plan = plan_streams(dag, limit, costs)
+    plan = plan_streams(dag, limit, costs, dedicated_streams(kernels, hcom_parallel))
     data_events = len(insert_events(needed, plan.streams))
     makespan = max(stream_times(dag, plan.streams, costs)[1], default=0.0)
     return Schedule(dag, plan, len(plan.events) - data_events, makespan)
@@ -152,7 +170,8 @@ def trade_reuse(
     result = Tradeoff(None, base, base_score, base_pool, base, base_score, tried=[(base_pool, base_score, 0)])
     if limit == 1 or not kernels:
         return result
-    start, finish = stream_times(data_dag, assign_streams(data_dag, limit, costs), costs)
+    streams = assign_streams(data_dag, limit, costs, dedicated=dedicated_streams(kernels))
+    start, finish = stream_times(data_dag, streams, costs)
     kept: list[tuple[str, str]] = []
     costly = costly_reuses(kernels, names, start, finish)
     for _ in range(rounds):

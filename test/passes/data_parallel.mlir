@@ -6,6 +6,10 @@
 // RUN: ge-opt %s -p 'autodiff,data-parallel{devices=2 split="idx:0"}' | filecheck %s --check-prefix=IDX
 // A local parameter keeps the replica's own gradient: no collective reads it.
 // RUN: ge-opt %s -p 'autodiff,data-parallel{devices=2 local="w1"}' | filecheck %s --check-prefix=LOCAL
+// GE's ge.fusionTensorSize caps a bucket: at 64 bytes no two gradients share one.
+// RUN: ge-opt %s -p 'autodiff,data-parallel{devices=2}' --ge-option ge.fusionTensorSize=64 | filecheck %s --check-prefix=CAP
+// CAP-COUNT-2: ge.hcom_all_reduce %{{[^,]*}} {
+// CAP-NOT: ge.hcom_all_reduce
 // One device: nothing to split or reduce.
 // RUN: ge-opt %s -p 'autodiff,data-parallel{devices=1}' | filecheck %s --check-prefix=ONE
 
