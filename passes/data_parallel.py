@@ -81,7 +81,7 @@ class DataParallelPass(ModulePass):
         strategy = SplitStrategy.parse(self.split, self.bucket_mib, PASS)
         if self.devices < 1:
             raise _error(f"devices must be at least 1, got {self.devices}")
-        cluster = module_pass_target(PASS, op, self.target).cluster
+        cluster = module_pass_target(PASS, op, self.target, record=False).cluster
         if self.devices > cluster.chips:
             raise _error(
                 f"devices={self.devices} is more than the target's cluster holds ({cluster.servers} servers of "

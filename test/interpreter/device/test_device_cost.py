@@ -143,12 +143,14 @@ def works(draw) -> TaskWork:
     engine = draw(st.sampled_from(ENGINES))
     dtype = draw(st.sampled_from(["f16", "bf16", "f32", "i8", "i4", "f64"]))
     cube = draw(st.integers(0, 10**10)) if engine in ("cube", "cube+vector", "aicpu") else 0
-    vec = draw(st.integers(0, 10**9)) if engine != "dma" else 0
-    trans = draw(st.integers(0, 10**8)) if engine != "dma" else 0
+    vec = draw(st.integers(0, 10**9)) if engine not in ("dma", "hccl") else 0
+    trans = draw(st.integers(0, 10**8)) if engine not in ("dma", "hccl") else 0
     ins = tuple(raw(f"i{k}", draw(SIZES)) for k in range(draw(st.integers(0, 3))))
     outs = tuple(raw(f"o{k}", draw(SIZES)) for k in range(draw(st.integers(0, 2))))
     c2v = draw(SIZES) if engine == "cube+vector" else 0
-    return TaskWork("w", "Op", engine, dtype, cube, vec, trans, ins, outs, c2v, draw(st.integers(1, 100)))
+    replicas = draw(st.integers(2, 16)) if engine == "hccl" else 0
+    blocks = 1 if engine == "hccl" else draw(st.integers(1, 100))
+    return TaskWork("w", "Op", engine, dtype, cube, vec, trans, ins, outs, c2v, blocks, replicas=replicas)
 
 
 @settings(max_examples=150, deadline=None)
@@ -196,7 +198,7 @@ def test_more_work_never_takes_less_time(w, tname, cores, more, extra):
                 "cube_to_vector_bytes": int(w.cube_to_vector_bytes * k),
             }
         )
-    elif more == "vector" and w.engine != "dma":
+    elif more == "vector" and w.engine not in ("dma", "hccl"):
         bigger = TaskWork(**{**w.__dict__, "vector_elems": w.vector_elems + extra})
     elif more == "cube" and w.engine in ("cube", "cube+vector", "aicpu"):
         bigger = TaskWork(**{**w.__dict__, "cube_macs": w.cube_macs + extra})

@@ -91,12 +91,14 @@ def graphs(draw):
         engine = draw(st.sampled_from(ENGINES))
         dtype = draw(st.sampled_from(["f16", "bf16", "f32", "i8"]))
         cube = draw(st.integers(0, 10**9)) if engine in ("cube", "cube+vector", "aicpu") else 0
-        vec = draw(st.integers(0, 10**8)) if engine != "dma" else 0
-        trans = draw(st.integers(0, 10**7)) if engine != "dma" else 0
+        vec = draw(st.integers(0, 10**8)) if engine not in ("dma", "hccl") else 0
+        trans = draw(st.integers(0, 10**7)) if engine not in ("dma", "hccl") else 0
         ins = tuple(raw(draw(st.sampled_from(NAMES)), draw(SIZES)) for _ in range(draw(st.integers(0, 3))))
         outs = tuple(raw(draw(st.sampled_from(NAMES)), draw(SIZES)) for _ in range(draw(st.integers(0, 2))))
         c2v = draw(SIZES) if engine == "cube+vector" else 0
-        w = TaskWork(f"n{i}", "Op", engine, dtype, cube, vec, trans, ins, outs, c2v, draw(st.integers(1, 64)))
+        replicas = draw(st.integers(2, 16)) if engine == "hccl" else 0
+        blocks = 1 if engine == "hccl" else draw(st.integers(1, 64))
+        w = TaskWork(f"n{i}", "Op", engine, dtype, cube, vec, trans, ins, outs, c2v, blocks, replicas=replicas)
         waits = tuple(draw(st.lists(st.sampled_from(recorded), max_size=2, unique=True))) if recorded else ()
         records = (i,) if draw(st.booleans()) else ()
         recorded += records
