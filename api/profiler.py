@@ -1,7 +1,7 @@
 """`ge.GraphProfiler`: one run of an executor's program, with the modeled device's profile of it.
 
 `profile(executor, inputs)` runs the executor (the numbers, as `GraphExecutor.run`) and simulates
-the stream-level program on the modeled chip (interpreter/device: `simulate_module`), which is
+the stream-level program on the modeled chip (device: `simulate_module`), which is
 what `ge-run streams.mlir --inputs in.npz --trace t.json --op-summary ops.csv` does. An executor
 holding a ge-level graph has it compiled on the fly first: `lowering/compile.py`'s pipeline at the
 profiler's `optimization_level` (default 0: the graph as it stands, lowered in graph-sink mode).
@@ -17,10 +17,10 @@ from ge.api.compiler import CompiledGraph
 from ge.api.errors import GEError, user_errors
 from ge.api.executor import GraphExecutor, chip_name, lower_graph
 from ge.api.graph import Graph
+from ge.device import chrome_trace, op_summary_csv
+from ge.device.cost import Hardware
+from ge.device.simulator import SimResult
 from ge.ge_dialects.ge.target_attr import resolve_target_name
-from ge.interpreter.device import chrome_trace, op_summary_csv
-from ge.interpreter.device.cost import Hardware
-from ge.interpreter.device.simulator import SimResult
 from ge.interpreter.stream_executor import MemoryFigures, memory_figures, simulate_module, stream_function
 from ge.lowering.streams.verify import verify_stream_function
 from ge.target import TargetError, load_target

@@ -32,14 +32,15 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import ge
+from ge.ge_dialects.ge.target_attr import module_target
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import main_function
 from ge.interpreter.stream_executor import memory_figures, simulate_module
 from ge.passes import remarks
 from ge.passes.checkpoint import always_kept, split_at_seed, stashed_values
-from ge.passes.checkpoint_budget import MIB, Problem, build_problem, evaluate
+from ge.passes.checkpoint_budget import MIB, Problem, build_problem, evaluate, vector_weight
 from ge.passes.pipeline import parse_passes
-from ge.target import load_target
+from ge.target import DEFAULT_TARGET, load_target
 
 MODELS: dict[str, tuple[Callable[[], onnx.ModelProto], str]] = {
     "resnet50_b32": (lambda: models.resnet50(batch=32, train=True), "add-loss"),
@@ -69,7 +70,8 @@ def stash_problem(module: ModuleOp) -> tuple[Problem, set]:
     forward, backward = split_at_seed(fn)
     always = always_kept(fn, forward)
     stash = [v for v in stashed_values(forward, backward) if v not in always]
-    return build_problem(forward, backward, always, stash), set(backward)
+    target = load_target(module_target(module) or DEFAULT_TARGET)
+    return build_problem(forward, backward, always, stash, vector_weight(target)), set(backward)
 
 
 def checkpoint_options(policy: str, problem: Problem) -> str:

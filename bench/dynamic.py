@@ -32,10 +32,10 @@ from dataclasses import dataclass, replace
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 
+from ge.device import simulate
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
-from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import sim_tasks, stream_function
 from ge.interpreter.stream_program import MEMORY_ATTR
 from ge.passes.fusion.census import census

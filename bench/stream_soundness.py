@@ -47,12 +47,12 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 
+from ge.device import ScheduleError
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.arena_executor import ArenaError, run_in_arena
-from ge.interpreter.device import ScheduleError
 from ge.interpreter.differential import relative_error
 from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import main_function, run

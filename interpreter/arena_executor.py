@@ -32,11 +32,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import SSAValue
 
+from ge.device.simulator import ScheduleError
 from ge.ge_dialects.ge.optimizer import VariableOp
 from ge.ge_dialects.ge.sizes import element_bits
 from ge.ge_dialects.ge.types import element_type_of
 from ge.ge_dialects.ge.weights import weights_of
-from ge.interpreter.device.simulator import ScheduleError
 from ge.interpreter.layouts import to_logical, to_physical
 from ge.interpreter.runner import (
     check_inputs,

@@ -1,5 +1,5 @@
 """Runs a module lowered to streams on the modeled device: numbers from the interpreter, time from
-the discrete-event simulation of its tasks (interpreter/device).
+the discrete-event simulation of its tasks (device).
 
 The numbers come from running the tasks in program order; streams and events do not change them
 (they only order work the data dependencies already order), which is what the differential tests
@@ -15,9 +15,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
+from ge.device.ir_work import kernel_work
+from ge.device.work import SimTask, TaskWork
 from ge.ge_dialects import stream, task
-from ge.interpreter.device.ir_work import kernel_work
-from ge.interpreter.device.work import SimTask, TaskWork
 from ge.interpreter.stream_program import MEMORY_ATTR, NotLowered, read_program
 from ge.target import Target
 
@@ -25,7 +25,7 @@ __all__ = ["MEMORY_ATTR", "NotLowered", "sim_tasks", "simulate_module", "task_wo
 
 
 def task_work(kernel: task.KernelOp, names: dict[SSAValue, str]) -> TaskWork:
-    """The task's work record (interpreter/device/ir_work.py, shared with fuse-ops and lower-to-streams)."""
+    """The task's work record (device/ir_work.py, shared with fuse-ops and lower-to-streams)."""
     return kernel_work(kernel, names)
 
 
@@ -124,7 +124,7 @@ def simulate_module(module: ModuleOp, target: Target, fn_name: str = "main"):
 
     The program must have passed the stream verifier (`lower-to-streams` ends with it, ge-run runs
     it on the file it reads): the simulation follows the events as written."""
-    from ge.interpreter.device import simulate
+    from ge.device import simulate
 
     fn = stream_function(module, fn_name)
     mode = fn.attributes[stream.MODE_ATTR]

@@ -3,7 +3,7 @@
 Numerically a task computes what its ops compute, and streams and events only order work that
 SSA already orders; so a task runs its body, a record yields a token for its event value and a
 wait does nothing here. Time is the device
-simulator's business (interpreter/device).
+simulator's business (device).
 """
 
 from __future__ import annotations

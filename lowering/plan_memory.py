@@ -46,6 +46,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device.engines import stays_outside_tasks
 from ge.ge_dialects import ge, stream, task
 from ge.ge_dialects.ge.constant import ConstantOp
 from ge.ge_dialects.ge.control_flow import lowering_leaves
@@ -54,7 +55,6 @@ from ge.ge_dialects.ge.layout import storage_of, storage_shape
 from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
-from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.runner import signature_problem
 from ge.interpreter.stream_executor import MEMORY_ATTR
 from ge.lowering.memory.liveness import Buffer
@@ -89,7 +89,8 @@ class PlanMemoryPass(ModulePass):
 
     reuse: bool = True
     target: str | None = None  # None: the module's ge.target, else the default
-    alignment: int = 512
+    alignment: int | None = None
+    """Bytes every buffer is aligned to (None: the target's `[hbm] alignment`, GE's 512)."""
     state_in_place: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -105,7 +106,8 @@ class PlanMemoryPass(ModulePass):
     def plan_function(self, fn: func.FuncOp, target: Target) -> DictionaryAttr:
         """Plans `fn`'s buffers (writing each task's offsets) and returns its figures."""
         pool = task_sequence_pool(self.name, fn, _check_static_sizes)
-        plan = plan_memory(pool.buffers, alignment=self.alignment, reuse=self.reuse)
+        alignment = self.alignment if self.alignment is not None else target.hbm.alignment
+        plan = plan_memory(pool.buffers, alignment=alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
         aliases = find_state_aliases(fn, INPLACE_PATTERNS)[0] if self.state_in_place else []

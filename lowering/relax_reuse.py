@@ -7,7 +7,7 @@ serializes tasks that could have run side by side. This pass predicts that (the 
 assignment and task costs as `lower-to-streams`), keeps the costly pairs apart and re-plans
 memory, for a few rounds, and keeps the plan with the best estimated makespan (then the smallest
 pool) whose pool is at most `budget_mib` MiB above plan-memory's (lowering/streams/reuse_tradeoff.py).
-Plans are scored by the device simulator's latency in graph mode (interpreter/device), which
+Plans are scored by the device simulator's latency in graph mode (device), which
 charges events and the engines and bandwidth streams share.
 It changes only offsets; streams and events are still `lower-to-streams`' job, and soundness
 does not depend on this pass (a stream count other than the one given here is still race-free,
@@ -35,10 +35,10 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device import SimTask, simulate
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
-from ge.interpreter.device import SimTask, simulate
 from ge.interpreter.stream_executor import MEMORY_ATTR, task_work
 from ge.lowering.memory.plan import verify_plan
 from ge.lowering.memory.state import StateError
@@ -141,7 +141,7 @@ class RelaxReusePass(ModulePass):
                 task_costs(kernels, CostModel(target)),
                 base_pool=num("pool"),
                 budget=int(self.budget_mib * 2**20),
-                alignment=num("alignment", 512),
+                alignment=num("alignment", target.hbm.alignment),
                 rounds=self.rounds,
                 score=simulated_latency(fn, kernels, data_dag, target),
             )

@@ -43,12 +43,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device.engines import stays_outside_tasks
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.base import name_after
 from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
-from ge.interpreter.device.engines import stays_outside_tasks
 from ge.lowering.memory.state import StateError
 from ge.lowering.streams import dag_from_ops
 from ge.lowering.streams.reuse import ReuseError

@@ -23,12 +23,12 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.ge_dialects import fused, ge, stream, task
 from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.ge_dialects.outlined import outline_into
-from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
 from ge.interpreter.runner import signature_problem
 from ge.target import Target
 

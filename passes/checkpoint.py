@@ -44,6 +44,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import location_name
+from ge.ge_dialects.ge.target_attr import module_pass_target
 from ge.interpreter.runner import InputError, main_function
 from ge.passes.autodiff import SEED_NAME
 from ge.passes.checkpoint_budget import choose_budget
@@ -72,6 +73,9 @@ class CheckpointPass(ModulePass):
     """With policy=budget: the MiB the stashed activations may peak at."""
     time_limit_s: int | float = 10.0
     """With policy=budget: the MILP's time limit; past it, the heuristic decides (and a remark says so)."""
+    target: str | None = None
+    """With policy=budget: the target whose Cube and Vector rates weigh the recomputed work (None:
+    the module's, else the default; read, not recorded: the step is not lowered yet)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(PASS, op)
@@ -91,7 +95,8 @@ class CheckpointPass(ModulePass):
             return
         if self.policy == "budget":
             assert self.budget_mib is not None
-            chosen = choose_budget(forward, backward, always, stash, self.budget_mib, self.time_limit_s)
+            target = module_pass_target(PASS, op, self.target, record=False)
+            chosen = choose_budget(forward, backward, always, stash, self.budget_mib, self.time_limit_s, target)
         else:
             chosen = self._chosen(forward, stash)
         _Recomputer(forward, always | chosen).rewrite(backward)

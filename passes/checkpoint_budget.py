@@ -13,8 +13,8 @@ The model (exactly what `_Recomputer` in checkpoint.py does for a given kept set
   such position; r[o, t] = [c(o) <= t] (the copy exists at position t).
 - Work: the recomputed work is the sum, over the copied ops, of `macs() + W * (vector_elements() +
   transcendental_elements())`, the device model's two counts combined with one weight W: the Cube
-  MACs the target does (f32) in the time its Vector does one f32 element (`vector_weight`,
-  ascend910b: 8).
+  MACs the target does (f32) in the time its Vector does one f32 element (`vector_weight` of the
+  module's target: ascend910b 8, ascend910 16).
 - Memory: at backward position t, a stashed value v with last(v) >= t holds its bytes if kept, and
   if not kept, from its copy's creation on (r[op(v), t]). The peak is the largest sum over t; it only
   rises where copies are made, so it is checked at the first(v) positions. Values checkpointing cannot
@@ -46,22 +46,22 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device.cost import Hardware
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import numpy_dtype
 from ge.passes import remarks
-from ge.target import load_target
+from ge.target import Target
 
 PASS = "checkpoint"
 MIB = 2**20
 GREEDY_STEPS = 64
-WEIGHT_TARGET = "ascend910b"
 
 
-def vector_weight(target_name: str = WEIGHT_TARGET) -> float:
+def vector_weight(target: Target) -> float:
     """MACs the target's Cube does (f32, all Cube cores) per f32 element its Vector does (all cores)."""
-    t = load_target(target_name)
-    cube = t.cube.m * t.cube.k * t.cube.n * t.cube.fp32_ratio * t.cores.cube_core
-    return cube / (t.vector.fp32_lanes * t.cores.vector_core)
+    hw = Hardware.of(target)
+    cube = target.cube.m * target.cube.k * target.cube.n * target.cube.fp32_ratio * hw.cube_cores
+    return cube / (target.vector.fp32_lanes * hw.vector_cores)
 
 
 def value_bytes(v: SSAValue) -> int:
@@ -91,8 +91,9 @@ class Problem:
 
 
 def build_problem(
-    forward: list[Operation], backward: list[Operation], always: set[SSAValue], stash: list[SSAValue]
+    forward: list[Operation], backward: list[Operation], always: set[SSAValue], stash: list[SSAValue], weight: float
 ) -> Problem:
+    """The budget problem; `weight` is the target's `vector_weight`."""
     position = {o: i for i, o in enumerate(backward)}
     readers: dict[SSAValue, list[int]] = {v: [] for v in stash}
     for o in backward:
@@ -108,7 +109,6 @@ def build_problem(
         for v in o.operands
         if isinstance(v.owner, Operation) and v.owner in index and v not in always
     ]
-    weight = vector_weight()
     first = np.array([min(readers[v]) for v in stash])
     return Problem(
         stash=stash,
@@ -301,9 +301,10 @@ def choose_budget(
     stash: list[SSAValue],
     budget_mib: float,
     time_limit: float,
+    target: Target,
 ) -> set[SSAValue]:
     """The kept stashed values under the budget, or the one-line error when no kept set fits."""
-    p = build_problem(forward, backward, always, stash)
+    p = build_problem(forward, backward, always, stash, vector_weight(target))
     outcome = solve_budget(p, budget_mib * MIB, time_limit)
     if not outcome.exact:
         remarks.emit(

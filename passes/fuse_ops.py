@@ -93,5 +93,5 @@ class FuseOpsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_graph_level(self.name, op)
         target = module_pass_target(self.name, op, self.target)
-        engine = FusionEngine(select_rules(self.rules), CostModel(target), target.buffers.ub)
+        engine = FusionEngine(select_rules(self.rules), CostModel(target))
         engine.run(op)

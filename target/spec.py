@@ -26,6 +26,8 @@ class Cube:
     int4_k: int
     int8_k: int
     fp32_ratio: float
+    sustained: float
+    """The share of the nominal MAC rate the Cube sustains on large matrix products (measured)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class Vector:
     fp16_lanes: int
     fp32_lanes: int
     transcendental_cost: float
+    tile_bytes: int
+    """Output bytes one Vector block takes at least (a kernel asks for no more blocks than slabs)."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,16 @@ class Buffers:
     l1: int
     ub: int
     l2: int
+    ub_block: int
+    """The Unified Buffer's block: data moves in and out of the UB in whole 32-byte blocks."""
 
 
 @dataclass(frozen=True)
 class Hbm:
     bytes: int
     bandwidth: float
+    alignment: int
+    """Every device buffer starts and ends on this many bytes (GE's memory alignment)."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
     ge-bench [--models "resnet50 b1,bert_base"] [--targets ascend910b] [--sensitivity] [--markdown out.md]
     ge-bench --training [--models "resnet50 b32,bert_large b32"] [--no-max-batch]
+    ge-bench --data-parallel [--models "resnet50 b256"] [--targets ascend910] [--no-sweep]
     ge-bench --deployment [--targets ascend910b] [--no-max-batch]
     ge-bench --int8 [--models "resnet50 b1,bert_base"] [--targets ascend910,ascend910b]
 
@@ -11,6 +12,10 @@ the compiler's share and the launch mode's share (O0 and O3, each per-op and gra
 launch_s`, `[overheads] task_device_s`) at half, as given and double; the stream-count sweep.
 With --training, instead: the modeled training step (tools/ge_bench_training.py) of ResNet-50 and
 BERT-Large per target: step time, samples/s, utilization, peak memory and the largest batch.
+With --data-parallel: the data-parallel step of ResNet-50 (batch 256 per chip) and BERT-Large (96)
+on 1, 2, 4, 8 and 16 chips per target: step time, samples/s, scaling efficiency, the collectives'
+time and the share of it hidden; the bucket sweep at 16 chips and the step at half and double each
+assumed [cluster] constant (tools/ge_bench_data_parallel.py).
 With --deployment: ResNet-50 before (imported, per-op launch) and after (O3, graph sink), metric by
 metric with the ratio (tools/ge_bench_deployment.py).
 With --int8: each model quantized by onnxruntime's quantize_static against itself in f16, O3,
@@ -21,8 +26,12 @@ from __future__ import annotations
 
 import argparse
 
+from xdsl.utils.exceptions import DiagnosticException
+
 from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
+from ge.tools.ge_bench_data_parallel import DP_MODELS, bucket_rows, scaling_rows
+from ge.tools.ge_bench_data_parallel import sensitivity_rows as cluster_sensitivity_rows
 from ge.tools.ge_bench_deployment import DEPLOYMENT_TARGET, deployment_rows
 from ge.tools.ge_bench_int8 import INT8_MODELS, int8_rows
 from ge.tools.ge_bench_measure import (
@@ -57,13 +66,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument(
         "--precision",
-        help=f"precision_mode for both levels (default force_fp16, ATC's default; with --training {DEFAULT_PRECISION})",
+        help=(
+            "precision_mode for both levels (default force_fp16, ATC's default; "
+            f"with --training and --data-parallel {DEFAULT_PRECISION})"
+        ),
     )
     p.add_argument(
         "--training",
         action="store_true",
         help="the training-step table (ResNet-50 b32/b256, BERT-Large b32/b96) instead of the inference ones",
     )
+    p.add_argument(
+        "--data-parallel",
+        action="store_true",
+        help="the data-parallel step on 1 to 16 chips, the bucket sweep and the [cluster] sensitivity instead",
+    )
+    p.add_argument("--no-sweep", action="store_true", help="with --data-parallel: only the scaling table")
     p.add_argument(
         "--deployment",
         action="store_true",
@@ -109,6 +127,29 @@ def training_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [(f"Training step (momentum, {args.precision}, O3, graph sink)", markdown(rows))]
 
 
+def data_parallel_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
+    names = model_list(args.models or ",".join(DP_MODELS), "--models", TRAINING_MODELS)
+    targets = target_list(args.targets)
+    out = []
+    for t in targets:
+        rows = [r for n in names for r in scaling_rows(n, t, args.precision)]
+        out.append((f"Data-parallel step on {t} (momentum, {args.precision}, O3, graph sink)", markdown(rows)))
+        ones = {r["model"]: float(r["samples/s"]) for r in rows if r["chips"] == "1" and "samples/s" in r}
+        if args.no_sweep:
+            continue
+        sweep = [r for n in names for r in bucket_rows(n, t, args.precision, ones.get(n))]
+        out.append((f"Buckets at 16 chips on {t}", markdown(sweep)))
+        sens = []
+        for n in names:
+            try:
+                sens += cluster_sensitivity_rows(n, t, args.precision)
+            except DiagnosticException:
+                continue  # the step does not fit: its scaling row says so
+        if sens:
+            out.append((f"16 chips on {t} at half and double each assumed [cluster] constant", markdown(sens)))
+    return out
+
+
 def deployment_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     targets = target_list(args.targets if args.targets != ",".join(TARGETS) else DEPLOYMENT_TARGET)
     return [
@@ -136,8 +177,11 @@ def int8_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def sections(args: argparse.Namespace) -> list[tuple[str, str]]:
     """The report's tables, each (title, markdown), checking every name before compiling anything."""
-    if sum((args.training, args.deployment, args.int8)) > 1:
-        raise UserError("--training, --deployment and --int8 are different reports: give one")
+    if sum((args.training, args.deployment, args.int8, args.data_parallel)) > 1:
+        raise UserError("--training, --data-parallel, --deployment and --int8 are different reports: give one")
+    if args.data_parallel:
+        args.precision = args.precision or DEFAULT_PRECISION
+        return data_parallel_sections(args)
     if args.int8:
         if args.precision not in (None, "force_fp16"):
             raise UserError("--int8 compiles both models in force_fp16 (ATC's default): --precision does not apply")

@@ -28,13 +28,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
+from ge.device import simulate
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import stream
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.ge_dialects.limits import max_tensor_bytes, tensor_byte_limit
-from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks, simulate_module
 from ge.lowering.compile import compile_module
 from ge.target import Target, load_target

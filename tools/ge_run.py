@@ -32,6 +32,7 @@ from tokenize import TokenError
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
+from ge.device import chrome_trace, op_summary_csv
 from ge.frontend.sidecar import SidecarError, WeightStore, open_weights, save
 from ge.ge_dialects.ge.control_flow import lowering_leaves
 from ge.ge_dialects.ge.dims import DimsError, input_dims, parse_sizes, sized, symbols
@@ -40,7 +41,6 @@ from ge.ge_dialects.ge.types import numpy_dtype, shape_of
 from ge.ge_dialects.ge.weights import attach_weights, weights_of
 from ge.ge_dialects.messages import quoted
 from ge.interpreter.arena_executor import run_in_arena
-from ge.interpreter.device import chrome_trace, op_summary_csv
 from ge.interpreter.ge import KernelError
 from ge.interpreter.host_program import HostRecord, host_time, run_host
 from ge.interpreter.kernels import AllocationError, check_alloc, format_bytes, tensor_byte_limit

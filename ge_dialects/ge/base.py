@@ -545,6 +545,12 @@ class GeOp(IRDLOperation):
         """Elements of the row a kernel tile must hold whole (1 unless the op reduces over axes)."""
         return 1
 
+    def input_passes(self) -> int:
+        """How many times the kernel reads its data operands from memory: 1, or more when a
+        reduction over data that cannot stay on chip must finish before the rest of the op can use
+        it (batch norm's backward reduces over the whole batch, then applies the sums)."""
+        return 1
+
     # -- verification ---------------------------------------------------------------------------
     def _verification_key(self) -> tuple[Any, ...]:
         """Everything the op's verification reads: operands and their types, the values of inline

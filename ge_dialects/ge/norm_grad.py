@@ -76,6 +76,12 @@ class BatchNormGradOp(GeOp):
         channels = tensor(a.dtype("scale"), (x[1],))
         return [tensor(dtype, x, a.fmt("x")), channels, channels]
 
+    def input_passes(self) -> int:
+        """Two in training mode: the sums of dy and dy * x-hat over the batch (GE's
+        BNTrainingUpdateGrad) must be complete before dx can be computed from them
+        (BNTrainingReduceGrad), and a channel's batch does not stay on chip in between."""
+        return 2 if self.p("training_mode") == 1 else 1
+
 
 @irdl_op_definition
 class LayerNormGradOp(GeOp):

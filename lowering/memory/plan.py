@@ -66,7 +66,7 @@ class MemoryPlan:
     lower_bound: int
     no_reuse_total: int
     inplace: dict[str, str]
-    alignment: int = 512
+    alignment: int
     pinned: tuple[str, ...] = ()
     candidates: dict[str, int] = field(default_factory=dict)
     keep_apart: tuple[tuple[str, str], ...] = ()
@@ -217,7 +217,7 @@ HEURISTICS: dict[str, tuple[Callable[[list[_Unit], list[tuple[int, int]]], list[
 
 def plan_memory(
     buffers: Sequence[Buffer],
-    alignment: int = 512,
+    alignment: int,
     reuse: bool = True,
     *,
     inplace: bool = True,

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from ge.device.engines import stays_outside_tasks
 from ge.ge_dialects import fused
 from ge.ge_dialects.ge.layout import TransDataOp
-from ge.interpreter.device.engines import stays_outside_tasks
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """Kernel time estimates for fusion's benefit and critical-path checks and for stream balancing: the
-device model ge-run reports (interpreter/device), asked through its IR bridge (ir_work.py).
+device model ge-run reports (device), asked through its IR bridge (ir_work.py).
 
 A candidate group is timed as the task lower-to-tasks would make of it: the engine of its pattern
-class and the block_dim of its geometry (interpreter/device/engines.py), its boundary values as inputs and
+class and the block_dim of its geometry (device/engines.py), its boundary values as inputs and
 outputs, then the device cost model's tiled pipeline, task overhead included (a cold L2, all of
 HBM: the task alone). Every number comes from the target file; nothing is per model.
 
@@ -18,11 +18,11 @@ from collections.abc import Hashable, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
+from ge.device.cost import Hardware
+from ge.device.engines import engine_of, geometry, group_engine, stays_outside_tasks
+from ge.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
 from ge.ge_dialects import fused, task
 from ge.ge_dialects.ge.base import GeOp
-from ge.interpreter.device.cost import Hardware
-from ge.interpreter.device.engines import engine_of, geometry, group_engine, stays_outside_tasks
-from ge.interpreter.device.ir_work import boundary_inputs, kernel_work, ops_work, work_time
 from ge.target import Target
 
 
@@ -47,7 +47,7 @@ class CostModel:
         known = self._kernel_times.get(key) if key is not None else None
         if known is not None:
             return known
-        block_dim, _ = geometry(members, outputs, engine, self.target)
+        block_dim, _ = geometry(members, inputs, outputs, engine, self.target)
         seconds = work_time(ops_work(members, inputs, outputs, engine, block_dim), self.hardware)
         if key is not None:
             self._kernel_times[key] = seconds

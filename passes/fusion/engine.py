@@ -413,10 +413,11 @@ def group_time(candidate: Candidate, cost: CostModel) -> float:
     return cost.group_time(candidate.rule.pattern, candidate.members, candidate.outputs)
 
 
-def working_set_bytes(candidate: Candidate) -> int:
+def working_set_bytes(candidate: Candidate, block: int) -> int:
     """Bytes a minimal tile of the group holds on chip, double-buffered.
 
-    A tile is one 32-byte block per tensor, except that a reduction needs its whole reduced row
+    A tile is one UB block (`block` bytes, the target's `[buffers] ub_block`) per tensor, except
+    that a reduction needs its whole reduced row
     (each op's `reduced_row_elements()`: softmax and layer_norm over the trailing axes, attention
     over a row of scores)."""
     row_elems = max([1, *(_reduced_row_elements(op) for op in candidate.members)])
@@ -427,8 +428,8 @@ def working_set_bytes(candidate: Candidate) -> int:
         for v in op.results
         if isinstance(v.type, TensorType)
     )
-    tile = max(row_elems * itemsize, 32)
-    return 2 * tensors * math.ceil(tile / 32) * 32
+    tile = max(row_elems * itemsize, block)
+    return 2 * tensors * math.ceil(tile / block) * block
 
 
 # -- applying ----------------------------------------------------------------------------------
@@ -438,7 +439,6 @@ def working_set_bytes(candidate: Candidate) -> int:
 class FusionEngine:
     rules: Sequence[FusionRule]
     cost: CostModel
-    ub_bytes: int
     applied: int = 0
     _times: dict[Operation, float] = field(default_factory=dict)
     _last_group: Operation | None = None
@@ -498,9 +498,10 @@ class FusionEngine:
                 f"({schedule.length * 1e6:.2f} us -> {through * 1e6:.2f} us)",
                 benefit,
             )
-        ws = working_set_bytes(c)
-        if ws > self.ub_bytes:
-            return self._reject(c, f"working set {ws} B exceeds the UB ({self.ub_bytes} B)", benefit)
+        buffers = self.cost.target.buffers
+        ws = working_set_bytes(c, buffers.ub_block)
+        if ws > buffers.ub:
+            return self._reject(c, f"working set {ws} B exceeds the UB ({buffers.ub} B)", benefit)
         # The critical path a group lengthens (within the join allowance above) is time the step
         # loses: a shared producer's other readers now wait for the whole group. Charged, so that
         # many small lengthenings do not add up to a slower step.

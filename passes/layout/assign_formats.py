@@ -113,8 +113,9 @@ class AssignFormatsPass(ModulePass):
     nz: bool = True
     """Use FRACTAL_NZ for matmul/gemm operands where the benefit rule holds."""
 
-    nz_min_dim: int = 16
-    """FRACTAL_NZ only when M, K and N are all at least this."""
+    nz_min_dim: int | None = None
+    """FRACTAL_NZ only when M, K and N are all at least this (None: the target's Cube fractal,
+    `[cube] m`: a smaller dim would leave the tile mostly padding)."""
 
     insert: bool = True
     """Insert the TransData (run insert-trans-data); false leaves the `ge.storage` annotations."""
@@ -135,10 +136,9 @@ class AssignFormatsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.choice not in CHOICES:
             raise DiagnosticException(f"{self.name}: choice={self.choice} is not one of {', '.join(CHOICES)}")
-        cost = None
-        if self.choice == "whole-graph":
-            cost = ConversionCost(CostModel(module_pass_target(self.name, op, self.target, record=False)))
-        options = Options(nz=self.nz, nz_min_dim=self.nz_min_dim)
+        target = module_pass_target(self.name, op, self.target, record=False)
+        cost = ConversionCost(CostModel(target)) if self.choice == "whole-graph" else None
+        options = Options(nz=self.nz, nz_min_dim=self.nz_min_dim if self.nz_min_dim is not None else target.cube.m)
         groups, why = plan(op, options, self.variable_formats, cost, self.max_component_ops)
         if self.insert:
             materialize(op, PASS, why)

@@ -50,11 +50,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from ge.device.engines import engine_of
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, describe
 from ge.ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of, with_storage
 from ge.ge_dialects.ge.types import shape_of
-from ge.interpreter.device.engines import engine_of
 from ge.passes import remarks
 from ge.passes.fuse_trans_data import is_copy
 from ge.passes.fusion.cost import CostModel

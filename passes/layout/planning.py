@@ -39,8 +39,8 @@ from ge.passes.tensor_values import tensor_type
 class Options:
     """The pass options the checks read."""
 
-    nz: bool = True
-    nz_min_dim: int = 16
+    nz: bool
+    nz_min_dim: int
 
 
 LayoutCheck = Callable[[GeOp, Options], "str | None"]

@@ -139,7 +139,7 @@ def test_the_fused_module_runs_equal_to_numpy_at_every_level(library):
 
 def test_the_group_costs_the_registrations_work(library):
     """The fused task's vector work holds the custom op's registered work (3 per element)."""
-    from ge.interpreter.device.ir_work import kernel_work
+    from ge.device.ir_work import kernel_work
 
     with ge.op_library(library):
         module = optimized()

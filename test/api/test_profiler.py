@@ -10,8 +10,8 @@ import pytest
 from runtime_models import assert_one_line, graph_of, inputs_of, small_cnn
 
 import ge
+from ge.device import chrome_trace
 from ge.ge_dialects import task
-from ge.interpreter.device import chrome_trace
 from ge.interpreter.runner import run
 from ge.interpreter.stream_executor import simulate_module
 from ge.target import load_target

@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto
 from tool_server import run as run_tool
 
+from ge.device.cost import Hardware
 from ge.frontend.models import GraphBuilder
 from ge.ge_dialects.limits import tensor_byte_limit
-from ge.interpreter.device.cost import Hardware
 from ge.interpreter.stream_executor import simulate_module
 from ge.target import load_target
 from ge.tools import ge_bench as cli
@@ -206,6 +206,31 @@ def test_training_largest_batch_is_where_the_step_stops_fitting():
     assert ge_bench.fits(compile_at, largest + 1, hbm) is None
 
 
+def test_data_parallel_rows_scale_from_one_chip(monkeypatch):
+    """--data-parallel's table on the small CNN (8 per chip): one row per chip count, the samples/s
+    the step implies, efficiency against one chip at most 1, collectives only beyond one chip; the
+    bucket sweep: one bucket is one collective, 1 MiB buckets at least as many as 500 MiB ones."""
+    from ge.tools import ge_bench_data_parallel as dp
+
+    monkeypatch.setitem(training.TRAINING_MODELS, "tiny", (_tiny_cnn, 8, "add-loss{output=y}"))
+    monkeypatch.setattr(dp, "DEVICES", (1, 2, 4))
+    monkeypatch.setattr(dp, "SWEEP_DEVICES", 4)
+    rows = dp.scaling_rows("tiny", "ascend910", "force_fp32")
+    assert [r["chips"] for r in rows] == ["1", "2", "4"]
+    for r in rows:
+        chips, step_s = int(r["chips"]), float(r["step (ms)"]) * 1e-3
+        assert abs(float(r["samples/s"]) - 8 * chips / step_s) <= 0.01 * 8 * chips / step_s + 1
+        assert 0 < float(r["scaling"]) <= 1.0 + 1e-3
+        assert (int(r["collectives"]) > 0) == (chips > 1)
+    sweep = {r["buckets"]: r for r in dp.bucket_rows("tiny", "ascend910", "force_fp32", float(rows[0]["samples/s"]))}
+    assert sweep["one bucket"]["collectives"] == "1"
+    assert int(sweep["1 MiB"]["collectives"]) >= int(sweep["500 MiB"]["collectives"]) >= 1
+    sens = dp.sensitivity_rows("tiny", "ascend910", "force_fp32")
+    assert {r["constant"] for r in sens} >= {"cluster.hccs_latency_s", "cluster.roce_latency_s"}
+    for r in sens:  # slower links never make the step faster
+        assert float(r["step x2 (ms)"]) >= float(r["step x0.5 (ms)"]) - 1e-9
+
+
 def test_training_rejects_an_inference_model_name():
     r = run_cli("--training", "--models", "bert_base")
     assert r.returncode == 1
@@ -276,7 +301,9 @@ def test_aicore_utilization_counts_every_core_a_task_holds():
 def test_deployment_and_training_are_exclusive():
     done = run_cli("--deployment", "--training")
     assert done.returncode == 1
-    assert done.stderr.strip() == "ge-bench: error: --training, --deployment and --int8 are different reports: give one"
+    assert done.stderr.strip() == (
+        "ge-bench: error: --training, --data-parallel, --deployment and --int8 are different reports: give one"
+    )
 
 
 def test_int8_table_is_f16_against_quantize_static(monkeypatch):

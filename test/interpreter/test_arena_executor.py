@@ -14,6 +14,7 @@ import onnx
 import pytest
 from tool_server import run as run_tool
 
+from ge.device import ScheduleError, simulate
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
@@ -26,7 +27,6 @@ from ge.interpreter.arena_executor import (
     run_in_arena,
     to_device_bytes,
 )
-from ge.interpreter.device import ScheduleError, simulate
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import main_function, run
 from ge.interpreter.stream_executor import sim_tasks

@@ -15,12 +15,12 @@ from xdsl.interpreter import impl, register_impls
 from xdsl.traits import ConstantLike, Pure, is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
+from ge.device.engines import stays_outside_tasks
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights, referenced_keys, weights_of
 from ge.interpreter import runner
 from ge.interpreter.arena_executor import run_in_arena
-from ge.interpreter.device.engines import stays_outside_tasks
 from ge.interpreter.kernels import optimizer as kernels
 from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.runner import main_function, run

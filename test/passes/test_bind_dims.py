@@ -8,10 +8,10 @@ import onnxruntime as ort
 import pytest
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 
+from ge.device import simulate
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
-from ge.interpreter.device import simulate
 from ge.interpreter.differential import relative_error
 from ge.interpreter.runner import run
 from ge.interpreter.stream_executor import sim_tasks, stream_function

@@ -29,6 +29,7 @@ from ge.passes.checkpoint_budget import (
     vector_weight,
 )
 from ge.passes.pipeline import parse_passes
+from ge.target import DEFAULT_TARGET, load_target
 
 
 def _problem(module) -> Problem:
@@ -36,7 +37,7 @@ def _problem(module) -> Problem:
     forward, backward = split_at_seed(fn)
     always = always_kept(fn, forward)
     stash = [v for v in stashed_values(forward, backward) if v not in always]
-    return build_problem(forward, backward, always, stash)
+    return build_problem(forward, backward, always, stash, vector_weight(load_target(DEFAULT_TARGET)))
 
 
 def _full_peak(p: Problem) -> float:
@@ -70,7 +71,7 @@ def _measured(module, problem: Problem, backward: set) -> tuple[float, float]:
     peak = 0.0
     for b in sorted(pos[o] for o in backward):
         peak = max(peak, sum(value_bytes(v) for s, e, v in spans if s < b <= e))
-    work = sum(op_work(o, vector_weight()) for o in ops if is_copy[o])
+    work = sum(op_work(o, vector_weight(load_target(DEFAULT_TARGET))) for o in ops if is_copy[o])
     return peak, work
 
 

@@ -26,6 +26,7 @@ from ge.passes.layout.rules import RULES as LAYOUT_RULES
 from ge.passes.layout.variable_formats import keep_state_stored, plan_variables
 from ge.passes.rewrite import IN_PLACE, Check, Op, Reject, Rule, apply_rules
 from ge.passes.rules import casts
+from ge.target import DEFAULT_TARGET, load_target
 from ge.tools.common import make_context, print_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ def _print(module) -> str:
 
 
 def _layout(module, table):
-    planner = Planner(Options(), BROADCASTS)
+    planner = Planner(Options(nz=True, nz_min_dim=load_target(DEFAULT_TARGET).cube.m), BROADCASTS)
     groups = plan_variables(module, planner)  # as assign-formats does: the variables first
     apply_rules(module, table, "assign-formats", walk="single-pass", context=planner)
     materialize(module, "assign-formats")

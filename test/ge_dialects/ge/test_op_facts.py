@@ -11,6 +11,8 @@ from xdsl.ir import Block
 from xdsl.ir.core import OpTraits
 from xdsl.traits import Pure
 
+from ge.device.engines import engine_of, launch_geometry, stays_outside_tasks
+from ge.device.ir_work import ops_work
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import (
@@ -26,8 +28,6 @@ from ge.ge_dialects.ge.facts import (
     Transcendental,
 )
 from ge.ge_dialects.ge.types import tensor
-from ge.interpreter.device.engines import engine_of, launch_geometry, stays_outside_tasks
-from ge.interpreter.device.ir_work import ops_work
 from ge.interpreter.ge import folding_interpreter
 from ge.interpreter.kernels import checked
 from ge.passes.fusion import rules as fusion_rules

@@ -12,14 +12,27 @@ from hypothesis import strategies as st
 from ge.lowering.memory import (
     HEURISTICS,
     Buffer,
-    MemoryPlan,
     PlanError,
     intervals_from_schedule,
-    plan_memory,
     verify_plan,
 )
+from ge.lowering.memory import MemoryPlan as _MemoryPlan
+from ge.lowering.memory import plan_memory as _plan_memory
+from ge.target import DEFAULT_TARGET, load_target
 
 KB = 1024
+ALIGNMENT = load_target(DEFAULT_TARGET).hbm.alignment
+"""The planner's alignment in these cases where none is given: the default target's (GE's 512)."""
+
+
+def plan_memory(buffers, **options):
+    return _plan_memory(buffers, **{"alignment": ALIGNMENT, **options})
+
+
+def MemoryPlan(*fields, **named):
+    if len(fields) < 7 and "alignment" not in named:
+        named["alignment"] = ALIGNMENT
+    return _MemoryPlan(*fields, **named)
 
 
 def aligned(size: int, alignment: int) -> int:

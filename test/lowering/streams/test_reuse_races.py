@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
+from ge.device import simulate
 from ge.frontend import models
 from ge.ge_dialects import stream, task
 from ge.ge_dialects.ge.weights import clone_with_weights
-from ge.interpreter.device import simulate
 from ge.interpreter.stream_executor import memory_figures, sim_tasks
 from ge.lowering.streams.verify import StreamError, verify_stream_function
 from ge.passes.pipeline import apply_all, parse_passes

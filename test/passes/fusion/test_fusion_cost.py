@@ -3,10 +3,10 @@ estimate is the time ge-run's simulator gives the task it becomes."""
 
 import pytest
 
+from ge.device import SimTask, simulate
+from ge.device.engines import stays_outside_tasks
+from ge.device.ir_work import boundary_inputs, kernel_work
 from ge.ge_dialects import fused, task
-from ge.interpreter.device import SimTask, simulate
-from ge.interpreter.device.engines import stays_outside_tasks
-from ge.interpreter.device.ir_work import boundary_inputs, kernel_work
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fusion.cost import CostModel
 from ge.passes.pipeline import apply_all, parse_passes

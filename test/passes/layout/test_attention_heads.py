@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ge.device.ir_work import ops_work
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
-from ge.interpreter.device.ir_work import ops_work
 from ge.interpreter.runner import run
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes

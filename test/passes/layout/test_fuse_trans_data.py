@@ -11,10 +11,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from ge.device import engines
+from ge.device.ir_work import ops_work, work_time
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.weights import clone_with_weights
-from ge.interpreter.device import engines
-from ge.interpreter.device.ir_work import ops_work, work_time
 from ge.interpreter.runner import run
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.ge_optimize import GeOptimizePass

@@ -25,8 +25,8 @@ import math
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
-from ge.interpreter.device.cost import INF, BlockCost, Hardware, Phases, block_cost, hbm_level, task_bound, task_time
-from ge.interpreter.device.work import SimTask, TaskWork
+from ge.device.cost import INF, BlockCost, Hardware, Phases, block_cost, hbm_level, task_bound, task_time
+from ge.device.work import SimTask, TaskWork
 
 #: Accepted mode names -> canonical mode.
 MODES = {

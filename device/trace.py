@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ge.interpreter.device.cluster import all_reduce_plan
-from ge.interpreter.device.simulator import EventWait, SimResult, TaskResult
+from ge.device.cluster import all_reduce_plan
+from ge.device.simulator import EventWait, SimResult, TaskResult
 from ge.target import load_target
 
 _US = 1e6

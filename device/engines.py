@@ -1,9 +1,10 @@
 """Where each kernel runs, how many cores it asks for, and a summary of its tiling.
 
 An op's engine is a fact of the op (`GeOp.engine()`, from its `RunsOn` trait: Cube, Cube+Vector,
-Vector, AI CPU, or none for ops that stay outside tasks); a fused group runs where its pattern
-class says. Block dim is the engine's core count capped by the kernel's output tiles (a 16x16
-fractal for the Cube, a 16 KiB slab for the Vector), so small kernels do not claim idle cores.
+Vector, AI CPU, HCCL, or none for ops that stay outside tasks); a fused group runs where its
+pattern class says. Block dim is the engine's core count capped by the kernel's output tiles (a
+Cube fractal, `[cube] m x n`, for the Cube; a `[vector] tile_bytes` slab for the Vector), so small
+kernels do not claim idle cores.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
+from ge.device.metrics import elements, nbytes
 from ge.ge_dialects import fused
 from ge.ge_dialects.ge.base import GeOp, has_float_result
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.layout import TransDataOp
 from ge.ge_dialects.ge.nn import ConvOp
 from ge.ge_dialects.ge.types import shape_of, tensor_type_of
-from ge.interpreter.device.metrics import elements, nbytes
 from ge.target import Target
 
 
@@ -36,8 +38,6 @@ PATTERN_ENGINES = {
     "elementwise": "vector",
     "reduce+elementwise": "vector",
 }
-VECTOR_TILE_BYTES = 16384
-FRACTAL = 16
 
 
 def engine_of(op: Operation) -> str:
@@ -88,12 +88,22 @@ def cube_member(members: Sequence[Operation]) -> GeOp | None:
 def launch_geometry(op: Operation, engine: str, target: Target) -> tuple[int, str]:
     """(block_dim, tiling summary) of a kernel on `target`."""
     members = op.members if isinstance(op, fused.GroupOp) else [op]
-    return geometry(members, list(op.results), engine, target)
+    inputs = list(op.inputs) if isinstance(op, fused.GroupOp) else list(op.operands)
+    return geometry(members, inputs, list(op.results), engine, target)
 
 
-def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: str, target: Target) -> tuple[int, str]:
-    """(block_dim, tiling summary) of `members` run as one kernel writing `outputs` (also asked of
-    fusion candidates, so that fusion times a group with the geometry lowering will give it)."""
+def geometry(
+    members: Sequence[Operation],
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    engine: str,
+    target: Target,
+) -> tuple[int, str]:
+    """(block_dim, tiling summary) of `members` run as one kernel reading `inputs` and writing
+    `outputs` (also asked of fusion candidates, so that fusion times a group with the geometry
+    lowering will give it). A Vector kernel takes a block per slab of the larger of what it reads
+    and what it writes: a reduction to a small result splits its input over the cores (GE's
+    multi-core reductions, their partial sums added atomically into the result)."""
     cores = target.cores
     out = outputs[0] if outputs else None
     if engine == "aicpu":
@@ -106,8 +116,8 @@ def geometry(members: Sequence[Operation], outputs: Sequence[SSAValue], engine: 
         n = shape[1] if isinstance(anchor, ConvOp) else shape[-1]
         m = max(1, elements(anchor.results[0]) // max(1, n or 1))
         k = anchor.macs() // max(1, elements(anchor.results[0]))
-        fractals = math.ceil(m / FRACTAL) * math.ceil((n or 1) / FRACTAL)
+        fractals = math.ceil(m / target.cube.m) * math.ceil((n or 1) / target.cube.n)
         return max(1, min(cores.cube_core, fractals)), f"m={m} n={n} k={k} fractals={fractals}"
-    total = sum(nbytes(r) for r in outputs)
-    slabs = max(1, math.ceil(total / VECTOR_TILE_BYTES))
+    total = max(sum(nbytes(r) for r in outputs), sum(nbytes(v) for v in inputs if isinstance(v.type, TensorType)))
+    slabs = max(1, math.ceil(total / target.vector.tile_bytes))
     return max(1, min(cores.vector_core, slabs)), f"bytes={total} slabs={slabs}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ge.interpreter.device import SimTask, TaskWork, Tensor, dtype_bytes
+from ge.device import SimTask, TaskWork, Tensor, dtype_bytes
 
 
 def tensor(name: str, shape: tuple[int, ...], dtype: str = "f16", fmt: str = "ND") -> Tensor:

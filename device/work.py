@@ -91,6 +91,9 @@ class TaskWork:
     (`mte.nd_nz_on_the_move`), Vector work elsewhere."""
     replicas: int = 0
     """The chips an `hccl` task's collective spans (its `rank_size`); 0 for every other engine."""
+    reread_bytes: int = 0
+    """Input bytes read once more: a member that reduces over data too large to stay on chip reads
+    it again after the reduction (`GeOp.input_passes`)."""
 
     def check(self) -> None:
         """ValueError naming the task if the record is inconsistent."""
@@ -105,6 +108,7 @@ class TaskWork:
             "transcendental_elems",
             "cube_to_vector_bytes",
             "moved_layout_elems",
+            "reread_bytes",
         ):
             if getattr(self, field) < 0:
                 raise ValueError(f"{where}: negative {field}")

@@ -1,4 +1,4 @@
-"""Profile output of a simulation (interpreter/device/trace.py)."""
+"""Profile output of a simulation (device/trace.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pytest
 from device_cases import conv_work, vector_task
 
-from ge.interpreter.device import OP_SUMMARY_COLUMNS, SimTask, chrome_trace, op_summary_csv, simulate
+from ge.device import OP_SUMMARY_COLUMNS, SimTask, chrome_trace, op_summary_csv, simulate
 from ge.target import load_target
 
 

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TypedDict
 
-from ge.interpreter.device.cluster import all_reduce_plan, bandwidth_bound
-from ge.interpreter.device.work import TaskWork, dtype_bytes
+from ge.device.cluster import all_reduce_plan, bandwidth_bound
+from ge.device.work import TaskWork, dtype_bytes
 from ge.target import Target, load_target
 
 INF = math.inf
@@ -130,7 +130,9 @@ class Hardware:
         return ops / self.vector_lanes(work.dtype)
 
     def cube_cycles(self, work: TaskWork) -> float:
-        return work.cube_macs / self.cube_macs_per_cycle(work.dtype)
+        """Cycles of the task's Cube work at the rate the Cube sustains (`[cube] sustained` of the
+        nominal rate, measured on large matrix products)."""
+        return work.cube_macs / (self.cube_macs_per_cycle(work.dtype) * self.spec.cube.sustained)
 
     def need(self, engine: str) -> dict[str, int]:
         """Cores of each pool one block of `engine` occupies."""
@@ -276,7 +278,7 @@ def _shared_fields(work: TaskWork, l2_hits: frozenset[str] | set[str]) -> _Share
     B = work.block_dim
     ins, outs = _unique(work.inputs), _unique(work.outputs)
     l2_bytes = sum(n for name, n in ins.items() if name in l2_hits)
-    hbm_read = sum(ins.values()) - l2_bytes
+    hbm_read = sum(ins.values()) - l2_bytes + work.reread_bytes
     write = sum(outs.values())
     return _SharedFields(
         engine=work.engine,

@@ -16,15 +16,15 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
+from ge.device.cost import Hardware, task_time
+from ge.device.engines import boundary_conversions
+from ge.device.metrics import nbytes
+from ge.device.work import TaskWork, Tensor
 from ge.ge_dialects import fused, task
 from ge.ge_dialects.ge.attention import AttentionOp
 from ge.ge_dialects.ge.base import GeOp
 from ge.ge_dialects.ge.facts import Engine
 from ge.ge_dialects.ge.types import format_of, shape_of, type_name
-from ge.interpreter.device.cost import Hardware, task_time
-from ge.interpreter.device.engines import boundary_conversions
-from ge.interpreter.device.metrics import nbytes
-from ge.interpreter.device.work import TaskWork, Tensor
 
 
 def work_ops(members: Sequence[Operation]) -> list[GeOp]:
@@ -90,7 +90,21 @@ def ops_work(
         block_dim=block_dim,
         moved_layout_elems=sum(m.vector_elements() for m in moved if not (m.is_view() or heads_as_fractals)),
         replicas=max((m.p("rank_size") for m in computing), default=0) if collective else 0,
+        reread_bytes=_reread_bytes(computing),
     )
+
+
+def _reread_bytes(members: Sequence[GeOp]) -> int:
+    """What members needing several passes read again (`GeOp.input_passes`): their data operands,
+    from memory, or, made inside the kernel, recomputed from as many bytes."""
+    total = 0
+    for m in members:
+        extra = m.input_passes() - 1
+        if extra > 0:
+            data = m.DATA_OPERANDS or tuple(name for name, _ in m.get_irdl_definition().operands)
+            read = {v for name in data if isinstance(v := getattr(m, name, None), SSAValue)}
+            total += extra * sum(nbytes(v) for v in read)
+    return total
 
 
 def kernel_work(kernel: task.KernelOp, names: dict[SSAValue, str] | None = None) -> TaskWork:

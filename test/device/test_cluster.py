@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from device_cases import raw, vector_task
 
-from ge.interpreter.device import SimTask, TaskWork
-from ge.interpreter.device import cluster as cluster_model
-from ge.interpreter.device.cluster import all_reduce_plan, bandwidth_bound
-from ge.interpreter.device.simulator import simulate
+from ge.device import SimTask, TaskWork
+from ge.device import cluster as cluster_model
+from ge.device.cluster import all_reduce_plan, bandwidth_bound
+from ge.device.simulator import simulate
 from ge.target import load_target
 
 TARGETS = ("ascend910", "ascend910b")

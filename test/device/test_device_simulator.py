@@ -1,4 +1,4 @@
-"""The discrete-event simulator of streams, events and cores (interpreter/device/simulator.py)."""
+"""The discrete-event simulator of streams, events and cores (device/simulator.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from device_cases import chain, conv_work, raw, vector_task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ge.interpreter.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
+from ge.device import ENGINES, Hardware, ScheduleError, SimTask, TaskWork, simulate, task_time
 from ge.target import load_target
 
 TARGETS = ["ascend910", "ascend910b"]
