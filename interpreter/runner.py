@@ -301,9 +301,12 @@ def run_each_replica(
     inputs: Mapping[str, np.ndarray],
     weights: Mapping[str, np.ndarray] | Sequence[Mapping[str, np.ndarray]] | None = None,
     threads: int | None = None,
+    run_one=None,
 ) -> list[dict[str, np.ndarray]]:
     """Runs every replica of a data-parallel `main` (`ge.replicas`) on its slice of the batch and
-    returns each one's outputs, by rank; `weights` is one table for all or one per replica."""
+    returns each one's outputs, by rank; `weights` is one table for all or one per replica.
+    `run_one(module, inputs, weights)` runs one replica (default: `run`)."""
     fn = main_function(module)
+    one = run_one or (lambda m, i, w: run(m, i, w, threads))
     with run_threads(threads):  # entered once here: the replicas' own entries nest inside it
-        return run_replicas(module, fn, input_names(fn), inputs, weights, lambda m, i, w: run(m, i, w, threads))
+        return run_replicas(module, fn, input_names(fn), inputs, weights, one)

@@ -37,7 +37,7 @@ count each kind of device memory once: `weights` (constants), `state` (one stora
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -105,8 +105,8 @@ class PlanMemoryPass(ModulePass):
 
     def plan_function(self, fn: func.FuncOp, target: Target) -> DictionaryAttr:
         """Plans `fn`'s buffers (writing each task's offsets) and returns its figures."""
-        pool = task_sequence_pool(self.name, fn, _check_static_sizes)
         alignment = self.alignment if self.alignment is not None else target.hbm.alignment
+        pool = task_sequence_pool(self.name, fn, _check_static_sizes, alignment)
         plan = plan_memory(pool.buffers, alignment=alignment, reuse=self.reuse)
         verify_plan(plan, pool.buffers)
         pool.write_offsets(plan)
@@ -153,7 +153,7 @@ def _check_static_sizes(where: str, kernel: task.KernelOp) -> None:
 
 
 def task_sequence_pool(
-    pass_name: str, fn: func.FuncOp, check_kernel: Callable[[str, task.KernelOp], None]
+    pass_name: str, fn: func.FuncOp, check_kernel: Callable[[str, task.KernelOp], None], alignment: int
 ) -> PoolBuffers:
     """The pool buffers of `fn`, after refusing in one line a function that is not a task sequence
     planned in program order: one whose signature is not tensors, one with ops outside tasks (run
@@ -173,7 +173,7 @@ def task_sequence_pool(
             check_kernel(where, inner)
         elif not stays_outside_tasks(inner):
             raise DiagnosticException(f"{where} has '{inner.name}' outside a task.kernel (run lower-to-tasks first)")
-    return pool_buffers(fn)
+    return pool_buffers(fn, alignment)
 
 
 def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int, target: Target) -> None:
@@ -191,17 +191,24 @@ def check_hbm(pass_name: str, fn: func.FuncOp, pool: int, weights: int, io: int,
 @dataclass(frozen=True)
 class PoolBuffers:
     """The pool buffers of a function's task sequence: every task result but the returned ones,
-    live from its task to its last reader in program order."""
+    live from its task to its last reader in program order. The gradients of one collective's bucket
+    are one buffer, and its results another written over it (`bucket_buffers`)."""
 
     kernels: list[task.KernelOp]
     names: dict[SSAValue, str]
-    """result -> its buffer's name, `task:result index`"""
+    """result -> its buffer's name, `task:result index` (a bucket's members: the bucket's)"""
     buffers: list[Buffer]
+    within: dict[SSAValue, int] = field(default_factory=dict)
+    """A bucket member's offset in its bucket's buffer."""
 
     def write_offsets(self, plan: MemoryPlan) -> None:
         """Each kernel's `offsets` from `plan` (-1: not in the pool)."""
         for k in self.kernels:
-            k.offsets = DenseArrayBase.from_list(i64, [plan.offsets.get(self.names.get(r, ""), -1) for r in k.outputs])
+            k.offsets = DenseArrayBase.from_list(i64, [self._offset(plan, r) for r in k.outputs])
+
+    def _offset(self, plan: MemoryPlan, result: SSAValue) -> int:
+        base = plan.offsets.get(self.names.get(result, ""), -1)
+        return base + self.within.get(result, 0) if base >= 0 else -1
 
 
 def _returned_values(fn: func.FuncOp) -> set[SSAValue]:
@@ -211,7 +218,7 @@ def _returned_values(fn: func.FuncOp) -> set[SSAValue]:
     return set(terminator.operands)
 
 
-def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
+def pool_buffers(fn: func.FuncOp, alignment: int) -> PoolBuffers:
     kernels = [k for k in fn.body.block.ops if isinstance(k, task.KernelOp)]
     index = {k: i for i, k in enumerate(kernels)}
     returned = _returned_values(fn)
@@ -230,4 +237,44 @@ def pool_buffers(fn: func.FuncOp) -> PoolBuffers:
                 given = k.inputs[r.index]
                 inplace = (names[given],) if given in names and same_storage(given, r) else ()
             buffers.append(Buffer(names[r], device_bytes(r), i, last, inplace_of=inplace))
-    return PoolBuffers(kernels, names, buffers)
+    within: dict[SSAValue, int] = {}
+    for i, k in enumerate(kernels):
+        if k.engine.data == "hccl":
+            buffers = bucket_buffers(k, i, names, buffers, within, alignment)
+    return PoolBuffers(kernels, names, buffers, within)
+
+
+def bucket_buffers(
+    kernel: task.KernelOp,
+    index: int,
+    names: dict[SSAValue, str],
+    buffers: list[Buffer],
+    within: dict[SSAValue, int],
+    alignment: int,
+) -> list[Buffer]:
+    """The buffers with a collective's operands made one contiguous buffer, live from the first of
+    them to the collective, and its results one buffer written over it: the gradients are written
+    straight into their bucket, which HCCL reduces in place, with no pack copy (GE plans a
+    collective's inputs as continuous memory). Left as they are unless every operand is a pool
+    buffer that only the collective reads, one per result."""
+    by_name = {b.name: b for b in buffers}
+    given = [names.get(v) for v in kernel.inputs]
+    made = [names.get(r) for r in kernel.outputs]
+    if len(given) < 2 or len(given) != len(made) or None in given or None in made or len(set(given)) != len(given):
+        return buffers
+    ins = [by_name[n] for n in given if n is not None]
+    outs = [by_name[n] for n in made if n is not None]
+    if any(b.end != index or b.pinned for b in ins):
+        return buffers
+    place, at = [], 0
+    for b in ins:
+        place.append(at)
+        at += -(-b.size // alignment) * alignment
+    name = kernel.task_name.data
+    bucket = Buffer(f"{name}:bucket", at, min(b.start for b in ins), index)
+    reduced = Buffer(f"{name}:reduced", at, index, max(b.end for b in outs), inplace_of=(bucket.name,))
+    for v, r, offset in zip(kernel.inputs, kernel.outputs, place):
+        names[v], names[r] = bucket.name, reduced.name
+        within[v] = within[r] = offset
+    merged = {*given, *made}
+    return [b for b in buffers if b.name not in merged] + [bucket, reduced]

@@ -121,14 +121,15 @@ class RelaxReusePass(ModulePass):
 
     def relax_function(self, module: ModuleOp, fn: func.FuncOp, memory: DictionaryAttr, target: Target) -> None:
         where = f"relax-reuse: @{fn.sym_name.data}"
-        pool = task_sequence_pool(self.name, fn, _check_planned)
-        data_dag, kernels = dag_from_ops(list(fn.body.block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         d = memory.data
 
         def num(key: str, default: int = 0) -> int:
             v = d.get(key)
             return v.value.data if isinstance(v, IntegerAttr) else default
 
+        alignment = num("alignment", target.hbm.alignment)
+        pool = task_sequence_pool(self.name, fn, _check_planned, alignment)
+        data_dag, kernels = dag_from_ops(list(fn.body.block.ops), skip=lambda o: not isinstance(o, task.KernelOp))
         limit = self.streams or None
         try:
             result = trade_reuse(
@@ -141,7 +142,7 @@ class RelaxReusePass(ModulePass):
                 task_costs(kernels, CostModel(target)),
                 base_pool=num("pool"),
                 budget=int(self.budget_mib * 2**20),
-                alignment=num("alignment", target.hbm.alignment),
+                alignment=alignment,
                 rounds=self.rounds,
                 score=simulated_latency(fn, kernels, data_dag, target),
             )

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import argparse
 
-from xdsl.utils.exceptions import DiagnosticException
-
 from ge.target import TargetError, load_target
 from ge.tools.common import UserError, reported_errors, write_atomic
-from ge.tools.ge_bench_data_parallel import DP_MODELS, bucket_rows, scaling_rows
+from ge.tools.ge_bench_data_parallel import DP_MODELS, SWEEP_DEVICES, bucket_rows, scaling_rows
 from ge.tools.ge_bench_data_parallel import sensitivity_rows as cluster_sensitivity_rows
 from ge.tools.ge_bench_deployment import DEPLOYMENT_TARGET, deployment_rows
 from ge.tools.ge_bench_int8 import INT8_MODELS, int8_rows
@@ -135,16 +133,17 @@ def data_parallel_sections(args: argparse.Namespace) -> list[tuple[str, str]]:
         rows = [r for n in names for r in scaling_rows(n, t, args.precision)]
         out.append((f"Data-parallel step on {t} (momentum, {args.precision}, O3, graph sink)", markdown(rows)))
         ones = {r["model"]: float(r["samples/s"]) for r in rows if r["chips"] == "1" and "samples/s" in r}
+        fits = {r["model"] for r in rows if r["chips"] == str(SWEEP_DEVICES) and "samples/s" in r}
         if args.no_sweep:
             continue
-        sweep = [r for n in names for r in bucket_rows(n, t, args.precision, ones.get(n))]
-        out.append((f"Buckets at 16 chips on {t}", markdown(sweep)))
-        sens = []
-        for n in names:
-            try:
-                sens += cluster_sensitivity_rows(n, t, args.precision)
-            except DiagnosticException:
-                continue  # the step does not fit: its scaling row says so
+        sweep, sens = [], []
+        for n in [n for n in names if n in fits]:  # a step that does not fit: its scaling rows say so
+            rows_n, default = bucket_rows(n, t, args.precision, ones.get(n))
+            sweep += rows_n
+            if default is not None:
+                sens += cluster_sensitivity_rows(n, t, default)
+        if sweep:
+            out.append((f"Buckets at {SWEEP_DEVICES} chips on {t}", markdown(sweep)))
         if sens:
             out.append((f"16 chips on {t} at half and double each assumed [cluster] constant", markdown(sens)))
     return out

@@ -116,14 +116,19 @@ def scaling_rows(name: str, target: str, precision: str) -> list[dict[str, str]]
     return rows
 
 
-def bucket_rows(name: str, target: str, precision: str, one_chip: float | None) -> list[dict[str, str]]:
+def bucket_rows(
+    name: str, target: str, precision: str, one_chip: float | None
+) -> tuple[list[dict[str, str]], Step | None]:
+    """The sweep's rows, and the step with GE's default split (the sensitivity table re-times it)."""
     rows = []
+    default = None
     for label, options in BUCKETS.items():
         try:
             step = data_parallel_step(name, SWEEP_DEVICES, target, precision, options)
         except DiagnosticException as e:
             rows.append({"model": name, "target": target, "buckets": label, "step (ms)": f"does not fit: {e}"})
             continue
+        default = step if not options else default
         f = timed(step, load_target(target))
         rows.append(
             {
@@ -137,12 +142,11 @@ def bucket_rows(name: str, target: str, precision: str, one_chip: float | None) 
                 "hidden": f"{f['hidden']:.0%}",
             }
         )
-    return rows
+    return rows, default
 
 
-def sensitivity_rows(name: str, target: str, precision: str) -> list[dict[str, str]]:
-    """The 16-chip step re-timed at half and double each assumed `[cluster]` constant."""
-    step = data_parallel_step(name, SWEEP_DEVICES, target, precision)
+def sensitivity_rows(name: str, target: str, step: Step) -> list[dict[str, str]]:
+    """`step` (the 16-chip step) re-timed at half and double each assumed `[cluster]` constant."""
     spec = load_target(target)
     assumed = sorted({f.name for f in fields(Cluster)} & assumed_constants(target) - {"servers"})
     base = timed(step, spec)

@@ -504,9 +504,14 @@ def run_and_report(args, module, inputs, weights, outputs: Outputs) -> None:
 
     replicas = replica_count(main_function(module))
 
+    def run_one(m, one_inputs, step_weights):
+        if args.schedule_seed is None:
+            return run(m, one_inputs, step_weights)
+        return run_in_arena(m, one_inputs, step_weights, args.schedule_seed)
+
     def run_step(step_weights):
-        if replicas > 1 and args.schedule_seed is None:
-            each = run_each_replica(module, inputs, step_weights)
+        if replicas > 1:
+            each = run_each_replica(module, inputs, step_weights, run_one=run_one)
             if args.print:
                 for rank, results in enumerate(each):
                     print(scalar_line(f"replica {rank}", results))

@@ -222,10 +222,12 @@ def test_data_parallel_rows_scale_from_one_chip(monkeypatch):
         assert abs(float(r["samples/s"]) - 8 * chips / step_s) <= 0.01 * 8 * chips / step_s + 1
         assert 0 < float(r["scaling"]) <= 1.0 + 1e-3
         assert (int(r["collectives"]) > 0) == (chips > 1)
-    sweep = {r["buckets"]: r for r in dp.bucket_rows("tiny", "ascend910", "force_fp32", float(rows[0]["samples/s"]))}
+    rows_4, default = dp.bucket_rows("tiny", "ascend910", "force_fp32", float(rows[0]["samples/s"]))
+    sweep = {r["buckets"]: r for r in rows_4}
     assert sweep["one bucket"]["collectives"] == "1"
     assert int(sweep["1 MiB"]["collectives"]) >= int(sweep["500 MiB"]["collectives"]) >= 1
-    sens = dp.sensitivity_rows("tiny", "ascend910", "force_fp32")
+    assert default is not None and default.devices == 4
+    sens = dp.sensitivity_rows("tiny", "ascend910", default)
     assert {r["constant"] for r in sens} >= {"cluster.hccs_latency_s", "cluster.roce_latency_s"}
     for r in sens:  # slower links never make the step faster
         assert float(r["step x2 (ms)"]) >= float(r["step x0.5 (ms)"]) - 1e-9

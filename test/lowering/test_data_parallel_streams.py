@@ -16,9 +16,12 @@ from xdsl.ir import Operation
 
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects import stream, task
+from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.runner import main_function, output_names, run_each_replica
+from ge.lowering import plan_memory
 from ge.passes.pipeline import apply_all, parse_passes
+from ge.target import DEFAULT_TARGET, load_target
 from ge.tools.common import make_context
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "passes"))
@@ -26,6 +29,7 @@ from training_models import deep_mlp
 
 STEP = 'autodiff,data-parallel{devices=4 split="idx:1,3"},apply-optimizer{kind=sgd lr=0.1}'
 LOWER = "ge-optimize{level=3},lower-to-tasks,plan-memory,lower-to-streams"
+ALIGNMENT = load_target(DEFAULT_TARGET).hbm.alignment
 
 
 def _build(pipeline: str):
@@ -109,6 +113,33 @@ def test_hcom_parallel_puts_the_readers_of_the_collectives_on_a_stream_of_their_
     others = {k.stream.value.data for k in kernels if k not in readers}
     assert readers[0].stream.value.data not in others
     assert violations(fn) == []
+
+
+def bucket_layout_faults(fn: func.FuncOp) -> list[str]:
+    """Each collective's gradients must lie back to back in one buffer (aligned), and its results
+    over them: no pack copy, reduced in place."""
+    offset_of = {}
+    for k in fn.body.block.ops:
+        if isinstance(k, task.KernelOp) and k.offsets is not None:
+            offset_of.update(zip(k.outputs, k.offsets.get_values()))
+    faults = []
+    for c in (k for k in fn.body.block.ops if isinstance(k, task.KernelOp) and k.engine.data == "hccl"):
+        at = offset_of[c.inputs[0]]
+        for v, r in zip(c.inputs, c.outputs):
+            if offset_of[v] != at or offset_of[r] != at:
+                faults.append(f"{c.task_name.data}: {v.type} at {offset_of[v]}, result at {offset_of[r]}, not {at}")
+            at += -(-device_bytes(v) // ALIGNMENT) * ALIGNMENT
+    return faults
+
+
+def test_each_bucket_is_one_buffer_reduced_in_place(lowered):
+    assert bucket_layout_faults(main_function(lowered[0])) == []
+
+
+def test_mutation_buckets_planned_apart_are_caught(monkeypatch):
+    monkeypatch.setattr(plan_memory, "bucket_buffers", lambda kernel, index, names, buffers, within, alignment: buffers)
+    module, _ = _build(f"{STEP},{LOWER}")
+    assert bucket_layout_faults(main_function(module))
 
 
 def test_no_collective_starts_early_and_no_reader_reads_early(lowered):
