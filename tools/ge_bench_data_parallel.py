@@ -24,16 +24,11 @@ from xdsl.utils.exceptions import DiagnosticException
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.stream_executor import simulate_module
-from ge.lowering.plan_memory import PlanMemoryPass
-from ge.lowering.relax_reuse import RelaxReusePass
-from ge.lowering.to_streams import LowerToStreamsPass
-from ge.lowering.to_tasks import LowerToTasksPass
-from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
 from ge.target import Target, assumed_constants, load_target
 from ge.target.spec import Cluster
 from ge.tools.common import make_context
-from ge.tools.ge_bench_training import TRAINING_MODELS
+from ge.tools.ge_bench_training import OPTIMIZER, TRAINING_MODELS, lower_step
 
 DP_MODELS = ("resnet50 b256", "bert_large b96")
 DEVICES = (1, 2, 4, 8, 16)
@@ -47,7 +42,6 @@ BUCKETS = {
     "GE default (96.54%, 3.46%)": "",
 }
 SWEEP_DEVICES = 16
-STEP = "apply-optimizer{kind=momentum lr=0.01}"
 NO_IMPORT_LIMIT = 1 << 50
 """The whole batch is imported for its shapes only: no tensor is ever allocated."""
 
@@ -67,15 +61,8 @@ def data_parallel_step(name: str, devices: int, target: str, precision: str, buc
     attach_weights(module, weights)
     start = time.perf_counter()
     split = f",data-parallel{{devices={devices} target={target} {buckets}}}" if devices > 1 else ""
-    apply_all(make_context(), module, parse_passes(f"{loss},autodiff{split},{STEP}"))
-    GeOptimizePass(level=3, precision_mode=precision, target=target).apply(make_context(), module)
-    lowering = [
-        LowerToTasksPass(target=target),
-        PlanMemoryPass(target=target),
-        RelaxReusePass(target=target),
-        LowerToStreamsPass(mode="graph", target=target),
-    ]
-    apply_all(make_context(), module, lowering)
+    apply_all(make_context(), module, parse_passes(f"{loss},autodiff{split},{OPTIMIZER}"))
+    lower_step(module, precision, target)
     return Step(module, batch, devices, time.perf_counter() - start)
 
 

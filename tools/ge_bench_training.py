@@ -45,7 +45,8 @@ TRAINING_MODELS: dict[str, tuple[Builder, int, str]] = {
     "bert_large b32": (bert_large, 32, "add-loss{kind=mse}"),
     "bert_large b96": (bert_large, 96, "add-loss{kind=mse}"),
 }
-STEP = "autodiff,apply-optimizer{kind=momentum lr=0.01}"
+OPTIMIZER = "apply-optimizer{kind=momentum lr=0.01}"
+STEP = f"autodiff,{OPTIMIZER}"
 DEFAULT_PRECISION = "allow_mix_precision"
 
 
@@ -55,6 +56,12 @@ def training_build(model: onnx.ModelProto, loss: str, precision: str, target: st
     attach_weights(module, weights)
     start = time.perf_counter()
     apply_all(make_context(), module, parse_passes(f"{loss},{STEP}"))
+    lower_step(module, precision, target)
+    return Build(module, time.perf_counter() - start)
+
+
+def lower_step(module: ModuleOp, precision: str, target: str) -> None:
+    """A training step's graph at O3 in `precision`, lowered to streams and sunk whole."""
     GeOptimizePass(level=3, precision_mode=precision, target=target).apply(make_context(), module)
     lowering = [
         LowerToTasksPass(target=target),
@@ -63,7 +70,6 @@ def training_build(model: onnx.ModelProto, loss: str, precision: str, target: st
         LowerToStreamsPass(mode="graph", target=target),
     ]
     apply_all(make_context(), module, lowering)
-    return Build(module, time.perf_counter() - start)
 
 
 def training_at(builder: Builder, loss: str, precision: str, target: str) -> Compile:

@@ -237,8 +237,8 @@ def _with_dedicated(
     index = {v: i for i, v in enumerate(rest)}
     edges = {(index[u], index[v]) for u, v in dag.edges if u in index and v in index}
     for c in group_of:  # u -> c -> w becomes u -> w
-        for u in _outside_preds(dag, c, group_of):
-            for w in _outside_succs(dag, c, group_of):
+        for u in _nearest_outside(dag.pred, c, group_of):
+            for w in _nearest_outside(dag.succ, c, group_of):
                 edges.add((index[u], index[w]))
     ids_rest = assign_streams(Dag(len(rest), edges), max_streams, [costs[v] for v in rest], merge, fewest_events)
     first = max(ids_rest, default=-1) + 1
@@ -248,25 +248,16 @@ def _with_dedicated(
     return ids
 
 
-def _outside_preds(dag: Dag, v: int, inside: dict[int, int]) -> set[int]:
-    found, todo = set(), list(dag.pred[v])
+def _nearest_outside(adjacent: list[list[int]], v: int, inside: dict[int, int]) -> set[int]:
+    """The nodes outside `inside` reached from `v` along `adjacent` (predecessors or successors)
+    through nodes inside only."""
+    found, todo = set(), list(adjacent[v])
     while todo:
         u = todo.pop()
         if u in inside:
-            todo.extend(dag.pred[u])
+            todo.extend(adjacent[u])
         else:
             found.add(u)
-    return found
-
-
-def _outside_succs(dag: Dag, v: int, inside: dict[int, int]) -> set[int]:
-    found, todo = set(), list(dag.succ[v])
-    while todo:
-        w = todo.pop()
-        if w in inside:
-            todo.extend(dag.succ[w])
-        else:
-            found.add(w)
     return found
 
 
