@@ -39,13 +39,15 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import describe, location_name
 from ge.ge_dialects.ge.collective import REPLICAS_ATTR, SPLIT_ATTR, WORLD_GROUP
 from ge.ge_dialects.ge.grad import GradBuilder
+from ge.ge_dialects.ge.sizes import device_bytes
 from ge.ge_dialects.ge.target_attr import module_pass_target
-from ge.ge_dialects.ge.types import numpy_dtype, shape_of, type_name
+from ge.ge_dialects.ge.types import tensor_type_of, type_name
 from ge.interpreter.runner import output_names
 from ge.passes import gradient_buckets
 from ge.passes.autodiff import SEED_NAME, add_outputs, build_backward, parameters
 from ge.passes.batch_split import batch_size, has_batch, rebuilt_for_rows
 from ge.passes.gradient_buckets import FUSION_TENSOR_SIZE, Gradient, SplitStrategy
+from ge.passes.graph_main import main_of
 from ge.passes.pipeline import require_graph_level
 
 PASS = "data-parallel"
@@ -87,7 +89,7 @@ class DataParallelPass(ModulePass):
                 f"devices={self.devices} is more than the target's cluster holds ({cluster.servers} servers of "
                 f"{cluster.chips_per_server} chips = {cluster.chips})"
             )
-        fn = _main(op)
+        fn = main_of(op, PASS)
         if REPLICAS_ATTR in fn.attributes:
             raise _error("the graph is already data-parallel")
         step = _Step.of(fn, self.loss)
@@ -103,7 +105,8 @@ class DataParallelPass(ModulePass):
         grads = step.gradients
         reduced = [k for k in step.order_of_production() if k not in local]
         infos = [
-            Gradient(i, _nbytes(grads[k]), type_name(_tensor(grads[k]).element_type)) for i, k in enumerate(reduced)
+            Gradient(i, device_bytes(grads[k]), type_name(tensor_type_of(grads[k]).element_type))
+            for i, k in enumerate(reduced)
         ]
         packed = gradient_buckets.buckets(infos, strategy, PASS, self.fusion_tensor_size)
         final = dict(grads)
@@ -112,26 +115,6 @@ class DataParallelPass(ModulePass):
             final.update(_all_reduce(step.block, [grads[k] for k in keys], keys, number, self.devices))
         add_outputs(fn, step.ret, [(f"{k}{GRAD_SUFFIX}", final[k]) for k in step.keys], PASS)
         fn.attributes[REPLICAS_ATTR] = IntegerAttr(self.devices, 64)
-
-
-def _main(module: ModuleOp) -> func.FuncOp:
-    for fn in module.ops:
-        if isinstance(fn, func.FuncOp) and fn.sym_name.data == "main" and fn.body.blocks:
-            return fn
-    raise _error("the module has no func.func @main")
-
-
-def _tensor(value: SSAValue) -> TensorType:
-    assert isinstance(value.type, TensorType)
-    return value.type
-
-
-def _nbytes(value: SSAValue) -> int:
-    t = _tensor(value)
-    count = 1
-    for d in shape_of(t):
-        count *= d or 0
-    return count * numpy_dtype(t.element_type).itemsize
 
 
 def _local_keys(text: str | None, keys: list[str]) -> set[str]:

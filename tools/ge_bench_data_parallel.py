@@ -15,6 +15,7 @@ sensitivity table re-times it at half and double each assumed constant of the ta
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, fields, replace
 
@@ -68,6 +69,7 @@ def data_parallel_step(name: str, devices: int, target: str, precision: str, buc
 
 def timed(step: Step, target: Target) -> dict[str, float]:
     result = simulate_module(step.module, target)
+    gc.collect()  # a BERT-Large step's IR holds gigabytes in reference cycles: free the last one now
     return {
         "step": result.latency,
         "samples": step.batch * step.devices / result.latency,
@@ -110,6 +112,7 @@ def bucket_rows(
     rows = []
     default = None
     for label, options in BUCKETS.items():
+        step = None
         try:
             step = data_parallel_step(name, SWEEP_DEVICES, target, precision, options)
         except DiagnosticException as e:
