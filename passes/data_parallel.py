@@ -45,7 +45,7 @@ from ge.ge_dialects.ge.types import tensor_type_of, type_name
 from ge.interpreter.runner import output_names
 from ge.passes import gradient_buckets
 from ge.passes.autodiff import SEED_NAME, add_outputs, build_backward, parameters
-from ge.passes.batch_split import batch_size, has_batch, rebuilt_for_rows
+from ge.passes.batch_split import batch_size, erase_unused_literal_values, has_batch, rebuilt_for_rows
 from ge.passes.gradient_buckets import FUSION_TENSOR_SIZE, Gradient, SplitStrategy
 from ge.passes.graph_main import main_of
 from ge.passes.pipeline import require_graph_level
@@ -224,6 +224,7 @@ def _shard(fn: func.FuncOp, batch: int, rows: int) -> None:
         if op is not ret and any(r in mapping for r in op.results):
             op.detach()
             op.erase()
+    erase_unused_literal_values(block)
     for old in [a for a in list(block.args) if a in mapping]:
         block.erase_arg(old)
     fn.update_function_type()

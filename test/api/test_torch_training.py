@@ -145,12 +145,6 @@ def test_autodiff_of_the_forward_graph_equals_aot_autograds_backward(name):
         np.testing.assert_allclose(gradient, aot[key], rtol=1e-4, atol=1e-6, err_msg=key)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="data-parallel's batch split does not yet rebuild GPT-2's exported attention: an op on the "
-    "softmax's path keeps the full batch, so the head merge (view_9, [2, 2, 8, 8] -> [4, 8, 8]) gets 256 "
-    "elements at half the batch",
-)
 def test_data_parallel_on_gpt2_gives_the_full_batch_gradients():
     """transformers' GPT-2, exported with its loss: data-parallel over 2 replicas (one row each)
     gives autodiff's full-batch gradients, the same bits on both replicas."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from training_models import mlp
 from xdsl.context import Context
-from xdsl.utils.exceptions import InterpretationError
+from xdsl.utils.exceptions import DiagnosticException, InterpretationError
 
 from ge.frontend import models
 from ge.frontend.onnx_importer import import_model
@@ -19,6 +19,7 @@ from ge.interpreter.replicas import ReplicaError
 from ge.interpreter.runner import input_signature, main_function, output_names, run, run_each_replica
 from ge.passes import data_parallel
 from ge.passes.pipeline import apply_all, parse_passes
+from ge.tools.common import parse_module
 
 
 def _mlp(pipeline: str, batch: int = 16):
@@ -128,6 +129,59 @@ def test_buckets_follow_the_split_strategy():
     assert bucket_sizes('split="size:50,50"') in ([2, 2], [1, 3], [3, 1])
     assert bucket_sizes("fusion_tensor_size=1") == [1, 1, 1, 1]
     assert bucket_sizes("bucket_mib=500") == [4]
+
+
+# -- values from literal constants that hold the batch ---------------------------------------------
+
+_MASKED = """
+func.func @main(%x: tensor<4x3xf32> {{ge.name = "x"}}) -> (tensor<f32> {{ge.name = "loss"}}) {{
+  %w = ge.constant parameter<"w"> dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 2.0, 3.0]]> : tensor<3x3xf32>
+  %mask = {mask} : tensor<4x3xf32> loc("mask")
+  %h = ge.matmul %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %y = ge.add %h, %mask : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32> loc("y")
+  %s = ge.mul %y, %y : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %loss = ge.reduce_mean %s {{keepdims = 0 : i64}} : (tensor<4x3xf32>) -> tensor<f32>
+  func.return %loss : tensor<f32>
+}}
+"""
+_SAME_ROWS = "ge.constant dense<[[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]>"
+
+
+def _masked(mask: str, pipeline: str):
+    module = parse_module(_MASKED.format(mask=mask), "masked.mlir")
+    apply_all(Context(), module, parse_passes(pipeline))
+    return module
+
+
+def test_a_constant_that_holds_the_batch_gives_each_replica_its_rows():
+    """An exported causal mask is a constant expanded to the batch: each replica adds its rows."""
+    x = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    want = run(_masked(_SAME_ROWS, "autodiff"), {"x": x})
+    for devices in (2, 4):
+        each = run_each_replica(_masked(_SAME_ROWS, f"autodiff,data-parallel{{devices={devices}}}"), {"x": x})
+        np.testing.assert_allclose(each[0]["w_grad"], want["w_grad"], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "mask, reason",
+    [
+        (
+            "ge.constant dense<[[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 4.0]]>",
+            "ge.add 'y' combines the batch with ge.constant 'mask', a constant whose rows differ along the batch: "
+            "a part of the batch cannot tell its own rows",
+        ),
+        (
+            'ge.constant parameter<"m"> dense<1.0>',
+            "ge.add 'y' combines the batch with ge.constant 'mask', which has the batch's rows but is neither an "
+            "input's nor a literal constant's",
+        ),
+    ],
+    ids=["rows-differ", "parameter"],
+)
+def test_a_constant_that_holds_the_batch_unevenly_is_refused(mask, reason):
+    with pytest.raises(DiagnosticException) as caught:
+        _masked(mask, "autodiff,data-parallel{devices=2}")
+    assert str(caught.value) == f"data-parallel: {reason}"
 
 
 # -- the replicas' run -----------------------------------------------------------------------------
