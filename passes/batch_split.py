@@ -11,8 +11,9 @@ Values computed from literal constants alone can hold the batch too: PyTorch exp
 mask expanded to [B, 1, S, S] into a constant, which the attention scores add along the batch. An
 operand of a rebuilt broadcasting op (`Broadcasting`: elementwise, Where, Expand) that is aligned
 with a batch-carrying operand (same rank as the result, the result's leading dim) but does not come
-from the inputs is evaluated and replaced by its first rows, when all its rows are the same; one that differs from row to row, or reads a parameter, is a
-one-line error, as is an op that still does not fit.
+from the inputs is evaluated and replaced by its first rows, when all its rows are the same; one
+that differs from row to row, or reads a parameter, is a one-line error, as is an op that still
+does not fit.
 """
 
 from __future__ import annotations
