@@ -140,6 +140,7 @@ class GraphCompiler:
         reuse: bool = True,
         single_stream: bool = False,
         optimize: tuple[tuple[str, str], ...] = (),
+        hcom_parallel: bool = False,
     ) -> CompiledGraph:
         """`graph` compiled by `ge-opt -p '<pipeline>'` where pipeline = `compile_pipeline(level,
         target, precision_mode, streams, mode, reuse, single_stream)` (lowering/compile.py):
@@ -154,7 +155,7 @@ class GraphCompiler:
         else:
             raise GEError(f"compile: expected a ge.Graph, not {type(graph).__name__}")
         options = CompileOptions(
-            optimization_level, target, precision_mode, streams, mode, reuse, single_stream, optimize
+            optimization_level, target, precision_mode, streams, mode, reuse, single_stream, optimize, hcom_parallel
         )
         use_cache = self.cache if cache is None else cache
         with user_errors("compile"), PassProgress("compiling", wanted(not self.progress)) as progress:

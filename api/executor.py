@@ -28,9 +28,10 @@ from ge.interpreter.ge import KernelError
 from ge.interpreter.runner import InputError, input_names, main_function, output_names, run
 from ge.interpreter.stream_executor import is_lowered
 from ge.lowering.run_time import run_dynamic
-from ge.passes.ge_options import GE_OPTIONS
 from ge.passes.pipeline import apply_all
 from ge.target import TargetError, check_target_name
+from ge.tools.common import UserError
+from ge.tools.compile_cache import CompileOptions
 from ge.tools.progress import PassProgress, wanted
 
 if TYPE_CHECKING:
@@ -87,42 +88,27 @@ def lower_graph(
     the graph itself is untouched."""
     check_graph(graph, where)
     chip = chip_name(target, where)
-    switches: dict[str, Any] = {}
-    optimize: list[tuple[str, str]] = []
-    for option in ge_options:
-        name, _, value = option.partition("=")
-        if name not in _COMPILE_SWITCHES and name not in OPTIMIZE_OPTIONS:
-            known = ", ".join([*_COMPILE_SWITCHES, *OPTIMIZE_OPTIONS])
-            raise GEError(f"{where}: GE option {name!r} is not one of {known}")
-        try:
-            read = GE_OPTIONS[name][2](value)
-        except ValueError as e:
-            raise GEError(f"{where}: {name}: {e}") from None
-        if name in OPTIMIZE_OPTIONS:
-            optimize.append((GE_OPTIONS[name][1], "true" if read is True else "false" if read is False else value))
-        else:
-            switches[_COMPILE_SWITCHES[name]] = read
-    if optimize:
-        switches["optimize"] = tuple(optimize)
+    try:
+        switches = CompileOptions().with_ge_options(ge_options)
+    except UserError as e:
+        raise GEError(f"{where}: {e}") from None
     from ge.api.compiler import GraphCompiler
 
     try:
-        return GraphCompiler().compile(graph, chip or "npu", level, precision_mode, streams, mode, **switches)
+        return GraphCompiler().compile(
+            graph,
+            chip or "npu",
+            level,
+            precision_mode,
+            streams,
+            mode,
+            reuse=switches.reuse,
+            single_stream=switches.single_stream,
+            hcom_parallel=switches.hcom_parallel,
+            optimize=switches.optimize,
+        )
     except GEError as e:
         raise GEError(f"{where}: {str(e).removeprefix('compile: ')}") from None
-
-
-_COMPILE_SWITCHES = {"ge.exec.disableReuseMemory": "reuse", "ge.enableSingleStream": "single_stream"}
-OPTIMIZE_OPTIONS = (
-    "ge.inputShape",
-    "ge.dynamicDims",
-    "ge.dynamicBatchSize",
-    "ge.dynamicImageSize",
-    "ge.compileHybridMode",
-)
-"""GE's shape options: read by their `--ge-option` readers, given to ge-optimize in the compile."""
-"""The GE options a compile takes besides compile_pipeline's level/target/precision/streams/mode,
-each to the GraphCompiler argument its reader's value sets."""
 
 
 def pass_text(p) -> str:

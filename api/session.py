@@ -24,6 +24,9 @@ Options (GE's names; values as Python values or GE's strings):
   ge.dynamicDims, ge.dynamicBatchSize, ge.dynamicImageSize, ge.compileHybridMode
                                   gears (ge-optimize's dynamic_dims, ...; hybrid: the dynamic graph
                                   for inputs that fit no gear)
+  is_input_adjust_hw_layout, is_output_adjust_hw_layout
+                                  1: the graph's image inputs / outputs given and taken in NC1HWC0
+                                  (ge-optimize{adjust_input_hw_layout, adjust_output_hw_layout})
 The GE names are read by passes/ge_options.py's readers, as `ge-opt --ge-option NAME=VALUE` reads them.
 """
 
@@ -34,10 +37,11 @@ from typing import Any
 
 from ge.api.compiler import CompiledGraph
 from ge.api.errors import GEError
-from ge.api.executor import OPTIMIZE_OPTIONS, lower_graph, run_module
+from ge.api.executor import lower_graph, run_module
 from ge.api.graph import Graph
 from ge.passes.ge_optimize import PRECISION_MODES
 from ge.passes.ge_options import GE_OPTIONS, level_value
+from ge.tools.compile_cache import COMPILE_SWITCHES, OPTIMIZE_OPTIONS
 
 #: Session option -> the compile argument it sets.
 COMPILE_OPTIONS = {
@@ -51,7 +55,7 @@ COMPILE_OPTIONS = {
     "ge.socVersion": "target",
 }
 #: GE options read by `ge-opt --ge-option`'s readers into the compile's reuse / single_stream switches.
-PASS_THROUGH = ("ge.exec.disableReuseMemory", "ge.enableSingleStream", "ge.hcomParallel", *OPTIMIZE_OPTIONS)
+PASS_THROUGH = (*COMPILE_SWITCHES, *OPTIMIZE_OPTIONS)
 OPTION_NAMES = (*COMPILE_OPTIONS, *PASS_THROUGH)
 
 

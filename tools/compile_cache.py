@@ -23,7 +23,7 @@ import importlib
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from ge.ge_dialects.op_library import installed
 from ge.interpreter.ge import TensorTooLarge
 from ge.lowering.compile import compile_module, compile_pipeline
 from ge.passes.ge_optimize import PRECISION_MODES
+from ge.passes.ge_options import GE_OPTIONS
 from ge.passes.pipeline import Observer, Progress
 from ge.target import TargetError, check_target_name
 from ge.tools.artifact import FORMAT_VERSION, Artifact, ArtifactError, build_artifact, canonical_json, read_artifact
@@ -48,6 +49,21 @@ from ge.tools.common import UserError, first_line, print_module
 CACHE_ENV = "GE_CACHE_DIR"
 DEFAULT_TARGET_ALIAS = "npu"
 """The target name meaning "the module's chip if it names one, else the default chip"."""
+
+
+COMPILE_SWITCHES = {
+    "ge.exec.disableReuseMemory": "reuse",
+    "ge.enableSingleStream": "single_stream",
+    "ge.hcomParallel": "hcom_parallel",
+}
+"""GE options that set a switch of the compile (a CompileOptions field) through their reader."""
+OPTIMIZE_OPTIONS = tuple(
+    name
+    for name, (pass_name, field, _) in GE_OPTIONS.items()
+    if pass_name == "ge-optimize" and field not in ("level", "precision_mode")
+)
+"""GE options for ge-optimize that a compile passes on (shape options, gears, adjust-hw-layout);
+the level and the precision mode are the compile's own options."""
 
 
 def cache_dir() -> Path:
@@ -72,6 +88,31 @@ class CompileOptions:
     single_stream: bool = False
     optimize: tuple[tuple[str, str], ...] = ()
     """More of ge-optimize's options, (field, text): GE's shape options (ge.inputShape, gears)."""
+    hcom_parallel: bool = False
+    """The readers of collectives on a stream of their own (GE's ge.hcomParallel)."""
+
+    def with_ge_options(self, ge_options: Sequence[str]) -> CompileOptions:
+        """These options with GE options (`NAME=VALUE`) applied, each read by the reader
+        `ge-opt --ge-option` uses (passes/ge_options.py): the memory and stream switches, and
+        ge-optimize's options besides the level, target and precision (which have options of their
+        own here); an unknown name or a bad value is a one-line error."""
+        switches: dict[str, Any] = {}
+        optimize = dict(self.optimize)
+        for option in ge_options:
+            name, sep, value = option.partition("=")
+            if not sep:
+                raise UserError(f"GE option '{option}' is not NAME=VALUE")
+            if name not in COMPILE_SWITCHES and name not in OPTIMIZE_OPTIONS:
+                raise UserError(f"GE option {name!r} is not one of {', '.join([*COMPILE_SWITCHES, *OPTIMIZE_OPTIONS])}")
+            try:
+                read = GE_OPTIONS[name][2](value)
+            except ValueError as e:
+                raise UserError(f"GE option {name}: {e}") from None
+            if name in COMPILE_SWITCHES:
+                switches[COMPILE_SWITCHES[name]] = read
+            else:
+                optimize[GE_OPTIONS[name][1]] = "true" if read is True else "false" if read is False else value
+        return replace(self, **switches, optimize=tuple(optimize.items()))
 
     def check(self) -> None:
         """Each option's one-line error, before any work."""
@@ -88,7 +129,7 @@ class CompileOptions:
             raise UserError(f"streams {self.streams!r} is not a count (0 lets the lowering choose)")
         if self.mode not in stream.MODES:
             raise UserError(f"mode '{self.mode}' is not one of {', '.join(stream.MODES)}")
-        for flag in ("reuse", "single_stream"):
+        for flag in ("reuse", "single_stream", "hcom_parallel"):
             if type(getattr(self, flag)) is not bool:
                 raise UserError(f"{flag} {getattr(self, flag)!r} is not True or False")
 
@@ -108,6 +149,7 @@ class CompileOptions:
             "mode": self.mode,
             "reuse": self.reuse,
             "single_stream": self.single_stream,
+            **({"hcom_parallel": True} if self.hcom_parallel else {}),
             **({"ge_optimize": dict(self.optimize)} if self.optimize else {}),
         }
 
@@ -198,6 +240,7 @@ def compile_graph(
         options.reuse,
         options.single_stream,
         options.optimize,
+        options.hcom_parallel,
     )
     try:
         compile_module(
@@ -210,6 +253,7 @@ def compile_graph(
             reuse=options.reuse,
             single_stream=options.single_stream,
             optimize=options.optimize,
+            hcom_parallel=options.hcom_parallel,
             observers=observers,
             progress=progress,
         )

@@ -30,7 +30,13 @@ from ge.tools.common import (
     op_libraries,
     reported_errors,
 )
-from ge.tools.compile_cache import DEFAULT_TARGET_ALIAS, CompileOptions, compile_graph
+from ge.tools.compile_cache import (
+    COMPILE_SWITCHES,
+    DEFAULT_TARGET_ALIAS,
+    OPTIMIZE_OPTIONS,
+    CompileOptions,
+    compile_graph,
+)
 from ge.tools.ge_run import load_program  # the reading ge-run does: ONNX import, or IR and its sidecar
 from ge.tools.outputs import Outputs
 from ge.tools.progress import PassProgress, wanted
@@ -87,6 +93,14 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="every task on one stream (GE's ge.enableSingleStream; lower-to-streams{single_stream=true})",
     )
+    parser.add_argument(
+        "--ge-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a GE option the compile takes besides the flags above: "
+        + ", ".join([*COMPILE_SWITCHES, *OPTIMIZE_OPTIONS]),
+    )
     parser.add_argument("--no-cache", action="store_true", help="compile even if the cache holds the result")
     parser.add_argument(
         "--quiet", action="store_true", help="print nothing but errors (no summary, no progress line on a terminal)"
@@ -111,7 +125,7 @@ def execute(args) -> None:
         args.mode,
         reuse=not args.no_reuse_memory,
         single_stream=args.single_stream,
-    )
+    ).with_ge_options(args.ge_option)
     options.check()  # a bad option fails before the model is read
     if Path(args.model).suffix not in INPUT_SUFFIXES:
         raise UserError(f"{args.model}: ge-compile reads .onnx models or .mlir IR, not '{Path(args.model).suffix}'")

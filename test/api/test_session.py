@@ -78,6 +78,9 @@ def test_options_reach_the_compiled_program(cnn):
     assert module_target(chip.module) == "ascend910" and chip.target == "ascend910"
     o1 = ge.Session({"ge.oo.level": 1}).compile(graph)
     assert len(_kernels(o1.module)) > len(_kernels(sink.module))  # O1 fuses nothing: a task per op
+    adjusted = ge.Session({"is_input_adjust_hw_layout": True, "ge.hcomParallel": True}).compile(graph)
+    assert "adjust_input_hw_layout=true" in adjusted.pipeline and "hcom_parallel=true" in adjusted.pipeline
+    assert len(_kernels(adjusted.module)) == len(_kernels(sink.module)) - 1  # the input's TransData
     f16 = ge.Session({"precision_mode": "force_fp16"}).compile(graph)
     assert "f16" in str(f16.module) and "f16" not in str(sink.module)
 

@@ -135,6 +135,9 @@ def one_line_error(run_main, main, argv, tool: str = "ge-compile") -> str:
         (["--mode", "batch"], "mode 'batch' is not one of op, graph, subgraph"),
         (["--streams", "-1"], "'-1' is not a count"),
         (["--max-tensor-bytes", "100"], "more than the limit of 100 bytes"),
+        (["--ge-option", "ge.bogus=1"], "GE option 'ge.bogus' is not one of ge.exec.disableReuseMemory, "),
+        (["--ge-option", "is_input_adjust_hw_layout=maybe"], "'maybe' is not 0, 1, true or false"),
+        (["--ge-option", "ge.hcomParallel"], "GE option 'ge.hcomParallel' is not NAME=VALUE"),
     ],
 )
 def test_bad_options(model, tmp_path, run_main, cache, args, reason):
@@ -203,3 +206,26 @@ def test_ge_options_as_flags_reach_the_pipeline(model, tmp_path, run_main, cache
     assert "single_stream=true" in pipeline
     (fn,) = module.ops
     assert fn.attributes["stream.count"].value.data == 1  # type: ignore[attr-defined]
+
+
+def test_ge_options_reach_the_pipeline_and_keep_the_outputs(model, tmp_path, run_main, cache):
+    """--ge-option: ge-optimize's GE options (here the image input given in NC1HWC0) and the
+    stream switches, recorded in the manifest and the pipeline; the outputs stay those of the
+    plain compile (the runner converts the boundary)."""
+    given = ["--ge-option", "is_input_adjust_hw_layout=true", "--ge-option", "ge.hcomParallel=1"]
+    for name, extra in (("plain.ge", []), ("adjusted.ge", given)):
+        code, _, err = run_main(ge_compile.main, [model / "small.onnx", *extra, "-o", tmp_path / name])
+        assert code == 0, err
+    _, plain = load_artifact(tmp_path / "plain.ge")
+    _, adjusted = load_artifact(tmp_path / "adjusted.ge")
+    options, pipeline = adjusted.manifest["options"], adjusted.manifest["pipeline"]
+    assert options["ge_optimize"] == {"adjust_input_hw_layout": "true"} and options["hcom_parallel"] is True
+    assert "adjust_input_hw_layout=true" in pipeline and "hcom_parallel=true" in pipeline
+    assert "hcom_parallel" not in plain.manifest["options"]
+    assert adjusted.manifest["num_operators"] == plain.manifest["num_operators"] - 1  # the input's TransData
+    for name in ("plain", "adjusted"):
+        code, _, err = run_main(
+            ge_run.main, [tmp_path / f"{name}.ge", "--inputs", model / "in.npz", "-o", tmp_path / f"{name}.npz"]
+        )
+        assert code == 0, err
+    np.testing.assert_array_equal(np.load(tmp_path / "plain.npz")["y"], np.load(tmp_path / "adjusted.npz")["y"])
