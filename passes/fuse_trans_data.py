@@ -16,11 +16,14 @@ A TransData that is a view (`is_view`: both storage arrays hold the same bytes i
 as NC1HWC0 of pooled [N, C, 1, 1] features and NCHW do when C is a multiple of C0) joins a neighbour
 the same way on every target, at no cost; so does a conversion between a projection's FRACTAL_NZ
 and the heads of an attention kernel whose head dims are multiples of C0 (the Cube loads and stores
-each head's NZ tiles as they lie: `join_fractal_heads`); and a conversion beside a copy kernel is
-done in that copy (`join_copy`). The conversion is timed as part of the kernel
-(`moved_layout_elems` of its work record: free on such a target, Vector work on another); a kernel
-the pass forms around a lone op keeps the op's pattern class. Each decision is a remark; a
-TransData that stays says why.
+each head's NZ tiles as they lie: `join_fractal_heads`); a conversion beside a copy kernel is
+done in that copy (`join_copy`); and one between NCHW and NC1HWC0 beside a Vector kernel is done in
+its UB by the Vector's TransDataTo5HD (vnchwconv), for the element widths the target's instruction
+takes (`[vector] transdata_5hd_bits`: f32 on the 910B, 16-bit types on the 910; `join_vector`).
+The conversion is timed as part of the kernel (an on-the-move one as `moved_layout_elems` of its
+work record: free on such a target, Vector work on another; one in a copy or a Vector kernel as
+that kernel's Vector work); a kernel the pass forms around a lone op keeps the op's pattern class.
+Each decision is a remark; a TransData that stays says why.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -93,7 +96,7 @@ def join(kernel: Operation, before: Sequence[Operation], after: Sequence[Operati
     return group
 
 
-def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
+def fuse_block(block: Block, on_the_move: bool, target: str, bits_5hd: int = 0) -> None:
     """Each kernel a conversion joins stays where it was (a prologue's reader, an epilogue's
     producer), so the block stays in order; one check at the end, linear in the block."""
     for op in list(block.ops):
@@ -102,7 +105,7 @@ def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
         conversion = f"{op.p('src_format')} -> {op.p('dst_format')}"
         if op.is_view() or (op.converts_nd_nz() and on_the_move):
             fuse_one(op, block)
-        elif join_fractal_heads(op, block) or join_copy(op, block):
+        elif join_fractal_heads(op, block) or join_copy(op, block) or join_vector(op, block, bits_5hd):
             continue
         elif op.converts_nd_nz():
             why = f"{conversion} stays a kernel: the MTE of {target} does not convert ND <-> FRACTAL_NZ on the move"
@@ -110,7 +113,8 @@ def fuse_block(block: Block, on_the_move: bool, target: str) -> None:
         else:
             why = (
                 f"{conversion} stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, "
-                "and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone"
+                "no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone, and "
+                + _no_vector_join(op, bits_5hd)
             )
             remarks.emit(NAME, "rejected", RULE, [op], why)
 
@@ -155,6 +159,54 @@ def join_copy(td: ge.TransDataOp, block: Block) -> bool:
         join(producer, [], [td])
         return True
     return False
+
+
+def element_bits(td: ge.TransDataOp) -> int:
+    element = tensor_type(td.src).element_type
+    return 8 if element == i1 else getattr(element, "bitwidth", 64)
+
+
+def is_vector_kernel(op: Operation) -> bool:
+    """A kernel that computes on the Vector: a lone Vector op that is no copy (a copy's conversions
+    are `join_copy`'s) and no conversion, or a fused group of Vector ops (no Cube member: the Cube
+    loads NC1HWC0 as it is stored). Never one with a custom op: its kernel is the user's, which
+    converts nothing it was not written to."""
+    if isinstance(op, fused.GroupOp):
+        members = [m for m in op.members if not fused.is_scalar_constant(m)]
+        vector = all(isinstance(m, GeOp) and m.engine() is Engine.VECTOR for m in members)
+        custom = any(isinstance(m, ge.CustomOp) for m in members)
+        return vector and not custom and any(isinstance(m, GeOp) and not m.has_trait(MovesData) for m in members)
+    moves = isinstance(op, GeOp) and (op.has_trait(MovesData) or isinstance(op, ge.CustomOp))
+    return isinstance(op, GeOp) and not moves and lone_pattern(op) == "elementwise"
+
+
+def join_vector(td: ge.TransDataOp, block: Block, bits_5hd: int) -> bool:
+    """A conversion between NCHW and NC1HWC0 next to a Vector kernel becomes part of it where the
+    target's TransDataTo5HD takes the element width (`[vector] transdata_5hd_bits`): the kernel
+    converts the tile in the UB with the Vector's vnchwconv, as a TransData kernel does, and the
+    tensor goes to and from memory once instead of twice. It joins its readers if each is a Vector
+    kernel, else its producer if that is one (timed as the conversion's Vector work in the
+    kernel); whether it joined."""
+    if not td.converts_5hd() or element_bits(td) > bits_5hd:
+        return False
+    readers = list(dict.fromkeys(u.operation for u in td.dst.uses))
+    if readers and all(is_vector_kernel(r) for r in readers):
+        _prologue(td, readers, block, "converted in the UB (TransDataTo5HD)")
+        return True
+    producer = td.src.owner
+    if isinstance(producer, Operation) and is_vector_kernel(producer):
+        _epilogue(td, producer, block, "converted in the UB (TransDataTo5HD)")
+        return True
+    return False
+
+
+def _no_vector_join(td: ge.TransDataOp, bits_5hd: int) -> str:
+    """Why `join_vector` left `td` a kernel."""
+    if not td.converts_5hd():
+        return "it is not between NCHW and NC1HWC0 (what the Vector's TransDataTo5HD converts)"
+    if element_bits(td) > bits_5hd:
+        return f"the Vector's TransDataTo5HD takes elements of at most {bits_5hd} bits here, not {element_bits(td)}"
+    return "neither its readers nor its producer are Vector kernels"
 
 
 def _prologue(td: ge.TransDataOp, readers: list[Operation], block: Block, how: str) -> None:
@@ -298,5 +350,5 @@ class FuseTransDataPass(ModulePass):
         target = module_pass_target(self.name, op, self.target)
         for fn in op.walk():
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                fuse_block(fn.body.block, target.mte.nd_nz_on_the_move, target.name)
+                fuse_block(fn.body.block, target.mte.nd_nz_on_the_move, target.name, target.vector.transdata_5hd_bits)
                 restore_order(fn.body.block)  # a no-op check: the kernels stayed in place

@@ -37,6 +37,9 @@ class Vector:
     transcendental_cost: float
     tile_bytes: int
     """Output bytes one Vector block takes at least (a kernel asks for no more blocks than slabs)."""
+    transdata_5hd_bits: int
+    """The widest element, in bits, the Vector's TransDataTo5HD (vnchwconv) converts between NCHW
+    and NC1HWC0 in the UB: a kernel with Vector work converts such an input or result itself."""
 
 
 @dataclass(frozen=True)

@@ -300,6 +300,14 @@ class TransDataOp(GeOp):
         formats = {self.p("src_format"), self.p("dst_format")}
         return "FRACTAL_NZ" in formats and bool(formats & ROW_MAJOR)
 
+    def converts_5hd(self) -> bool:
+        """Between NCHW stored as is (ND at rank 4) and NC1HWC0: what the Vector's TransDataTo5HD
+        does in the UB (`[vector] transdata_5hd_bits` says for which element widths)."""
+        formats = {self.p("src_format"), self.p("dst_format")}
+        t = tensor_type_of(self.src)
+        nchw = image_origin(origin_of(t), len(t.get_shape())) == NCHW
+        return NC1HWC0 in formats and bool(formats & ROW_MAJOR) and nchw
+
     def is_view(self) -> bool:
         """Both storage arrays hold the same bytes in the same order, so the conversion moves
         nothing: NC1HWC0 of [N, C, 1, 1] with C a multiple of C0 (pooled features), FRACTAL_NZ of

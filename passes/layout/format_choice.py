@@ -23,8 +23,10 @@ The choice is a 0-1 program, solved by scipy's HiGHS:
 where stored[v, S] is the sum of the modes of v's producer that write it in S (1 on the boundary)
 and reads[v, G] a reader's mode that reads it in G (1 for a reader outside). A TransData's time is
 the device cost model's (`CostModel`, the figures ge-run reports) as fuse-trans-data will leave it:
-beside a copy kernel (a transpose, reshape, concat ... reading or writing the value alone) only what
-it adds to that copy's time, else a kernel's time of its own; nothing where no kernel is left: a
+beside a copy kernel (a transpose, reshape, concat ... reading or writing the value alone), or
+between NCHW and NC1HWC0 beside a Vector op that converts it in its UB (TransDataTo5HD, for the
+widths the target takes; not after a Cube op, whose epilogue fusion it would split), only what it
+adds to that kernel's time, else a kernel's time of its own; nothing where no kernel is left: a
 constant's (fold-trans-data converts it at compile time), a view, and ND <-> FRACTAL_NZ where the
 MTE converts on the move (it joins the neighbouring kernel). The device model times a kernel by
 its logical bytes, so a kernel's own time does not depend on its format and only the conversions
@@ -46,17 +48,18 @@ from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import coo_array
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from ge.device.engines import engine_of
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import GeOp, describe
+from ge.ge_dialects.ge.facts import Engine, MovesData
 from ge.ge_dialects.ge.layout import TransDataOp, is_stored_logically, storage_of, with_storage
 from ge.ge_dialects.ge.types import shape_of
 from ge.passes import remarks
-from ge.passes.fuse_trans_data import is_copy
+from ge.passes.fuse_trans_data import element_bits, is_copy, is_vector_kernel
 from ge.passes.fusion.cost import CostModel
 from ge.passes.layout.insert_trans_data import annotation, operand_names
 from ge.passes.layout.planning import Decision, Planner, arrival_of, values_of
@@ -113,9 +116,9 @@ class ConversionCost:
             return UNCONVERTIBLE_US
         if conversion.is_view() or (conversion.converts_nd_nz() and self.on_the_move):
             return CONVERSION_US
-        copies = beside_copies(value)
-        if copies:
-            return sum(self._in_copy(conversion, value, copy) for copy in copies) + CONVERSION_US
+        kernels = beside_copies(value) or self._beside_vector(conversion, value)
+        if kernels:
+            return sum(self._in_kernel(conversion, value, kernel) for kernel in kernels) + CONVERSION_US
         key = (source, target)
         if key not in self._alone:
             self._alone[key] = self.cost.op_time(conversion) * 1e6 + CONVERSION_US
@@ -134,9 +137,26 @@ class ConversionCost:
                 self._conversions[key] = None
         return self._conversions[key]
 
-    def _in_copy(self, conversion: TransDataOp, value: SSAValue, copy: GeOp) -> float:
-        """What the conversion adds to the copy kernel it joins (its Vector work: the copy reads and
-        writes the same logical bytes either way)."""
+    def _beside_vector(self, conversion: TransDataOp, value: SSAValue) -> list[GeOp]:
+        """The Vector ops a conversion of `value` joins in fuse-trans-data (`join_vector`: NCHW <->
+        NC1HWC0 in the UB, for the element widths the target's TransDataTo5HD takes): its readers
+        if each runs on the Vector, else its producer if that does; none otherwise. Only at a
+        kernel's edge: a conversion between two ops that compute on the AI Core (a Cube op and its
+        epilogue, a chain of Vector ops) would split what fuse-ops fuses, which the choice does not
+        see, so there it is weighed as a kernel of its own."""
+        if not conversion.converts_5hd() or element_bits(conversion) > self.cost.target.vector.transdata_5hd_bits:
+            return []
+        producer = value.owner
+        readers = _readers(value)
+        if readers and not _computes(producer) and all(is_vector_kernel(r) for r in readers):
+            return [r for r in readers if isinstance(r, GeOp)]
+        if isinstance(producer, GeOp) and is_vector_kernel(producer) and not any(map(_on_vector, readers)):
+            return [producer]
+        return []
+
+    def _in_kernel(self, conversion: TransDataOp, value: SSAValue, copy: GeOp) -> float:
+        """What the conversion adds to the kernel it joins (a copy, or a Vector op: its Vector work;
+        the kernel reads and writes the same logical bytes either way)."""
         engine = engine_of(copy)
         alone = self.cost.kernel_time([copy], list(copy.operands), list(copy.results), engine)
         if value.owner is copy:  # an epilogue: the copy stores the converted value
@@ -152,11 +172,31 @@ def beside_copies(value: SSAValue) -> list[GeOp]:
     """The copy kernels a conversion of `value` joins in fuse-trans-data (`join_copy`): its readers
     if each is a lone copy (a transpose, reshape, slice, concat ...), else its producer if that is
     one; none otherwise."""
-    readers = list(dict.fromkeys(u.operation for u in value.uses))
+    readers = _readers(value)
     if readers and all(is_copy(r) for r in readers):
         return [r for r in readers if isinstance(r, GeOp)]
     producer = value.owner
     return [producer] if isinstance(producer, GeOp) and is_copy(producer) else []
+
+
+def _on_vector(op: Operation | Block) -> bool:
+    """An op that computes on the Vector (no copy; a custom op too): fuse-ops may chain it."""
+    return isinstance(op, GeOp) and op.engine() is Engine.VECTOR and not op.has_trait(MovesData)
+
+
+def _computes(op: Operation | Block) -> bool:
+    """An op whose kernel computes on the AI Core: a Cube op, or one `_on_vector`."""
+    return isinstance(op, GeOp) and (op.engine_class().uses_cube or _on_vector(op))
+
+
+def _readers(value: SSAValue) -> list[Operation]:
+    """The ops that read `value`, through the TransData that convert it (in a materialized graph,
+    the readers a conversion of it serves)."""
+    found: list[Operation] = []
+    for use in value.uses:
+        op = use.operation
+        found += _readers(op.results[0]) if isinstance(op, TransDataOp) else [op]
+    return list(dict.fromkeys(found))
 
 
 def components(module: ModuleOp, followers: Followers) -> list[Component]:

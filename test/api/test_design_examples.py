@@ -71,8 +71,7 @@ def test_names_survive_standard_optimizations(image):
         "input/trans_data",  # the image into NC1HWC0
         "conv_1/filter/bn_folded",  # the filter with the BN folded in (FRACTAL_Z)
         "conv_1",  # the conv+relu group, named after its anchor
-        "maxpool_1",
-        "maxpool_1/trans_data",  # the result back to NCHW
+        "maxpool_1",  # the pool, which converts its result back to NCHW in its UB (TransDataTo5HD)
     ]
     np.testing.assert_allclose(
         ge.GraphExecutor().load_graph(optimized).run(image),

@@ -94,39 +94,64 @@ func.func @two_readers(%x: tensor<32x64xf32>, %w: tensor<64x48xf32, #ge.fmt<ND, 
 // -----
 
 // What stays a kernel, with the reason: a conversion between a graph input and the return, and one
-// the MTE does not make (NC1HWC0 -> NCHW needs a transpose of the blocks) with no copy beside it.
+// the MTE does not make (NC1HWC0 -> NCHW needs a transpose of the blocks) with no copy and no
+// Vector kernel beside it.
 
 // CHECK-LABEL: func.func @stays
 // CHECK-NEXT:    %nz = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"}
-// CHECK-NEXT:    %r = ge.relu %y
-// CHECK-NEXT:    %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:    %c = ge.trans_data %y {src_format = "NC1HWC0", dst_format = "NCHW"}
 // REMARK: rejected trans-data-on-the-move on [ge.trans_data]: ND -> FRACTAL_NZ stays a kernel: its source comes from a graph input, not an AI Core kernel, and func.return reads it
-// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone
+// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone, and neither its readers nor its producer are Vector kernels
 
 func.func @stays(%x: tensor<32x64xf32>, %y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) {
   %nz = ge.trans_data %x {src_format = "ND", dst_format = "FRACTAL_NZ"} : (tensor<32x64xf32>) -> tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>
-  %r = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
-  %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %c = ge.trans_data %y {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
   func.return %nz, %c : tensor<32x64xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+}
+
+// -----
+
+// Between NCHW and NC1HWC0 beside a Vector kernel that is no copy, the kernel converts the tile in
+// its UB (Ascend C's TransDataTo5HD, a Vector instruction): f32 on the 910B, up to 16-bit types on
+// the 910, whose f32 conversion stays a kernel.
+
+// CHECK-LABEL: func.func @vector
+// CHECK:         %m = fused.group "elementwise" "with_trans_data" (%s)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %d = ge.trans_data %0 {src_format = "NC1HWC0", dst_format = "NCHW"}
+// CHECK-NEXT:      %m_1 = ge.max_pool %d
+// CHECK:         %h = fused.group "elementwise" "with_trans_data" (%z)
+// REMARK: applied trans-data-on-the-move on [ge.max_pool]: NC1HWC0 -> NCHW of its input converted in the UB (TransDataTo5HD) by its reader
+// REMARK: applied trans-data-on-the-move on [ge.relu]: NC1HWC0 -> NCHW of its result converted in the UB (TransDataTo5HD)
+// A910-LABEL: func.func @vector
+// A910:         %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
+// A910:         %h = fused.group "elementwise" "with_trans_data" (%z)
+func.func @vector(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, %z: tensor<1x16x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf16, #ge.fmt<NCHW>>) {
+  %s = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
+  %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
+  %m = ge.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW>>) -> tensor<1x16x2x2xf32, #ge.fmt<NCHW>>
+  %r = ge.relu %z : (tensor<1x16x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>
+  %h = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf16, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf16, #ge.fmt<NCHW>>
+  func.return %m, %h : tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x16x4x4xf16, #ge.fmt<NCHW>>
 }
 
 // -----
 
 // A conversion next to a copy kernel (MovesData: transpose, reshape, slice ...) is done in the same
 // copy on every target, as GE's TransData writes NHWC from NC1HWC0 in one kernel; a max pool moves
-// data too but compares values: its conversion stays.
+// data too but compares values: no copy (on the 910, whose TransDataTo5HD takes no f32, its
+// conversion stays; on the 910B it converts in its UB, @vector).
 
 // CHECK-LABEL: func.func @copies
 // CHECK:         %t = fused.group "elementwise" "with_trans_data" (%r)
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      %c = ge.trans_data %0 {src_format = "NC1HWC0", dst_format = "NCHW"}
 // CHECK-NEXT:      %t_1 = ge.transpose %c
-// CHECK:         %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
-// CHECK-NEXT:    %m = ge.max_pool %d
 // REMARK: applied trans-data-on-the-move on [ge.transpose]: NC1HWC0 -> NCHW of its input done in the same copy
-// REMARK: rejected trans-data-on-the-move on [ge.trans_data]: NC1HWC0 -> NCHW stays a kernel: the MTE converts only between ND and FRACTAL_NZ on the move, and no copy kernel (transpose, reshape, concat, slice ...) reads or writes it alone
 // A910-LABEL: func.func @copies
 // A910:         fused.group "elementwise" "with_trans_data"
+// A910:         %d = ge.trans_data %s {src_format = "NC1HWC0", dst_format = "NCHW"}
+// A910-NEXT:    %m = ge.max_pool %d
 func.func @copies(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>, %z: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x4x4x16xf32>, tensor<1x16x2x2xf32, #ge.fmt<NCHW>>) {
   %r = ge.relu %y : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>
   %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16x4x4xf32, #ge.fmt<NCHW>>
@@ -167,12 +192,17 @@ func.func @two_copies(%y: tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tens
 
 // -----
 
-// ... but not when one reader is no copy (a max pool compares values): the conversion stays a kernel.
+// ... but not when one reader is no copy (a max pool compares values): no copy takes it. On the
+// 910B the relu converts its result in its UB (TransDataTo5HD); on the 910 (no f32) it stays a kernel.
 
 // CHECK-LABEL: func.func @copy_and_pool
-// CHECK:         %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
-// CHECK:         ge.slice %c
-// CHECK:         ge.max_pool %c
+// CHECK:         fused.group "elementwise" "with_trans_data" (%y)
+// CHECK:         ge.slice
+// CHECK:         ge.max_pool
+// A910-LABEL: func.func @copy_and_pool
+// A910:         %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"}
+// A910:         ge.slice %c
+// A910:         ge.max_pool %c
 func.func @copy_and_pool(%y: tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> (tensor<1x16x2x2xf32, #ge.fmt<NCHW>>, tensor<1x27x1x1xf32, #ge.fmt<NCHW>>) {
   %r = ge.relu %y : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>
   %c = ge.trans_data %r {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x27x2x2xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x27x2x2xf32, #ge.fmt<NCHW>>

@@ -16,6 +16,7 @@ from ge.device.ir_work import ops_work, work_time
 from ge.ge_dialects import fused, ge
 from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.runner import run
+from ge.passes import remarks
 from ge.passes.fuse_trans_data import FuseTransDataPass
 from ge.passes.ge_optimize import GeOptimizePass
 from ge.passes.pipeline import apply_all, parse_passes
@@ -143,8 +144,43 @@ func.func @main(%y: tensor<1x16x4x4xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x16
 
 
 def test_a_blocked_to_nchw_conversion_beside_no_copy_stays_a_kernel():
-    """A max pool compares values (CopiesElements, not MovesData): no copy to join."""
-    assert len(_trans_data(_fused(NC1HWC0_IR))) == 1
+    """A max pool compares values (CopiesElements, not MovesData): no copy to join; and the 910's
+    TransDataTo5HD takes no f32, so neither the relu nor the pool converts it in the UB."""
+    assert len(_trans_data(_fused(NC1HWC0_IR, "ascend910"))) == 1
+
+
+def _half(ir: str) -> str:
+    return ir.replace("xf32", "xf16")
+
+
+def test_a_conversion_beside_a_vector_kernel_joins_it_where_transdata_to_5hd_takes_the_width():
+    """NCHW <-> NC1HWC0 next to a Vector kernel is done in its UB by TransDataTo5HD: f32 on the
+    910B, f16 on both targets; the 910's f32 stays a kernel."""
+    assert _trans_data(_fused(NC1HWC0_IR, "ascend910b")) == []
+    assert _trans_data(_fused(_half(NC1HWC0_IR), "ascend910")) == []
+    with remarks.collected() as found:
+        assert len(_trans_data(_fused(NC1HWC0_IR, "ascend910"))) == 1
+    assert any("TransDataTo5HD takes elements of at most 16 bits here, not 32" in str(r) for r in found)
+
+
+def test_a_conversion_joined_to_a_vector_kernel_is_its_vector_work():
+    module = _fused(NC1HWC0_IR, "ascend910b")
+    (group,) = [op for op in module.walk() if isinstance(op, fused.GroupOp)]
+    conversions = [m for m in group.members if isinstance(m, ge.TransDataOp)]
+    assert len(conversions) == 1 and any(isinstance(m, ge.MaxPoolOp) for m in group.members)  # a prologue
+    work = ops_work(group.members, list(group.inputs), list(group.results), "vector", 1)
+    pool = sum(m.vector_elements() for m in group.members if isinstance(m, ge.MaxPoolOp))
+    assert work.vector_elems == pool + 16 * 4 * 4 and work.moved_layout_elems == 0  # the conversion's own work
+
+
+def test_mutation_a_conversion_not_taken_for_5hd_stays_beside_a_vector_kernel(monkeypatch):
+    monkeypatch.setattr(ge.TransDataOp, "converts_5hd", lambda self: False)
+    assert len(_trans_data(_fused(NC1HWC0_IR, "ascend910b"))) == 1
+
+
+def test_mutation_a_join_blind_to_the_element_width_converts_f32_on_the_910(monkeypatch):
+    monkeypatch.setattr("ge.passes.fuse_trans_data.element_bits", lambda td: 8)
+    assert _trans_data(_fused(NC1HWC0_IR, "ascend910")) == []
 
 
 def test_a_conversion_beside_a_copy_joins_it_on_every_target():
@@ -203,6 +239,7 @@ def test_mutation_a_pass_that_ignores_the_target_changes_the_910(monkeypatch):
 
 
 def test_mutation_taking_every_conversion_for_nd_nz_joins_the_nc1hwc0_one(monkeypatch):
+    monkeypatch.setattr(ge.TransDataOp, "converts_5hd", lambda self: False)  # the 910B's UB join aside
     monkeypatch.setattr(ge.TransDataOp, "converts_nd_nz", lambda self: True)
     assert len(_trans_data(_fused(NC1HWC0_IR))) != 1
 
@@ -225,4 +262,4 @@ def test_mutation_a_view_test_without_the_block_condition_takes_a_padded_array_f
 
 def test_mutation_a_max_pool_taken_for_a_copy_absorbs_the_conversion(monkeypatch):
     monkeypatch.setattr("ge.passes.fuse_trans_data.is_copy", lambda op: isinstance(op, ge.MaxPoolOp))
-    assert _trans_data(_fused(NC1HWC0_IR)) == []
+    assert _trans_data(_fused(NC1HWC0_IR, "ascend910")) == []
