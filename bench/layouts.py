@@ -1,7 +1,8 @@
 """Layouts on architectures nobody here tuned for: what TransData costs each model, per target.
 
     python -m bench.layouts [--models densenet,bert] [--targets ascend910b,ascend910]
-                            [--choices whole-graph,greedy] [--adjust-hw-layout] [--jobs 2]
+                            [--choices whole-graph,greedy] [--adjust-hw-layout]
+                            [--precision-mode force_fp16] [--jobs 2]
 
 Every model of the corpus (test/corpus, with weights drawn as bench.corpus draws them) and the four
 built-in models (`ge:resnet50`, `ge:mobilenet_v2`, `ge:bert_base`, `ge:gpt2`, at full size) go through
@@ -87,7 +88,11 @@ class Row:
 
 
 def measure(
-    name: str, targets: tuple[str, ...], choices: tuple[str, ...] = CHOICES, adjust_hw_layout: bool = False
+    name: str,
+    targets: tuple[str, ...],
+    choices: tuple[str, ...] = CHOICES,
+    adjust_hw_layout: bool = False,
+    precision_mode: str = "must_keep_origin_dtype",
 ) -> list[Row]:
     onnx_model = model(name)
     imported = corpus.imported(onnx_model)
@@ -101,6 +106,7 @@ def measure(
                 level=3,
                 target=target,
                 layout_choice=choice,
+                precision_mode=precision_mode,
                 adjust_input_hw_layout=adjust_hw_layout,
                 adjust_output_hw_layout=adjust_hw_layout,
             ).apply(make_context(), module)
@@ -126,10 +132,10 @@ def measure(
     return rows
 
 
-def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...], bool]) -> list[Row] | str:
-    name, targets, choices, adjust_hw_layout = args
+def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...], bool, str]) -> list[Row] | str:
+    name, targets, choices, adjust_hw_layout, precision_mode = args
     try:
-        return measure(name, targets, choices, adjust_hw_layout)
+        return measure(name, targets, choices, adjust_hw_layout, precision_mode)
     except Exception as e:  # a report: one line per model that failed
         return f"{name}: {corpus.one_line(e)}"
 
@@ -212,13 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--adjust-hw-layout", action="store_true", help="inputs and outputs in NC1HWC0 where they would convert"
     )
+    parser.add_argument(
+        "--precision-mode",
+        default="must_keep_origin_dtype",
+        help="ge-optimize's precision mode (default must_keep_origin_dtype: the models' f32)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="models measured at once (default 2)")
     args = parser.parse_args(argv)
     names = args.models.split(",") if args.models else [*BUILTIN, *corpus.names()]
     targets = tuple(args.targets.split(","))
     choices = tuple(args.choices.split(","))
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        jobs = [(n, targets, choices, args.adjust_hw_layout) for n in names]
+        jobs = [(n, targets, choices, args.adjust_hw_layout, args.precision_mode) for n in names]
         results = pool.map(_measure, jobs, chunksize=1)
     rows = [r for result in results if isinstance(result, list) for r in result]
     failures = [result for result in results if isinstance(result, str)]
