@@ -25,13 +25,14 @@ and reads[v, G] a reader's mode that reads it in G (1 for a reader outside). A T
 the device cost model's (`CostModel`, the figures ge-run reports) as fuse-trans-data will leave it:
 beside a copy kernel (a transpose, reshape, concat ... reading or writing the value alone), or
 between NCHW and NC1HWC0 beside a Vector op that converts it in its UB (TransDataTo5HD, for the
-widths the target takes; not after a Cube op, whose epilogue fusion it would split), only what it
-adds to that kernel's time, else a kernel's time of its own; nothing where no kernel is left: a
-constant's (fold-trans-data converts it at compile time), a view, and ND <-> FRACTAL_NZ where the
-MTE converts on the move (it joins the neighbouring kernel). The device model times a kernel by
-its logical bytes, so a kernel's own time does not depend on its format and only the conversions
-are weighed. Ties: a conversion also costs a thousandth of a microsecond (one op fewer is better),
-and a mode in a carried format gains a millionth (the format flows on, as GE's propagation does).
+widths the target takes; only at a kernel's edge, never between a Cube op and its epilogue or inside
+a chain of Vector ops, which fuse-ops would join), only what it adds to that kernel's time, else a
+kernel's time of its own; nothing where no kernel is left: a constant's (fold-trans-data converts
+it at compile time), a view, and ND <-> FRACTAL_NZ where the MTE converts on the move (it joins the
+neighbouring kernel). The device model times a kernel by its logical bytes, so a kernel's own time
+does not depend on its format and only the conversions are weighed. Ties: a conversion also costs
+a thousandth of a microsecond (one op fewer is better), and a mode in a carried format gains a
+millionth (the format flows on, as GE's propagation does).
 
 The decisions go to the planner (`Planner.decided`) and the follow rules apply them in their usual
 sweep, with their remarks. A component of more than `max_ops` ops keeps the greedy sweep.
@@ -154,17 +155,17 @@ class ConversionCost:
             return [producer]
         return []
 
-    def _in_kernel(self, conversion: TransDataOp, value: SSAValue, copy: GeOp) -> float:
+    def _in_kernel(self, conversion: TransDataOp, value: SSAValue, kernel: GeOp) -> float:
         """What the conversion adds to the kernel it joins (a copy, or a Vector op: its Vector work;
         the kernel reads and writes the same logical bytes either way)."""
-        engine = engine_of(copy)
-        alone = self.cost.kernel_time([copy], list(copy.operands), list(copy.results), engine)
-        if value.owner is copy:  # an epilogue: the copy stores the converted value
-            outputs = [conversion.dst if r is value else r for r in copy.results]
-            joined = self.cost.kernel_time([copy, conversion], list(copy.operands), outputs, engine)
-        else:  # a prologue: the copy loads the value as it is stored
-            inputs = [conversion.src if v is value else v for v in copy.operands]
-            joined = self.cost.kernel_time([conversion, copy], inputs, list(copy.results), engine)
+        engine = engine_of(kernel)
+        alone = self.cost.kernel_time([kernel], list(kernel.operands), list(kernel.results), engine)
+        if value.owner is kernel:  # an epilogue: the kernel stores the converted value
+            outputs = [conversion.dst if r is value else r for r in kernel.results]
+            joined = self.cost.kernel_time([kernel, conversion], list(kernel.operands), outputs, engine)
+        else:  # a prologue: the kernel loads the value as it is stored
+            inputs = [conversion.src if v is value else v for v in kernel.operands]
+            joined = self.cost.kernel_time([conversion, kernel], inputs, list(kernel.results), engine)
         return max(0.0, joined - alone) * 1e6
 
 
