@@ -47,6 +47,7 @@ from ge.passes import remarks
 from ge.passes.fusion.engine import restore_order
 from ge.passes.pipeline import require_graph_level
 from ge.passes.tensor_values import tensor_type
+from ge.target import Target
 
 NAME = "fuse-trans-data"
 RULE = "trans-data-on-the-move"
@@ -96,9 +97,10 @@ def join(kernel: Operation, before: Sequence[Operation], after: Sequence[Operati
     return group
 
 
-def fuse_block(block: Block, on_the_move: bool, target: str, bits_5hd: int = 0) -> None:
+def fuse_block(block: Block, target: Target) -> None:
     """Each kernel a conversion joins stays where it was (a prologue's reader, an epilogue's
     producer), so the block stays in order; one check at the end, linear in the block."""
+    on_the_move, bits_5hd = target.mte.nd_nz_on_the_move, target.vector.transdata_5hd_bits
     for op in list(block.ops):
         if not isinstance(op, ge.TransDataOp) or op.parent_block() is not block:
             continue
@@ -108,7 +110,9 @@ def fuse_block(block: Block, on_the_move: bool, target: str, bits_5hd: int = 0) 
         elif join_fractal_heads(op, block) or join_copy(op, block) or join_vector(op, block, bits_5hd):
             continue
         elif op.converts_nd_nz():
-            why = f"{conversion} stays a kernel: the MTE of {target} does not convert ND <-> FRACTAL_NZ on the move"
+            why = (
+                f"{conversion} stays a kernel: the MTE of {target.name} does not convert ND <-> FRACTAL_NZ on the move"
+            )
             remarks.emit(NAME, "rejected", RULE, [op], why)
         else:
             why = (
@@ -350,5 +354,5 @@ class FuseTransDataPass(ModulePass):
         target = module_pass_target(self.name, op, self.target)
         for fn in op.walk():
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                fuse_block(fn.body.block, target.mte.nd_nz_on_the_move, target.name, target.vector.transdata_5hd_bits)
+                fuse_block(fn.body.block, target)
                 restore_order(fn.body.block)  # a no-op check: the kernels stayed in place
