@@ -263,3 +263,17 @@ def test_mutation_a_view_test_without_the_block_condition_takes_a_padded_array_f
 def test_mutation_a_max_pool_taken_for_a_copy_absorbs_the_conversion(monkeypatch):
     monkeypatch.setattr("ge.passes.fuse_trans_data.is_copy", lambda op: isinstance(op, ge.MaxPoolOp))
     assert _trans_data(_fused(NC1HWC0_IR, "ascend910")) == []
+
+
+@pytest.mark.parametrize("name, left", [("focalnet", 1), ("resnest", 1)])
+def test_models_whose_conversions_join_vector_kernels_equal_onnxruntime_on_streams(name, left):
+    """FocalNet's gates and ResNeSt's split attention: at O3 on the 910B their conversions join
+    Vector kernels (TransDataTo5HD), leaving only the image's; the lowered program still equals
+    onnxruntime (the corpus test checks these two at O0 only)."""
+    from bench import corpus
+    from ge.passes.fusion.census import census
+
+    case = corpus.case(name)
+    o3 = corpus.optimized(corpus.imported(case.model), 3)
+    assert census(o3).trans_data == left
+    assert corpus.outcome(case, corpus.lowered(o3)).ok
