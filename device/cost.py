@@ -356,7 +356,7 @@ def _core_block_cost(work: TaskWork, hw: Hardware, common: _SharedFields) -> Blo
     c2v_w, c2v_r = _cube_to_vector_times(work, hw, r)
     return BlockCost(
         overhead_s=hw.spec.overheads.task_device_s,
-        tiles=_tiles(work.engine, hw, common),
+        tiles=_tiles(work, hw, common),
         cube_s=cube_s,
         vector_s=vector_s,
         c2v_write_s=c2v_w,
@@ -380,22 +380,24 @@ def _cube_to_vector_times(work: TaskWork, hw: Hardware, r: int) -> tuple[float, 
     return c2v / hw.l0c_to_ub_rate, 0.0  # one core: L0C -> UB on chip
 
 
-def _tiles(engine: str, hw: Hardware, common: _SharedFields) -> float:
-    """Tiles a block streams through.
+def _tiles(work: TaskWork, hw: Hardware, common: _SharedFields) -> float:
+    """Tiles a block streams through, per dependent step.
 
     A tile of double-buffered staging is half the buffer it lives in (UB for a Vector kernel; L1 for
     the Cube's inputs and L0C for its results; a fused epilogue works on the Cube's result tiles, so a
     cube+vector kernel tiles as its Cube part). The count is kept fractional (bytes / tile, at least 1)
-    so that more bytes never make a task faster.
+    so that more bytes never make a task faster. A kernel of `serial_steps` dependent steps overlaps
+    its stages only within a step: its tiles are shared out among the steps, each at least one tile
+    (a step's loads, Cube and Vector work then run one after another).
     """
     in_blk = common["hbm_in"] + common["l2_in"]
     out = common["out"]
     tiles = (
         (in_blk + out) / (hw.spec.buffers.ub / 2)
-        if engine == "vector"
+        if work.engine == "vector"
         else max(in_blk / (hw.spec.buffers.l1 / 2), out / (hw.spec.buffers.l0c / 2))
     )
-    return max(1.0, tiles)
+    return max(1.0, tiles / work.serial_steps)
 
 
 def hbm_level(groups: list[tuple[BlockCost, int]], bandwidth: float) -> float:

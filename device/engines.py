@@ -114,7 +114,8 @@ def geometry(
     if engine in ("cube", "cube+vector") and anchor is not None:
         shape = shape_of(tensor_type_of(anchor.results[0]))
         n = shape[1] if isinstance(anchor, ConvOp) else shape[-1]
-        m = max(1, elements(anchor.results[0]) // max(1, n or 1))
+        # the rows of one step: a recurrent layer's steps wait for each other, its blocks share a step
+        m = max(1, elements(anchor.results[0]) // max(1, n or 1) // anchor.serial_steps())
         k = anchor.macs() // max(1, elements(anchor.results[0]))
         fractals = math.ceil(m / target.cube.m) * math.ceil((n or 1) / target.cube.n)
         return max(1, min(cores.cube_core, fractals)), f"m={m} n={n} k={k} fractals={fractals}"

@@ -91,6 +91,7 @@ def ops_work(
         moved_layout_elems=sum(m.vector_elements() for m in moved if not (m.is_view() or heads_as_fractals)),
         replicas=max((m.p("rank_size") for m in computing), default=0) if collective else 0,
         reread_bytes=_reread_bytes(computing),
+        serial_steps=max((m.serial_steps() for m in members), default=1),
     )
 
 

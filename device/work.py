@@ -94,6 +94,9 @@ class TaskWork:
     reread_bytes: int = 0
     """Input bytes read once more: a member that reduces over data too large to stay on chip reads
     it again after the reduction (`GeOp.input_passes`)."""
+    serial_steps: int = 1
+    """Dependent steps the kernel runs one after another (a recurrent layer's time steps,
+    `GeOp.serial_steps`): its stages overlap only within a step."""
 
     def check(self) -> None:
         """ValueError naming the task if the record is inconsistent."""
@@ -102,6 +105,8 @@ class TaskWork:
             raise ValueError(f"{where}: unknown engine '{self.engine}' (engines: {', '.join(ENGINES)})")
         if self.block_dim < 1:
             raise ValueError(f"{where}: block_dim {self.block_dim} < 1")
+        if self.serial_steps < 1:
+            raise ValueError(f"{where}: serial_steps {self.serial_steps} < 1")
         for field in (
             "cube_macs",
             "vector_elems",

@@ -1,5 +1,6 @@
 """Function bodies ge writes itself, for operators whose ONNX schema has none: the recurrent
-layers (RNN, GRU, LSTM) unrolled over their static sequence length, LpNormalization, and
+layers (RNN, GRU, and the LSTMs `ge.lstm` does not take: peepholes, a cell clip, coupled gates,
+other activations) unrolled over their static sequence length, LpNormalization, and
 ReverseSequence and TensorScatter as one GatherElements / ScatterElements at computed indices, and
 the reductions whose schema has a body only from opset 18 (ReduceL2, ...) read as that node. Like a
 schema's context-dependent function, each is built for the node's attributes and input types,

@@ -155,6 +155,7 @@ REFUSED: dict[str, str] = {
     **{op.name: _TRAINING for op in ge.NORM_GRAD_OPS},
     **{op.name: _TRAINING for op in ge.TENSOR_GRAD_OPS},
     **{op.name: _TRAINING for op in ge.OPTIMIZER_OPS},
+    ge.LstmGradOp.name: _TRAINING,
     **{op.name: _TRAINING for op in ge.LOSS_OPS if op.name not in RULES},
     **{op.name: _TRAINING for op in ge.ELEMENTWISE_OPS if op.name.endswith("_grad")},
     **{op.name: _TRAINING for op in ge.NN_OPS if op.name.endswith("_grad")},

@@ -128,8 +128,20 @@ def node_name(node: onnx.NodeProto, index: int) -> str:
 
 
 def is_native(node: onnx.NodeProto) -> bool:
-    """Whether the importer reads the node's operator itself (a ge op, or a reading of its own)."""
-    return node.domain in DEFAULT_DOMAINS and node.op_type in SUPPORTED_TYPES
+    """Whether the importer reads the node itself (as a ge op, or a reading of its own): its
+    operator is one it reads, and the node sets nothing its ge op takes only absent or at one value
+    (`GeOp.ONNX_ONLY_AS`: such a node imports through its function body)."""
+    if node.domain not in DEFAULT_DOMAINS or node.op_type not in SUPPORTED_TYPES:
+        return False
+    only = getattr(ONNX_TO_GE.get(node.op_type), "ONNX_ONLY_AS", {})
+    if not only:
+        return True
+    inputs = [formal.name for formal in onnx.defs.get_schema(node.op_type).inputs]
+    set_inputs = {name for name, value in zip(inputs, node.input) if value}
+    return not any(name in only for name in set_inputs) and not any(
+        a.name in only and (only[a.name] is None or onnx.helper.get_attribute_value(a) != only[a.name])
+        for a in node.attribute
+    )
 
 
 def unsupported_operators(

@@ -46,6 +46,7 @@ from ge.interpreter.kernels.norm_grad import NormGradFunctions
 from ge.interpreter.kernels.optimizer import OptimizerFunctions
 from ge.interpreter.kernels.pooling import PoolingFunctions
 from ge.interpreter.kernels.quantize import QuantizeFunctions
+from ge.interpreter.kernels.recurrent import RecurrentFunctions
 from ge.interpreter.kernels.reductions import ReductionFunctions
 from ge.interpreter.kernels.resize import ResizeFunctions
 from ge.interpreter.kernels.tensor import TensorFunctions
@@ -68,6 +69,7 @@ KERNEL_FAMILIES: tuple[type[InterpreterFunctions], ...] = (
     TensorFunctions,
     TensorGradFunctions,
     ReductionFunctions,
+    RecurrentFunctions,
     IndexingFunctions,
     AttentionFunctions,
     LayoutFunctions,

@@ -55,6 +55,8 @@ from ge.ge_dialects.ge.pooling import *  # noqa: F403
 from ge.ge_dialects.ge.pooling import POOLING_OPS
 from ge.ge_dialects.ge.quantize import *  # noqa: F403
 from ge.ge_dialects.ge.quantize import QUANTIZE_OPS
+from ge.ge_dialects.ge.recurrent import *  # noqa: F403
+from ge.ge_dialects.ge.recurrent import RECURRENT_OPS
 from ge.ge_dialects.ge.reductions import *  # noqa: F403
 from ge.ge_dialects.ge.reductions import REDUCTION_OPS
 from ge.ge_dialects.ge.resize import *  # noqa: F403
@@ -92,6 +94,7 @@ ALL_OPS: list[type[GeOp]] = [
     *RESIZE_OPS,
     *GRID_SAMPLE_OPS,
     *ATTENTION_OPS,
+    *RECURRENT_OPS,
     *LAYOUT_OPS,
     *LOSS_OPS,
     *OPTIMIZER_OPS,

@@ -356,6 +356,10 @@ class GeOp(IRDLOperation):
     """The default-domain ONNX operators that import as this op (their inputs and attributes are
     its operands and properties, after the opset adapters of frontend/onnx_ops.py); the importer's
     and the exporter's tables are derived from it. Declared on the op itself, never inherited."""
+    ONNX_ONLY_AS: ClassVar[dict[str, Any]] = {}
+    """ONNX attributes and inputs (by schema name) the op takes only absent, or set to the value
+    given (None: only absent). A node that sets one otherwise imports through ge's function body
+    for its operator (frontend/onnx_decompositions.py) instead of as this op."""
     PRECISION: ClassVar[str] = "gray"
     """The op's list in the `mixed-precision` pass: "white" computes in f16 (bf16), "black" keeps
     f32, "gray" follows its inputs, "keep" is never changed (its result type is what it means).
@@ -549,6 +553,11 @@ class GeOp(IRDLOperation):
         """How many times the kernel reads its data operands from memory: 1, or more when a
         reduction over data that cannot stay on chip must finish before the rest of the op can use
         it (batch norm's backward reduces over the whole batch, then applies the sums)."""
+        return 1
+
+    def serial_steps(self) -> int:
+        """How many dependent steps the kernel runs, each waiting for the one before (a recurrent
+        layer's time steps): its loads, Cube and Vector work overlap only within a step."""
         return 1
 
     # -- verification ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from training_models import cnn, mlp
+from training_models import cnn, lstm, mlp
 from xdsl.context import Context
 
 from ge.frontend.onnx_importer import import_model
@@ -51,6 +51,21 @@ def test_whole_model_gradients_match_finite_differences(build):
     for key in trainable:
         want = finite_difference_gradient(module, inputs, weights, key)
         assert relative_error(out[f"{key}_grad"], want) < 1e-4, key
+
+
+def test_a_whole_lstm_gets_the_gradients_of_its_unrolled_steps():
+    """ge.lstm's gradient (one ge.lstm_grad) against autodiff through the same layer unrolled into
+    plain ge ops, and against finite differences."""
+    whole, inputs = lstm(np.random.default_rng(1))
+    unrolled, _ = lstm(np.random.default_rng(1), activations=True)
+    module, weights = differentiate(whole)
+    assert [op.name for op in module.walk() if op.name.startswith("ge.lstm")] == ["ge.lstm", "ge.lstm_grad"]
+    got = run(module, inputs)
+    want = run(differentiate(unrolled)[0], inputs)
+    for key in weights:
+        assert relative_error(got[f"{key}_grad"], want[f"{key}_grad"]) < 1e-9, key
+    fd = finite_difference_gradient(module, inputs, weights, "lstm.h0")
+    assert relative_error(got["lstm.h0_grad"], fd) < 1e-6
 
 
 def test_a_training_dropout_gets_its_mask_and_a_gradient():

@@ -249,7 +249,7 @@ def test_default_white_and_black_lists_are_ges_policy():
 
     assert listed("white") == {
         "conv", "conv_transpose", "conv_backprop_input", "conv_backprop_filter", "matmul", "gemm", "max_pool",
-        "attention", "einsum", "deform_conv",
+        "attention", "einsum", "deform_conv", "lstm", "lstm_grad",
     }  # fmt: skip
     assert listed("black") == {
         "pow", "gather_grad", "reduce_mean", "reduce_sum", "mod", "log", "softmax_cross_entropy_loss",
@@ -271,6 +271,8 @@ def test_default_cube_set_is_the_engine_trait():
         "ge.einsum",
         "ge.conv_transpose",
         "ge.deform_conv",
+        "ge.lstm",
+        "ge.lstm_grad",
     }
 
 

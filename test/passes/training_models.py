@@ -117,3 +117,30 @@ def deep_mlp(rng, depth: int = 8, width: int = 32, batch: int = 16, dtype=np.flo
     nodes += _squared_error(x, "t")
     inputs = {"x": rng.standard_normal((batch, width)), "t": rng.standard_normal((batch, width))}
     return _model(nodes, inputs, {"loss": []}, w, dtype)
+
+
+def lstm(rng, dtype=np.float64, activations: bool = False) -> Model:
+    """x -> bidirectional LSTM (bias, initial states) -> Y_h; MSE loss on the last states. With
+    `activations` the node names its (default) activations, so the importer unrolls it instead of
+    keeping it whole as ge.lstm."""
+    seq, batch, inputs, hidden = 4, 2, 3, 5
+    w = {
+        "lstm.W": rng.standard_normal((2, 4 * hidden, inputs)) * 0.5,
+        "lstm.R": rng.standard_normal((2, 4 * hidden, hidden)) * 0.5,
+        "lstm.B": rng.standard_normal((2, 8 * hidden)),
+        "lstm.h0": rng.standard_normal((2, batch, hidden)),
+    }
+    attrs = {"activations": ["Sigmoid", "Tanh", "Tanh"] * 2} if activations else {}
+    nodes = [
+        helper.make_node(
+            "LSTM",
+            ["x", "lstm.W", "lstm.R", "lstm.B", "", "lstm.h0"],
+            ["seq", "y"],
+            hidden_size=hidden,
+            direction="bidirectional",
+            **attrs,
+        ),
+        *_squared_error("y", "t"),
+    ]
+    data = {"x": rng.standard_normal((seq, batch, inputs)), "t": rng.standard_normal((2, batch, hidden))}
+    return _model(nodes, data, {"y": [2, batch, hidden], "loss": []}, w, dtype)
