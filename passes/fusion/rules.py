@@ -21,6 +21,7 @@ from ge.ge_dialects import ge
 from ge.ge_dialects.ge.base import constant_value
 from ge.ge_dialects.ge.elementwise import ActivationGradOp
 from ge.ge_dialects.ge.facts import Elementwise, Engine
+from ge.ge_dialects.ge.layout import ROW_MAJOR
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, is_one_of, ops
 from ge.passes.tensor_values import tensor_type
@@ -35,6 +36,7 @@ ELEMENTWISE = ops(*(op for op in ge.ALL_OPS if op.has_trait(Elementwise)))
 """The ops whose `Elementwise` trait says element i of a result reads element i of the operands only."""
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
+RESHAPES = ops(ge.ReshapeOp, ge.FlattenOp, ge.SqueezeOp, ge.UnsqueezeOp)
 CUSTOM = ops(ge.CustomOp)
 """Plugin ops: followers where elementwise ops follow, when their registration declares
 fusion="elementwise" (`elementwise_follower`); never anchors."""
@@ -99,6 +101,23 @@ def fuses_as_elementwise(op: Operation) -> bool:
 def elementwise_follower(op: Operation, value: SSAValue) -> bool:
     """`keeps_shape`, for a custom op only when declared elementwise."""
     return fuses_as_elementwise(op) and keeps_shape(op, value)
+
+
+def row_major_reshape(op: Operation, _: SSAValue) -> bool:
+    """A reshape between row-major (ND) arrays moves no element: the elementwise kernel it feeds
+    reads the same flat array through it (GE removes such reshapes from the graph altogether).
+    One that reads a TransData stays a copy of its own, which the conversion joins
+    (fuse-trans-data: the copy converts as it moves, on every target)."""
+    source = op.operands[0]
+    if isinstance(source.owner, ge.TransDataOp):
+        return False
+    return all(_logical_array(v) for v in (source, op.results[0]))
+
+
+def _logical_array(value: SSAValue) -> bool:
+    """The value is stored as its logical array (no storage format of its own, or a row-major one)."""
+    fmt = format_of(tensor_type(value))
+    return fmt is None or fmt.storage == fmt.origin or fmt.storage.data in ROW_MAJOR
 
 
 def _float_results(c: Candidate) -> str | None:
@@ -252,6 +271,9 @@ RULES: list[FusionRule] = [
         followers=(
             Step(EPILOGUE_BINARY, max_count=2, when=keeps_shape),
             Step(ACTIVATIONS | CUSTOM, when=elementwise_follower),
+            # the store's type: the Cube writes its f32 accumulator as f16 or f32 alike (float-dtype
+            # leaves a cast to an integer type out)
+            Step(ops(ge.CastOp)),
         ),
         constraints=(FLOAT_ONLY, ONE_FORMAT),
     ),
@@ -319,6 +341,7 @@ RULES: list[FusionRule] = [
         name="elementwise_chain",
         pattern="elementwise",
         anchor=ELEMENTWISE,
+        producers=(Step(RESHAPES, min_count=0, when=row_major_reshape),),
         followers=(Step(ELEMENTWISE | CUSTOM, max_count=16, when=elementwise_follower),),
         constraints=(ONE_FORMAT,),
     ),

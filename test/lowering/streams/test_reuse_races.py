@@ -145,12 +145,12 @@ def test_giving_up_costly_reuses_is_race_free_within_budget_and_never_slower(nam
         )
 
 
-def test_giving_up_the_serializing_reuses_of_bert_on_the_910_gains_time(references):
-    """BERT-base compiled for the 910 with its layouts placed op by op, where reuses serialize
-    concurrent tasks: giving them up gains 1.6%. (With the whole-graph layouts, as on the 910B, no
-    reuse serializes concurrent tasks: the two plans time the same.)"""
+def test_giving_up_the_serializing_reuses_of_gpt2_on_the_910_gains_time(references):
+    """GPT-2 compiled for the 910 with its layouts placed op by op, where reuses serialize
+    concurrent tasks: giving them up gains 1.2%. (BERT-base, ResNet-50 and MobileNet-v2 have no
+    reuse that serializes concurrent tasks: their two plans time the same.)"""
     lower = "ge-optimize{level=3 target=ascend910 layout_choice=greedy},lower-to-tasks,plan-memory"
-    module = references.module("bert_base", size="full", lower=lower)
+    module = references.module("gpt2", size="full", lower=lower)
     target = load_target("ascend910")
     strict = simulate(sim_tasks(main(streamed(module, 4))), target, "graph").latency
     relaxed = main(streamed(module, 4, "budget_mib=1"))
@@ -209,7 +209,11 @@ def test_moving_a_buffer_onto_a_live_one_is_rejected(bert_on_4_streams):
 @pytest.mark.mutation
 def test_a_task_beyond_the_stream_count_is_rejected(bert_on_4_streams):
     mutant = clone_with_weights(bert_on_4_streams)
-    kernel = next(k for k in main(mutant).body.block.ops if isinstance(k, task.KernelOp))
+    ops = list(main(mutant).body.block.ops)
+    # a kernel no event record follows (a record's check would name its stream first)
+    kernel = next(
+        k for k, after in zip(ops, ops[1:]) if isinstance(k, task.KernelOp) and not isinstance(after, stream.RecordOp)
+    )
     kernel.stream = IntegerAttr(1_000_000, 64)
     with pytest.raises(StreamError, match="stream 1000000"):
         verify_stream_function(main(mutant))

@@ -287,3 +287,79 @@ func.func @shared_dequantize(%x: tensor<64xui8>) -> tensor<64xui8> {
   %3 = ge.quantize_linear %2, %s, y_zero_point = %z : (tensor<64xf16>, tensor<f32>, tensor<ui8>) -> tensor<64xui8> loc("/q")
   func.return %3 : tensor<64xui8>
 }
+
+// -----
+
+// cube_epilogue: a cast to a float type after the epilogue is the store's type (the Cube writes
+// its f32 accumulator as f16 or f32); mixed precision's cast back to f32 at the graph's end.
+// CHECK-LABEL: func.func @gemm_cast
+// CHECK:      fused.group "cube+elementwise" "cube_epilogue"
+// CHECK:        ge.gemm
+// CHECK-NEXT:   ge.relu
+// CHECK-NEXT:   ge.cast
+// CHECK-NEXT:   fused.yield
+// REMARK: remark: fuse-ops: applied cube_epilogue on [/fc, /relu, /cast]
+func.func @gemm_cast(%a: tensor<2x8xf16>, %b: tensor<8x4xf16>) -> tensor<2x4xf32> {
+  %0 = ge.gemm %a, %b : (tensor<2x8xf16>, tensor<8x4xf16>) -> tensor<2x4xf16> loc("/fc")
+  %1 = ge.relu %0 : (tensor<2x4xf16>) -> tensor<2x4xf16> loc("/relu")
+  %2 = ge.cast %1 {to = 1 : i64} : (tensor<2x4xf16>) -> tensor<2x4xf32> loc("/cast")
+  func.return %2 : tensor<2x4xf32>
+}
+
+// -----
+
+// cube_epilogue: a cast to an integer type is not the store's type; the epilogue stops before it.
+// CHECK-LABEL: func.func @gemm_cast_to_int
+// CHECK:      fused.group "cube+elementwise" "cube_epilogue"
+// CHECK:        ge.gemm
+// CHECK-NEXT:   ge.relu
+// CHECK-NEXT:   fused.yield
+// CHECK:      ge.cast
+func.func @gemm_cast_to_int(%a: tensor<2x8xf16>, %b: tensor<8x4xf16>) -> tensor<2x4xi32> {
+  %0 = ge.gemm %a, %b : (tensor<2x8xf16>, tensor<8x4xf16>) -> tensor<2x4xf16> loc("/fc")
+  %1 = ge.relu %0 : (tensor<2x4xf16>) -> tensor<2x4xf16> loc("/relu")
+  %2 = ge.cast %1 {to = 6 : i64} : (tensor<2x4xf16>) -> tensor<2x4xi32> loc("/cast")
+  func.return %2 : tensor<2x4xi32>
+}
+
+// -----
+
+// elementwise_chain: a reshape between row-major arrays that feeds the chain is read through (it
+// moves no element), so it is no kernel of its own.
+// CHECK-LABEL: func.func @reshape_then_add
+// CHECK:      fused.group "elementwise" "elementwise_chain"
+// CHECK:        ge.reshape
+// CHECK-NEXT:   ge.add
+// CHECK-NEXT:   fused.yield
+// REMARK: remark: fuse-ops: applied elementwise_chain on [/reshape, /add]
+func.func @reshape_then_add(%x: tensor<2x3x4xf32>, %y: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %s = ge.constant dense<[6, 4]> : tensor<2xi64>
+  %0 = ge.reshape %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32> loc("/reshape")
+  %1 = ge.add %0, %y : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x4xf32> loc("/add")
+  func.return %1 : tensor<6x4xf32>
+}
+
+// -----
+
+// elementwise_chain: a reshape of a blocked array (FRACTAL_NZ) moves elements; it stays a kernel.
+// CHECK-LABEL: func.func @blocked_reshape_then_add
+// CHECK-NOT:  fused.group
+func.func @blocked_reshape_then_add(%x: tensor<2x32x32xf32, #ge.fmt<ND, FRACTAL_NZ>>, %y: tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>> {
+  %s = ge.constant dense<[64, 32]> : tensor<2xi64>
+  %0 = ge.reshape %x, %s : (tensor<2x32x32xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<2xi64>) -> tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>> loc("/reshape")
+  %1 = ge.add %0, %y : (tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>>, tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>>) -> tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>> loc("/add")
+  func.return %1 : tensor<64x32xf32, #ge.fmt<ND, FRACTAL_NZ>>
+}
+
+// -----
+
+// elementwise_chain: a reshape that reads a TransData stays a copy of its own, for the conversion
+// to join (fuse-trans-data: the copy converts as it moves).
+// CHECK-LABEL: func.func @converted_reshape_then_add
+// CHECK-NOT:  fused.group
+func.func @converted_reshape_then_add(%x: tensor<1x32x1x1xf32, #ge.fmt<NCHW, NC1HWC0>>, %y: tensor<1x32xf32>) -> tensor<1x32xf32> {
+  %t = ge.trans_data %x {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x32x1x1xf32, #ge.fmt<NCHW, NC1HWC0>>) -> tensor<1x32x1x1xf32, #ge.fmt<NCHW>>
+  %0 = ge.flatten %t {axis = 1 : i64} : (tensor<1x32x1x1xf32, #ge.fmt<NCHW>>) -> tensor<1x32xf32> loc("/flatten")
+  %1 = ge.add %0, %y : (tensor<1x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc("/add")
+  func.return %1 : tensor<1x32xf32>
+}
