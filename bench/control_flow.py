@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from bench import scaled_target
 from ge.frontend.onnx_importer import import_model
 from ge.ge_dialects.ge.weights import attach_weights, clone_with_weights
 from ge.interpreter.host_program import HostRecord, host_time, run_host
@@ -50,11 +50,6 @@ def _compiled(sink: bool):
     module = clone_with_weights(module)
     apply_all(make_context(), module, parse_passes(f"{BIND},{'sink-control-flow,' if sink else ''}{LOWER}"))
     return module
-
-
-def _scaled(spec: Target, table: str, key: str, factor: float) -> Target:
-    part = getattr(spec, table)
-    return replace(spec, **{table: replace(part, **{key: getattr(part, key) * factor})})
 
 
 def _us(seconds: float) -> str:
@@ -120,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     for table, key in ASSUMPTIONS:
         ratios = []
         for factor in (0.5, 1.0, 2.0):
-            scaled = _scaled(spec, table, key, factor)
+            scaled = scaled_target(spec, table, key, factor)
             ratios.append(host_time(rec_d, scaled).total_s / host_time(rec_h, scaled).total_s)
         print(f"| [{table}] {key} | " + " | ".join(f"{r:.2f}x" for r in ratios) + " |")
 

@@ -17,6 +17,8 @@ target and choice:
   timed in that kernel, `fuse-trans-data`);
 - ort: the nodes onnxruntime keeps at ORT_ENABLE_ALL, and whether kernels + TransData exceed them;
 - latency: the modeled end-to-end time.
+- share at x0.5 / x2: the share again with the per-task overhead ASSUMPTION
+  (`[overheads] task_device_s`) at half and double, for the models above GOAL.
 
 - O3 s: the time ge-optimize took (assign-formats' choice included).
 
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from bench import corpus
+from bench import corpus, scaled_target
 from ge.frontend import models
 from ge.ge_dialects.ge.weights import clone_with_weights
 from ge.interpreter.stream_executor import simulate_module
@@ -54,6 +56,8 @@ GOAL = 0.05
 """The share of task time in TransData a model should stay under."""
 TARGETS = ("ascend910b", "ascend910")
 CHOICES = ("whole-graph", "greedy")
+OVERHEAD = "task_device_s"
+"""The per-task device overhead ASSUMPTION (`[overheads]`), re-timed at half and double."""
 TRANS_DATA_TASK = "trans_data"
 """The pattern (task type) of a TransData kernel of its own."""
 BUILTIN = {
@@ -81,6 +85,8 @@ class Row:
     ort_nodes: int
     latency_us: float
     compile_s: float
+    share_at: tuple[float, float] = (0.0, 0.0)
+    """The share with the per-task overhead ASSUMPTION at half and at double."""
 
     @property
     def over_ort(self) -> bool:
@@ -113,9 +119,11 @@ def measure(
             compile_s = time.perf_counter() - start
             counted = census(module)
             apply_all(make_context(), module, parse_passes(corpus.LOWER))
-            result = simulate_module(module, load_target(target))
-            total = sum(t.duration for t in result.tasks)
-            converting = sum(t.duration for t in result.tasks if t.work.op_type == TRANS_DATA_TASK)
+            spec = load_target(target)
+            result = simulate_module(module, spec)
+            share_at = tuple(
+                _share(simulate_module(module, scaled_target(spec, "overheads", OVERHEAD, f)).tasks) for f in (0.5, 2.0)
+            )
             rows.append(
                 Row(
                     name,
@@ -123,13 +131,20 @@ def measure(
                     choice,
                     counted.kernels,
                     counted.trans_data,
-                    converting / total if total else 0.0,
+                    _share(result.tasks),
                     ort_nodes,
                     result.latency * 1e6,
                     compile_s,
+                    share_at,  # type: ignore[arg-type]  # two floats
                 )
             )
     return rows
+
+
+def _share(tasks) -> float:
+    """The TransData kernels' part of the summed task time."""
+    total = sum(t.duration for t in tasks)
+    return sum(t.duration for t in tasks if t.work.op_type == TRANS_DATA_TASK) / total if total else 0.0
 
 
 def _measure(args: tuple[str, tuple[str, ...], tuple[str, ...], bool, str]) -> list[Row] | str:
@@ -178,6 +193,11 @@ def totals(rows: list[Row], targets: tuple[str, ...], choices: tuple[str, ...] =
                 + (f" ({', '.join(r.model for r in over)})" if over else "")
                 + f"; summed latency {sum(r.latency_us for r in mine):.0f} us"
             )
+            if above:
+                lines.append(
+                    f"  with [overheads] {OVERHEAD} at half / double: "
+                    + ", ".join(f"{r.model} {r.share_at[0]:.1%} / {r.share_at[1]:.1%}" for r in above)
+                )
     return "\n".join(lines)
 
 

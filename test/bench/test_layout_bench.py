@@ -36,3 +36,17 @@ def test_mutation_a_share_that_looks_for_another_task_type_finds_none(monkeypatc
     monkeypatch.setattr(layouts, "TRANS_DATA_TASK", "TransData")
     (row,) = layouts.measure("resnet18", ("ascend910b",), ("whole-graph",))
     assert row.share == 0
+
+
+def test_the_share_is_timed_again_at_half_and_double_the_task_overhead(rows):
+    """Each TransData kernel and every other kernel pay the per-task overhead ASSUMPTION: less of
+    it leaves a larger part of the time to what the conversion moves, so the share changes."""
+    for r in rows:
+        half, double = r.share_at
+        assert half > 0 and double > 0 and half != double
+    above = [
+        layouts.Row("tiny", "ascend910b", "whole-graph", 3, 1, 0.08, 10, 40.0, 0.1, (0.09, 0.07)),
+        *rows,
+    ]
+    text = layouts.totals(above, ("ascend910b",), ("whole-graph",))
+    assert "with [overheads] task_device_s at half / double: tiny 9.0% / 7.0%" in text
