@@ -110,8 +110,8 @@ class GraphOptimizer:
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """`infer-shapes,fold-conv-bn,fold-bias-add,recognize-layer-norm,recognize-gelu,
-        recognize-attention,simplify,cse,dce,fuse-ops,fuse-trans-data,dce`: fusion alone, ge-optimize's stages
-        `FUSION` (passes/ge_optimize.py): graph fusion (a BatchNorm after a conv folded into its
+        recognize-attention,simplify,cse,dce,fuse-ops,fuse-trans-data,fuse-views,dce`: fusion alone,
+        ge-optimize's stages `FUSION` (passes/ge_optimize.py): graph fusion (a BatchNorm after a conv folded into its
         weights, a constant bias Add into the conv or gemm, LayerNorm / GELU / attention recognized),
         then UB fusion into fused.group kernels with the registered patterns in front of the
         built-in rules, so Conv+BN+ReLU becomes one kernel. The patterns see the graph after graph

@@ -57,20 +57,23 @@ def group_engine(pattern: str, members: Sequence[Operation]) -> str:
     return "cube" if engine == "cube+vector" and len(computing) == 1 else engine
 
 
-def boundary_conversions(members: Sequence[Operation]) -> list[TransDataOp]:
-    """The trans_data members at a kernel's boundary that its data movement does: ND <-> FRACTAL_NZ
-    (ND2NZ as it loads an input, NZ2ND as it stores an output) and views (`is_view`: the same
-    bytes, nothing to convert). Each reads a value from outside the kernel, or its result is read
-    by no member; none when it is the kernel's only member."""
+def boundary_conversions(members: Sequence[Operation]) -> list[GeOp]:
+    """The members at a kernel's boundary that its data movement does without work of their own:
+    ND <-> FRACTAL_NZ TransData (ND2NZ as it loads an input, NZ2ND as it stores an output) and
+    views (`is_view`: a TransData or a reshape whose result is the same bytes). Each reads a value
+    from outside the kernel, or its result is read by no member; none when it is the kernel's only
+    member."""
     if len(members) < 2:
         return []
     inside = set(members)
-    found = []
+    found: list[GeOp] = []
     for m in members:
-        if not isinstance(m, TransDataOp) or not (m.converts_nd_nz() or m.is_view()):
+        if not isinstance(m, GeOp):
             continue
-        loads = m.src.owner not in inside
-        stores = not any(u.operation in inside for u in m.dst.uses)
+        if not (m.is_view() or (isinstance(m, TransDataOp) and m.converts_nd_nz())):
+            continue
+        loads = m.operands[0].owner not in inside
+        stores = not any(u.operation in inside for u in m.results[0].uses)
         if loads or stores:
             found.append(m)
     return found

@@ -42,6 +42,7 @@ PROJECT_PASSES: dict[str, tuple[str, str]] = {
     "fold-trans-data": ("ge.passes.layout.fold_trans_data", "FoldTransDataPass"),
     "fuse-ops": ("ge.passes.fuse_ops", "FuseOpsPass"),
     "fuse-trans-data": ("ge.passes.fuse_trans_data", "FuseTransDataPass"),
+    "fuse-views": ("ge.passes.fuse_views", "FuseViewsPass"),
     "ge-optimize": ("ge.passes.ge_optimize", "GeOptimizePass"),
     "inline-control-flow": ("ge.passes.inline_control_flow", "InlineControlFlowPass"),
     "infer-shapes": ("ge.passes.infer_shapes", "InferShapesPass"),

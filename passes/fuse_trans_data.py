@@ -73,14 +73,19 @@ def lone_pattern(op: Operation) -> str | None:
 
 
 def is_kernel(op: Operation) -> bool:
-    """An AI Core kernel a conversion can join: a fused group or a lone Cube / Vector op."""
-    return isinstance(op, fused.GroupOp) or lone_pattern(op) is not None
+    """An AI Core kernel a conversion can join: a fused group or a lone Cube / Vector op, except one
+    that reads constants as immediates (`IMMEDIATE_OPERANDS`: in a group they would be inputs)."""
+    if isinstance(op, fused.GroupOp):
+        return True
+    return lone_pattern(op) is not None and not getattr(op, "IMMEDIATE_OPERANDS", ())
 
 
-def join(kernel: Operation, before: Sequence[Operation], after: Sequence[Operation]) -> fused.GroupOp:
+def join(
+    kernel: Operation, before: Sequence[Operation], after: Sequence[Operation], lone_rule: str = LONE_OP_RULE
+) -> fused.GroupOp:
     """One group of `before` (conversions of its inputs), `kernel`'s ops, `after` (conversions of its
-    results), keeping `kernel`'s pattern and rule; its results are what the members' outside
-    readers need."""
+    results), keeping `kernel`'s pattern and rule (`lone_rule` for a lone op's); its results are
+    what the members' outside readers need."""
     location = kernel.location
     if isinstance(kernel, fused.GroupOp):
         pattern, rule = kernel.pattern.data, kernel.rule.data
@@ -88,7 +93,7 @@ def join(kernel: Operation, before: Sequence[Operation], after: Sequence[Operati
     else:
         lone = lone_pattern(kernel)
         assert lone is not None  # is_kernel(kernel)
-        pattern, rule, body = lone, LONE_OP_RULE, [kernel]
+        pattern, rule, body = lone, lone_rule, [kernel]
     members = [*before, *body, *after]
     inside = set(members)
     keep = [r for op in members for r in op.results if any(u.operation not in inside for u in r.uses)]
@@ -219,23 +224,33 @@ def _prologue(td: ge.TransDataOp, readers: list[Operation], block: Block, how: s
     remarks.emit(
         NAME, "applied", RULE, readers, f"{td.p('src_format')} -> {td.p('dst_format')} of its input {how} by {by}"
     )
+    join_readers(td, readers, block)
+
+
+def join_readers(op: Operation, readers: list[Operation], block: Block, lone_rule: str = LONE_OP_RULE) -> None:
+    """`op` (of one result) joins each of its readers, a copy of it in each, and is erased."""
     for reader in readers:
-        own = td.clone()
-        block.insert_op_before(own, td)
-        for use in list(td.dst.uses):
+        own = op.clone()
+        block.insert_op_before(own, op)
+        for use in list(op.results[0].uses):
             if use.operation is reader:
-                reader.operands[use.index] = own.dst
-        join(reader, [own], [])
-    td.detach()
-    td.erase()
+                reader.operands[use.index] = own.results[0]
+        join(reader, [own], [], lone_rule)
+    op.detach()
+    op.erase()
 
 
 def _epilogue(td: ge.TransDataOp, producer: Operation, block: Block, how: str) -> None:
     """`td` joins the kernel that produces its source, as the conversion of a result."""
     remarks.emit(NAME, "applied", RULE, [producer], f"{td.p('src_format')} -> {td.p('dst_format')} of its result {how}")
-    td.detach()  # the kernel stays where its producer was (a TransData sits before its first reader)
-    block.insert_op_after(td, producer)
-    join(producer, [], [td])
+    join_producer(td, producer, block)
+
+
+def join_producer(op: Operation, producer: Operation, block: Block, lone_rule: str = LONE_OP_RULE) -> None:
+    """`op` joins the kernel that produces its operand, after that kernel's ops."""
+    op.detach()  # the kernel stays where its producer was (`op` sits before its first reader)
+    block.insert_op_after(op, producer)
+    join(producer, [], [op], lone_rule)
 
 
 def _moves(op: Operation) -> bool:

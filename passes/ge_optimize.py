@@ -40,6 +40,7 @@ from ge.passes.fold_qdq import FoldQdqPass
 from ge.passes.fold_symbolic_shapes import FoldSymbolicShapesPass
 from ge.passes.fuse_ops import FuseOpsPass
 from ge.passes.fuse_trans_data import FuseTransDataPass
+from ge.passes.fuse_views import FuseViewsPass
 from ge.passes.infer_shapes import InferShapesPass
 from ge.passes.inline_control_flow import InlineControlFlowPass
 from ge.passes.input_shape import InputShapePass
@@ -153,7 +154,12 @@ def layout(options: LevelOptions) -> list[ModulePass]:
 
 
 def ub_fusion(options: LevelOptions) -> list[ModulePass]:
-    return [FuseOpsPass(target=options.target), FuseTransDataPass(target=options.target), DeadCodeElimination()]
+    return [
+        FuseOpsPass(target=options.target),
+        FuseTransDataPass(target=options.target),
+        FuseViewsPass(),
+        DeadCodeElimination(),
+    ]
 
 
 LEVELS: dict[int, tuple[Stage, ...]] = {

@@ -46,7 +46,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ge.ge_dialects.ge.facts import CopiesElements, Engine, RunsOn, Transcendental
+from ge.ge_dialects.ge.facts import CopiesElements, Engine, Reshapes, RunsOn, Transcendental
 from ge.ge_dialects.ge.grad import GradBuilder, NotDifferentiable
 from ge.ge_dialects.ge.types import (
     FORMATS,
@@ -57,6 +57,8 @@ from ge.ge_dialects.ge.types import (
     is_float,
     numpy_dtype,
     shape_of,
+    stored_as_logical,
+    tensor_type_of,
     type_name,
 )
 
@@ -554,6 +556,17 @@ class GeOp(IRDLOperation):
         reduction over data that cannot stay on chip must finish before the rest of the op can use
         it (batch norm's backward reduces over the whole batch, then applies the sums)."""
         return 1
+
+    def is_view(self) -> bool:
+        """The op moves no byte: its result is its data operand's stored array read as another
+        type (a reshape between arrays stored as their logical ones, `Reshapes`; a TransData whose
+        two storage arrays coincide). In a kernel with other work it is addressing, no work of its
+        own; alone it is still a copy."""
+        if not self.has_trait(Reshapes):
+            return False
+        return stored_as_logical(tensor_type_of(self.operands[0])) and stored_as_logical(
+            tensor_type_of(self.results[0])
+        )
 
     def serial_steps(self) -> int:
         """How many dependent steps the kernel runs, each waiting for the one before (a recurrent

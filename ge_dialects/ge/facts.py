@@ -142,6 +142,13 @@ class MovesData(OpTrait):
 
 
 @dataclass(frozen=True)
+class Reshapes(OpTrait):
+    """The result holds the data operand's elements in the same order under another shape (a
+    reshape, flatten, squeeze, unsqueeze): between arrays stored as their logical ones it is a
+    view (`GeOp.is_view`), the same bytes read as another shape."""
+
+
+@dataclass(frozen=True)
 class PreservesZero(OpTrait):
     """An elementwise op with f(0, ..., 0) = 0: on padded storage the padding stays zero."""
 

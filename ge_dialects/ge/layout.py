@@ -40,7 +40,16 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.ge_dialects.ge.base import GeOp, InferArgs, StrProp, describe, name_loc
 from ge.ge_dialects.ge.facts import Carries, ComputesIn, CopiesElements, Engine, MovesData, RunsOn, StorageFormats
-from ge.ge_dialects.ge.types import FormatAttr, Shape, format_of, shape_of, tensor, tensor_type_of, type_name
+from ge.ge_dialects.ge.types import (
+    ROW_MAJOR,
+    FormatAttr,
+    Shape,
+    format_of,
+    shape_of,
+    tensor,
+    tensor_type_of,
+    type_name,
+)
 
 ND, NCHW, NHWC = "ND", "NCHW", "NHWC"
 NC1HWC0, FRACTAL_Z, FRACTAL_NZ = "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"
@@ -336,10 +345,6 @@ class TransDataOp(GeOp):
         if name:
             op.location = name_loc(name)
         return op
-
-
-ROW_MAJOR = frozenset({"ND", "NCHW"})
-"""Storage formats whose array is the logical one."""
 
 
 def _fail(op: GeOp, message: str) -> VerifyException:

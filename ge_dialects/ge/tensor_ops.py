@@ -41,6 +41,7 @@ from ge.ge_dialects.ge.facts import (
     Engine,
     MovesData,
     Reduction,
+    Reshapes,
     RunsOn,
     StorageFormats,
 )
@@ -445,7 +446,7 @@ class ReshapeOp(GeOp):
     shape = operand_def(TensorType)
     reshaped = result_def(TensorType)
     allowzero = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData(), Reshapes())
     DEFAULTS: ClassVar = {"allowzero": 0}
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"shape"})
 
@@ -473,7 +474,7 @@ class FlattenOp(GeOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntProp)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData(), Reshapes())
     DEFAULTS: ClassVar = {"axis": 1}
 
     @classmethod
@@ -707,7 +708,7 @@ class UnsqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = operand_def(TensorType)
     expanded = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData(), Reshapes())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod
@@ -736,7 +737,7 @@ class SqueezeOp(GeOp):
     data = operand_def(TensorType)
     axes = opt_operand_def(TensorType)
     squeezed = result_def(TensorType)
-    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData())
+    traits = traits_def(Pure(), RunsOn(Engine.VECTOR), CopiesElements(), MovesData(), Reshapes())
     NOT_DIFFERENTIABLE: ClassVar = frozenset({"axes"})
 
     @classmethod

@@ -227,6 +227,16 @@ def format_of(t: TensorType) -> FormatAttr | None:
     return t.encoding if isinstance(t.encoding, FormatAttr) else None
 
 
+ROW_MAJOR = frozenset({"ND", "NCHW"})
+"""Storage formats whose array is the logical one."""
+
+
+def stored_as_logical(t: TensorType) -> bool:
+    """The tensor's stored array is its logical one (no storage format of its own, or a row-major one)."""
+    fmt = format_of(t)
+    return fmt is None or fmt.storage == fmt.origin or fmt.storage.data in ROW_MAJOR
+
+
 @irdl_attr_definition
 class FormatAttr(ParametrizedAttribute):
     """`#ge.fmt<NCHW>` or `#ge.fmt<NCHW, NC1HWC0>`: origin format, then storage format if it differs."""

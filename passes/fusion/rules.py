@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from ge.ge_dialects import ge
-from ge.ge_dialects.ge.base import constant_value
+from ge.ge_dialects.ge.base import GeOp, constant_value
 from ge.ge_dialects.ge.elementwise import ActivationGradOp
-from ge.ge_dialects.ge.facts import Elementwise, Engine
-from ge.ge_dialects.ge.layout import ROW_MAJOR
+from ge.ge_dialects.ge.facts import Elementwise, Engine, Reshapes
 from ge.ge_dialects.ge.types import format_of, is_float, shape_of
 from ge.passes.fusion.engine import Candidate, Constraint, FusionRule, Step, is_one_of, ops
 from ge.passes.tensor_values import tensor_type
@@ -36,7 +35,8 @@ ELEMENTWISE = ops(*(op for op in ge.ALL_OPS if op.has_trait(Elementwise)))
 """The ops whose `Elementwise` trait says element i of a result reads element i of the operands only."""
 REDUCTIONS = ops(ge.SoftmaxOp, ge.LayerNormOp, ge.ReduceMeanOp, ge.ReduceSumOp)
 LAYOUT = ops(ge.TransposeOp, ge.ReshapeOp)
-RESHAPES = ops(ge.ReshapeOp, ge.FlattenOp, ge.SqueezeOp, ge.UnsqueezeOp)
+RESHAPES = ops(*(op for op in ge.ALL_OPS if op.has_trait(Reshapes)))
+"""The ops whose `Reshapes` trait says they keep their operand's elements in order."""
 CUSTOM = ops(ge.CustomOp)
 """Plugin ops: followers where elementwise ops follow, when their registration declares
 fusion="elementwise" (`elementwise_follower`); never anchors."""
@@ -103,21 +103,13 @@ def elementwise_follower(op: Operation, value: SSAValue) -> bool:
     return fuses_as_elementwise(op) and keeps_shape(op, value)
 
 
-def row_major_reshape(op: Operation, _: SSAValue) -> bool:
-    """A reshape between row-major (ND) arrays moves no element: the elementwise kernel it feeds
-    reads the same flat array through it (GE removes such reshapes from the graph altogether).
-    One that reads a TransData stays a copy of its own, which the conversion joins
-    (fuse-trans-data: the copy converts as it moves, on every target)."""
-    source = op.operands[0]
-    if isinstance(source.owner, ge.TransDataOp):
-        return False
-    return all(_logical_array(v) for v in (source, op.results[0]))
-
-
-def _logical_array(value: SSAValue) -> bool:
-    """The value is stored as its logical array (no storage format of its own, or a row-major one)."""
-    fmt = format_of(tensor_type(value))
-    return fmt is None or fmt.storage == fmt.origin or fmt.storage.data in ROW_MAJOR
+def reshape_view(op: Operation, _: SSAValue) -> bool:
+    """A reshape that is a view (`is_view`: between arrays stored as their logical ones) moves no
+    element: the elementwise kernel it feeds reads the same array through it (GE removes such
+    reshapes from the graph altogether). One that reads a TransData stays a copy of its own, which
+    the conversion joins (fuse-trans-data: the copy converts as it moves, on every target)."""
+    assert isinstance(op, GeOp)  # RESHAPES are ge ops
+    return op.is_view() and not isinstance(op.operands[0].owner, ge.TransDataOp)
 
 
 def _float_results(c: Candidate) -> str | None:
@@ -341,7 +333,7 @@ RULES: list[FusionRule] = [
         name="elementwise_chain",
         pattern="elementwise",
         anchor=ELEMENTWISE,
-        producers=(Step(RESHAPES, min_count=0, when=row_major_reshape),),
+        producers=(Step(RESHAPES, min_count=0, when=reshape_view),),
         followers=(Step(ELEMENTWISE | CUSTOM, max_count=16, when=elementwise_follower),),
         constraints=(ONE_FORMAT,),
     ),

@@ -15,7 +15,7 @@ from runtime_models import assert_one_line, graph_of, inputs_of, small_cnn
 import ge
 from ge.ge_dialects import fused
 from ge.interpreter.runner import run
-from ge.passes.fuse_trans_data import LONE_OP_RULE
+from ge.passes import fuse_trans_data, fuse_views
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +31,10 @@ def train_cnn():
 
 
 def _groups(graph) -> list[str]:
-    """The rules of the fusion groups (not the kernels fuse-trans-data forms around a lone op)."""
-    return [
-        op.rule.data for op in graph.module.walk() if isinstance(op, fused.GroupOp) and op.rule.data != LONE_OP_RULE
-    ]
+    """The rules of the fusion groups (not the kernels fuse-trans-data and fuse-views form around a
+    lone op)."""
+    lone = (fuse_trans_data.LONE_OP_RULE, fuse_views.LONE_OP_RULE)
+    return [op.rule.data for op in graph.module.walk() if isinstance(op, fused.GroupOp) and op.rule.data not in lone]
 
 
 def conv_bn(**kw) -> ge.FusionPattern:
@@ -50,7 +50,7 @@ def test_a_pattern_forms_groups_the_built_in_rules_do_not(train_cnn):
     opt = ge.GraphOptimizer(fusion_patterns=[pattern])
     fusedg = opt.apply_operator_fusion(graph)
     assert _groups(fusedg) == ["user_conv2d_batchnorm"] * 2
-    (group, _) = [op for op in fusedg.module.walk() if isinstance(op, fused.GroupOp)]
+    group = next(op for op in fusedg.module.walk() if isinstance(op, fused.GroupOp))
     assert group.pattern.data == "cube+elementwise"
     assert [m.name for m in group.members] == ["ge.conv", "ge.batch_norm"]
     reference, result = run(graph.module, inputs), run(fusedg.module, inputs)
