@@ -3,6 +3,7 @@
     python -m bench.compile_ratio          # the Relu chain (fusion, lowering) 5k -> 20k ops,
                                            # merge-trans-data 1.5k -> 6k twin conversions,
                                            # fuse-trans-data on a 1k -> 4k matmul-transpose chain,
+                                           # fuse-views on a 2k -> 8k matmul-reshape chain,
                                            # assign-formats (whole-graph and greedy) on the Relu chain
                                            # 25k -> 100k and on GPT stacks of 48 -> 192 blocks
 
@@ -22,6 +23,7 @@ import gc
 import time
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, f32, i64
 from xdsl.ir import Block, Region
@@ -82,6 +84,24 @@ def matmul_transpose_chain(length: int) -> ModuleOp:
     return ModuleOp([func.FuncOp("main", ([t, t], [t]), Region(block))])
 
 
+def matmul_reshape_chain(length: int) -> ModuleOp:
+    """`length` MatMul -> Reshape -> Reshape links on [32, 32] (to [4, 8, 32] and back): each
+    reshape is a view, which fuse-views joins to the matmul before or after it."""
+    t, split = tensor(f32, (32, 32)), tensor(f32, (4, 8, 32))
+    block = Block(arg_types=[t, t])
+    value, weight = block.args
+    shapes = [ge.ConstantOp.inline(np.asarray(dims, np.int64)) for dims in ((4, 8, 32), (32, 32))]
+    block.add_ops(shapes)
+    for _ in range(length):
+        product = ge.MatMulOp.create(operands=[value, weight], result_types=[t])
+        apart = ge.ReshapeOp.create(operands=[product.results[0], shapes[0].results[0]], result_types=[split])
+        back = ge.ReshapeOp.create(operands=[apart.results[0], shapes[1].results[0]], result_types=[t])
+        block.add_ops([product, apart, back])
+        value = back.results[0]
+    block.add_op(func.ReturnOp(value))
+    return ModuleOp([func.FuncOp("main", ([t, t], [t]), Region(block))])
+
+
 def gpt_blocks(blocks: int) -> ModuleOp:
     """bench.scaling's GPT stack of `blocks` blocks, imported and through O3's stages before the
     layout (shapes, cleanup, graph fusion: LayerNorm, GELU and attention recognized); a fresh copy
@@ -117,6 +137,7 @@ CASES: dict[str, tuple[Callable[[int], ModuleOp], int, tuple[str, ...]]] = {
         1_000,
         ("assign-formats", "fuse-ops", "fuse-trans-data"),
     ),
+    "matmul-reshape chain: fuse-views": (matmul_reshape_chain, 2_000, ("fuse-views",)),
     "relu chain: assign-formats": (relu_chain, 25_000, ("assign-formats",)),
     "relu chain: assign-formats{choice=greedy}": (relu_chain, 25_000, ("assign-formats{choice=greedy}",)),
     "GPT blocks: assign-formats": (gpt_blocks, 48, ("assign-formats",)),

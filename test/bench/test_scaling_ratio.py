@@ -46,3 +46,18 @@ def test_the_gpt_stack_reaches_the_layout_with_its_matmuls_and_residual_adds():
     module.verify()
     assert sum(1 for op in module.walk() if isinstance(op, ge.MatMulOp)) >= 2 * 4
     assert sum(1 for op in module.walk() if isinstance(op, ge.LayerNormOp)) >= 2 * 2
+
+
+def test_the_matmul_reshape_chain_gives_fuse_views_its_work():
+    """Every reshape of the chain is a view that joins a matmul's kernel: one kernel per link."""
+    from ge.ge_dialects import fused
+    from ge.passes.pipeline import apply_all, parse_passes
+    from ge.tools.common import make_context
+
+    module = compile_ratio.matmul_reshape_chain(5)
+    module.verify()
+    apply_all(make_context(), module, parse_passes("fuse-views"))
+    main = next(op for op in module.walk() if op.name == "func.func")
+    kernels = [op for op in main.body.block.ops if isinstance(op, fused.GroupOp)]
+    assert len(kernels) == 5
+    assert not [op for op in main.body.block.ops if op.name == "ge.reshape"]
