@@ -1,4 +1,4 @@
-"""PyTorch 2 to ge: an ATen FX graph (torch.export's ExportedProgram after `run_decompositions()`,
+"""PyTorch 2 to ge: an ATen FX graph (torch.export's ExportedProgram after `core_aten`,
 or the graph AOT autograd hands a torch.compile backend) imported through ge's ONNX importer.
 
 Each ATen overload has one converter (`torch_converters.py` beside this file: the rule table,
@@ -66,6 +66,7 @@ def converter_table() -> dict[str, Converter]:
     from ge.frontend import (  # noqa: F401  (their decorators fill CONVERTERS and REFUSALS)
         torch_converters,
         torch_more_converters,
+        torch_recurrent_converters,
         torch_training_converters,
     )
 
@@ -92,16 +93,35 @@ def missing_operators(overloads: Iterable[str]) -> str:
     return f"{len(missing)} operator{'s' if len(missing) > 1 else ''} without a ge converter: {', '.join(named)}"
 
 
-def converts(*overloads: str, cases: Sequence[Case] = ()) -> Callable[[Callable], Callable]:
+def converts(*overloads: str, cases: Sequence[Case] = (), whole: bool = False) -> Callable[[Callable], Callable]:
     """Registers `fn(graph, node)` as the converter of each overload (`aten.add.Tensor`), with the
-    cases its tests run."""
+    cases its tests run. `whole`: the overload is one ge op (an LSTM layer), so torch.export's core
+    decompositions leave it whole (`core_aten`)."""
 
     def register(fn: Callable) -> Callable:
         for overload in overloads:
             CONVERTERS[overload] = Converter(overload, fn, tuple(cases))
+            if whole:
+                KEPT_WHOLE.add(overload)
         return fn
 
     return register
+
+
+KEPT_WHOLE: set[str] = set()
+"""Overloads the core decompositions leave whole: a converter makes each one ge op (`converts(whole=True)`)."""
+
+
+def core_aten(program: Any) -> Any:
+    """`program` decomposed to core ATen, but for the overloads kept whole (`KEPT_WHOLE`)."""
+    import torch
+
+    converter_table()
+    table = torch.export.default_decompositions()
+    for name in KEPT_WHOLE:
+        _, op, overload = name.split(".")
+        table.pop(getattr(getattr(torch.ops.aten, op), overload), None)
+    return program.run_decompositions(table)
 
 
 def overload_name(target: Any) -> str:
@@ -285,7 +305,7 @@ def import_exported_program(
     from ge.ge_dialects.ge.dims import record_ranges
     from ge.interpreter.runner import main_function
 
-    ep = program.run_decompositions() if decompose else program
+    ep = core_aten(program) if decompose else program
     gm = ep.graph_module
     placeholders = {n.name: n for n in gm.graph.nodes if n.op == "placeholder"}
     inputs: list[tuple[Any, str]] = []

@@ -16,7 +16,14 @@ torch = pytest.importorskip("torch")
 # for the check that every overload is held by some case
 pytestmark = pytest.mark.xdist_group("torch_converters")
 
-from ge.frontend.torch_fx import Case, TorchImportError, converter_table, import_exported_program, overload_name  # noqa: E402
+from ge.frontend.torch_fx import (  # noqa: E402
+    Case,
+    TorchImportError,
+    converter_table,
+    core_aten,
+    import_exported_program,
+    overload_name,
+)
 from ge.interpreter.runner import run  # noqa: E402
 
 
@@ -57,7 +64,7 @@ def exported(index: int):
     _, seed, case = UNIQUE[index]
     inputs = _inputs(case, seed)
     module, program = _export(case, inputs)
-    core = program.run_decompositions()
+    core = core_aten(program)
     held = {overload_name(n.target) for n in core.graph.nodes if n.op == "call_function"}
     return module, inputs, core, held
 
