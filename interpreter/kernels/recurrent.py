@@ -11,6 +11,7 @@ from scipy import special
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 
 from ge.ge_dialects import ge
+from ge.interpreter.kernels import DataError
 from ge.interpreter.kernels.checked import kernel_impl
 from ge.interpreter.kernels.nn import _compute
 
@@ -42,6 +43,8 @@ class _Layer:
         self.bias = np.zeros((self.dirs, 8 * self.hidden), self.x.dtype) if bias is None else _compute(bias)
         lengths = ins.get("sequence_lens")
         self.lengths = np.full(batch, steps) if lengths is None else np.asarray(lengths, np.int64)
+        if lengths is not None and ((self.lengths < 0) | (self.lengths > steps)).any():
+            raise DataError(f"sequence_lens {self.lengths.tolist()} must lie in [0, {steps}], the sequence's length")
         self.reverse = [op.p("direction") == "reverse" or d == 1 for d in range(self.dirs)]
         self.initial = [self.state_major(ins.get(name), batch) for name in ("initial_h", "initial_c")]
 

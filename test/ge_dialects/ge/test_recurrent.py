@@ -14,10 +14,12 @@ from vjp_check import check_vjp
 from ge.device.ir_work import ops_work, work_time
 from ge.frontend.onnx_exporter import export_module
 from ge.frontend.onnx_importer import import_model
+from ge.frontend.onnx_ops import OnnxImportError
 from ge.ge_dialects import ge
 from ge.ge_dialects.ge.types import shape_of
 from ge.ge_dialects.ge.weights import attach_weights
 from ge.interpreter.kernels import recurrent
+from ge.interpreter.kernels.checked import KernelError
 from ge.interpreter.runner import run
 from ge.target import load_target
 
@@ -125,6 +127,23 @@ def test_an_unknown_sequence_length_runs():
     (lstm,) = [op for op in module.walk() if isinstance(op, ge.LstmOp)]
     assert shape_of(lstm.Y.type)[0] is None
     compare_with_onnxruntime(model, _feeds(inputs), 1e-5, 1e-5)
+
+
+def test_a_sequence_length_past_the_sequence_is_refused_in_one_line():
+    model, inputs = _model("forward", {"lengths": [5, 6, 1]})
+    module, _ = import_model(model)
+    with pytest.raises(KernelError, match=r"sequence_lens \[5, 6, 1\] must lie in \[0, 5\]") as caught:
+        run(module, _feeds(inputs))
+    assert "\n" not in str(caught.value)
+
+
+def test_a_bad_weight_is_refused_at_import_in_one_line_naming_the_node():
+    inputs = _lstm_inputs(1)
+    inputs["W"] = inputs["W"][:, :20]  # 20 rows: not 4 * hidden_size
+    model = node_model("LSTM", inputs, 3, hidden_size=HIDDEN)
+    model.graph.node[0].name = "/encoder/lstm"
+    with pytest.raises(OnnxImportError, match=r"/encoder/lstm.*W's second dim must be 4 \* hidden_size = 24, got 20"):
+        import_model(model)
 
 
 def test_export_runs_in_onnxruntime():
