@@ -241,3 +241,15 @@ def test_the_steps_of_a_layer_do_not_overlap():
     longer = _lstm_op(128)
     twice = work_time(ops_work([longer], list(longer.operands), list(longer.results), "cube+vector", 1), target)
     assert 1.8 < (twice - target.overheads.task_device_s) / (serial - target.overheads.task_device_s) < 2.2
+
+
+def test_the_cube_geometry_counts_the_rows_of_one_step():
+    """The steps of a layer wait for each other: its blocks share one step's batch rows, not every
+    step's (16 rows here: one Cube fractal row, whatever the sequence length)."""
+    from ge.device.engines import geometry
+
+    target = load_target("ascend910b")
+    for steps in (8, 64):
+        op = _lstm_op(steps)
+        _, tiling = geometry([op], list(op.operands), list(op.results), "cube+vector", target)
+        assert tiling.startswith("m=16 ")
